@@ -1,0 +1,65 @@
+/**
+ * One error base for the whole SDK (STYLE habit 4): a stable string `code`, a `retriable` flag and
+ * `cause`. Subclasses exist only where callers branch on them. `docs/errors.md` lists the codes.
+ * @pure
+ */
+
+export interface RocketMQErrorOptions {
+  retriable?: boolean;
+  cause?: unknown;
+  /** The broker's numeric response code, when the error came from a response. */
+  responseCode?: number;
+}
+
+export class RocketMQError extends Error {
+  /** Stable, documented string code, e.g. `ERR_TOPIC_NOT_EXIST`. */
+  readonly code: string;
+  /** Whether repeating the same call later may succeed. */
+  readonly retriable: boolean;
+  /** The broker's response code, for errors mapped from a response. */
+  readonly responseCode: number | undefined;
+
+  constructor(code: string, message: string, options: RocketMQErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = new.target.name;
+    this.code = code;
+    this.retriable = options.retriable ?? false;
+    this.responseCode = options.responseCode;
+  }
+}
+
+/** An option or argument given by the caller is invalid; `field` names it. */
+export class InvalidArgumentError extends RocketMQError {
+  readonly field: string;
+  constructor(field: string, message: string, options: RocketMQErrorOptions = {}) {
+    super('ERR_INVALID_ARGUMENT', `${field}: ${message}`, options);
+    this.field = field;
+  }
+}
+
+/** A buffer could not be decoded (truncated, corrupt, wrong magic); never retriable. */
+export class DecodeError extends RocketMQError {
+  /** Byte position in the input where decoding failed. */
+  readonly position: number;
+  constructor(message: string, position: number, options: RocketMQErrorOptions = {}) {
+    super('ERR_DECODE', message, options);
+    this.position = position;
+  }
+}
+
+/** A transport-level failure (connection refused, reset, timeout): retriable. */
+export class TransportError extends RocketMQError {
+  constructor(message: string, options: RocketMQErrorOptions = {}) {
+    super(options.responseCode === undefined ? 'ERR_TRANSPORT' : 'ERR_TIMEOUT', message, {
+      retriable: true,
+      ...options,
+    });
+  }
+}
+
+/** The object was shut down (or not started) when the call was made. */
+export class StateError extends RocketMQError {
+  constructor(message: string) {
+    super('ERR_STATE', message);
+  }
+}

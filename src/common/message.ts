@@ -1,0 +1,112 @@
+/**
+ * The message model shared by the client, the broker and the codec. Field names are RocketMQ's
+ * (`Message`, `MessageExt`, `MessageQueue`); 64-bit fields are JS numbers, and code that reads a
+ * 64-bit value refuses one past 2^53 rather than rounding it.
+ * @pure
+ */
+
+/** A queue of a topic on one broker: RocketMQ's `MessageQueue`. */
+export interface MessageQueue {
+  topic: string;
+  brokerName: string;
+  queueId: number;
+}
+
+/** A host and port as stored in a message (born host, store host). `ip` is dotted IPv4 or IPv6 text. */
+export interface HostAddress {
+  ip: string;
+  port: number;
+}
+
+/** What a producer sends. */
+export interface Message {
+  topic: string;
+  /** The payload. */
+  body: Buffer;
+  /** RocketMQ's `Message.flag`: opaque to the broker. Default 0. */
+  flag?: number;
+  /** Tag (the `TAGS` property). */
+  tags?: string;
+  /** Keys (the `KEYS` property, space-separated when given as a string). */
+  keys?: string | string[];
+  /** Delay level (1-based, RocketMQ's 18 levels by default): the `DELAY` property. */
+  delayTimeLevel?: number;
+  /** User properties. Names must not contain `\u0001` or `\u0002`. */
+  properties?: Record<string, string>;
+}
+
+/** A stored message, as the commit log holds it and a pull returns it (RocketMQ's `MessageExt`). */
+export interface MessageExt {
+  topic: string;
+  flag: number;
+  /** The body (decompressed when it was stored compressed); `null` when empty, as RocketMQ decodes it. */
+  body: Buffer | null;
+  /** Properties; `null` when the message has none, as RocketMQ decodes it. */
+  properties: Record<string, string> | null;
+  queueId: number;
+  queueOffset: number;
+  commitLogOffset: number;
+  sysFlag: number;
+  bornTimestamp: number;
+  bornHost: HostAddress;
+  storeTimestamp: number;
+  storeHost: HostAddress;
+  reconsumeTimes: number;
+  preparedTransactionOffset: number;
+  bodyCRC: number;
+  /** Total stored size of the record in bytes. */
+  storeSize: number;
+  /** The message id: the `UNIQ_KEY` property when present, else the offset message id. */
+  msgId: string;
+  /** The offset message id (store host + commit-log offset). */
+  offsetMsgId?: string;
+  /** Broker the message was pulled from (set by the client). */
+  brokerName?: string;
+}
+
+/** Well-known property names (RocketMQ's MessageConst). */
+export const MessageConst = Object.freeze({
+  KEYS: 'KEYS',
+  TAGS: 'TAGS',
+  WAIT: 'WAIT',
+  DELAY: 'DELAY',
+  RETRY_TOPIC: 'RETRY_TOPIC',
+  REAL_TOPIC: 'REAL_TOPIC',
+  REAL_QID: 'REAL_QID',
+  TRAN_MSG: 'TRAN_MSG',
+  PGROUP: 'PGROUP',
+  MIN_OFFSET: 'MIN_OFFSET',
+  MAX_OFFSET: 'MAX_OFFSET',
+  ORIGIN_MESSAGE_ID: 'ORIGIN_MESSAGE_ID',
+  RECONSUME_TIME: 'RECONSUME_TIME',
+  MAX_RECONSUME_TIMES: 'MAX_RECONSUME_TIMES',
+  UNIQ_KEY: 'UNIQ_KEY',
+  CONSUME_START_TIME: 'CONSUME_START_TIME',
+  CLUSTER: 'CLUSTER',
+  DLQ_ORIGIN_TOPIC: 'DLQ_ORIGIN_TOPIC',
+  DLQ_ORIGIN_MESSAGE_ID: 'DLQ_ORIGIN_MESSAGE_ID',
+  KEY_SEPARATOR: ' ',
+});
+
+/** RocketMQ's topic-name prefixes and system topics (MixAll, TopicValidator). */
+export const RETRY_GROUP_TOPIC_PREFIX = '%RETRY%';
+export const DLQ_GROUP_TOPIC_PREFIX = '%DLQ%';
+export const SCHEDULE_TOPIC = 'SCHEDULE_TOPIC_XXXX';
+
+export const retryTopic = (group: string): string => RETRY_GROUP_TOPIC_PREFIX + group;
+export const dlqTopic = (group: string): string => DLQ_GROUP_TOPIC_PREFIX + group;
+
+/** Java's `MessageQueue.compareTo`: topic, then brokerName (UTF-16 order), then queueId. */
+export function compareMessageQueue(a: MessageQueue, b: MessageQueue): number {
+  return (
+    compareJavaStrings(a.topic, b.topic) || compareJavaStrings(a.brokerName, b.brokerName) || a.queueId - b.queueId
+  );
+}
+
+/** Java `String.compareTo`: UTF-16 code-unit order (what JS `<` does on strings). */
+export function compareJavaStrings(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** A stable map key for a queue. */
+export const messageQueueKey = (mq: MessageQueue): string => `${mq.topic}\u0000${mq.brokerName}\u0000${mq.queueId}`;
