@@ -1,0 +1,23 @@
+/**
+ * The command model (DESIGN §2): every call is a request code, a typed header and an optional
+ * binary body; every answer is a response code, a typed header, a remark and an optional body.
+ * Transports (HTTP today, RocketMQ's TCP remoting later) carry these objects; nothing above the
+ * transport sees bytes of the framing.
+ * @pure
+ */
+export interface RemotingRequest<H = Record<string, unknown>> {
+  code: number;
+  header: H;
+  body?: Buffer | undefined;
+}
+
+export interface RemotingResponse<H = Record<string, unknown>> {
+  code: number;
+  remark?: string | undefined;
+  header: H;
+  body?: Buffer | undefined;
+}
+
+export function response<H>(code: number, header: H, remark?: string, body?: Buffer): RemotingResponse<H> {
+  return { code, header, remark, body };
+}

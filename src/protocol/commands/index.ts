@@ -1,0 +1,51 @@
+/**
+ * Every command this project serves, by request code: the table both the broker's dispatcher and the
+ * client's transport validate against.
+ * @pure
+ */
+import type { CommandSpec } from '../define.js';
+import { UpdateAndCreateSubscriptionGroup, UpdateAndCreateTopic, ViewMessageById } from './admin.js';
+import { GetConsumerListByGroup, WatchConsumerIds } from './consumer-list.js';
+import { QueryConsumerOffset, UpdateConsumerOffset } from './consumer-offset.js';
+import { ConsumerSendMsgBack } from './consumer-send-msg-back.js';
+import { HeartBeat } from './heart-beat.js';
+import { LitePullMessage, PullMessage } from './pull-message.js';
+import { GetMaxOffset, GetMinOffset, SearchOffsetByTimestamp } from './queue-offsets.js';
+import { GetRouteInfoByTopic } from './route.js';
+import { SendBatchMessage, SendMessage } from './send-message.js';
+import { UnregisterClient } from './unregister-client.js';
+
+export * from './admin.js';
+export * from './consumer-list.js';
+export * from './consumer-offset.js';
+export * from './consumer-send-msg-back.js';
+export * from './heart-beat.js';
+export * from './pull-message.js';
+export * from './queue-offsets.js';
+export * from './route.js';
+export * from './send-message.js';
+export * from './unregister-client.js';
+
+const ALL: CommandSpec[] = [
+  PullMessage,
+  LitePullMessage,
+  QueryConsumerOffset,
+  UpdateConsumerOffset,
+  GetMinOffset,
+  GetMaxOffset,
+  SearchOffsetByTimestamp,
+  SendMessage,
+  SendBatchMessage,
+  ConsumerSendMsgBack,
+  HeartBeat,
+  UnregisterClient,
+  GetConsumerListByGroup,
+  WatchConsumerIds,
+  GetRouteInfoByTopic,
+  UpdateAndCreateTopic,
+  UpdateAndCreateSubscriptionGroup,
+  ViewMessageById,
+];
+
+export const COMMANDS: ReadonlyMap<number, CommandSpec> = new Map(ALL.map((c) => [c.code, c]));
+export const COMMANDS_BY_NAME: ReadonlyMap<string, CommandSpec> = new Map(ALL.map((c) => [c.name, c]));

@@ -1,0 +1,41 @@
+/**
+ * Request codes, with RocketMQ's numbers (RequestCode.java), for the commands this project serves.
+ * `WATCH_CONSUMER_IDS` is ours: the HTTP stand-in for the broker-initiated NOTIFY_CONSUMER_IDS_CHANGED
+ * (docs/protocol.md); its number lies outside every range RocketMQ uses.
+ * @pure
+ */
+export const RequestCode = Object.freeze({
+  SEND_MESSAGE: 10,
+  PULL_MESSAGE: 11,
+  QUERY_CONSUMER_OFFSET: 14,
+  UPDATE_CONSUMER_OFFSET: 15,
+  UPDATE_AND_CREATE_TOPIC: 17,
+  SEARCH_OFFSET_BY_TIMESTAMP: 29,
+  GET_MAX_OFFSET: 30,
+  GET_MIN_OFFSET: 31,
+  VIEW_MESSAGE_BY_ID: 33,
+  HEART_BEAT: 34,
+  UNREGISTER_CLIENT: 35,
+  CONSUMER_SEND_MSG_BACK: 36,
+  GET_CONSUMER_LIST_BY_GROUP: 38,
+  NOTIFY_CONSUMER_IDS_CHANGED: 40,
+  CHECK_CLIENT_CONFIG: 46,
+  GET_ROUTEINFO_BY_TOPIC: 105,
+  UPDATE_AND_CREATE_SUBSCRIPTIONGROUP: 200,
+  SEND_MESSAGE_V2: 310,
+  SEND_BATCH_MESSAGE: 320,
+  LITE_PULL_MESSAGE: 361,
+  WATCH_CONSUMER_IDS: 90001,
+} as const);
+
+export type RequestCodeName = keyof typeof RequestCode;
+export type RequestCodeValue = (typeof RequestCode)[RequestCodeName];
+
+const NAMES = new Map<number, RequestCodeName>(
+  Object.entries(RequestCode).map(([k, v]) => [v, k as RequestCodeName] as const),
+);
+
+/** The name of a request code, or undefined for one this project does not serve. */
+export function requestCodeName(code: number): RequestCodeName | undefined {
+  return NAMES.get(code);
+}
