@@ -1,0 +1,568 @@
+/**
+ * CommitLog: the append-only log of stored records, cut into segments of `fileSize` bytes named by
+ * their 20-digit start offset (commitlog/<offset>). A record never spans segments: when a record plus
+ * the 8-byte filler does not fit, the filler `[int remaining][int BLANK_MAGIC]` closes the segment and
+ * the record starts the next one (RocketMQ: CommitLog, MappedFileQueue).
+ *
+ * Appends are serialized and batched: every append that arrives while a write is in flight joins the
+ * next write, one buffer per segment. An append is settled only after its bytes are in the file (the
+ * page cache), and in SYNC_FLUSH after an fdatasync shared by the whole batch (group commit).
+ * Recently written bytes stay in a bounded read cache; older ones are read with positional reads.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Logger } from '../common/logger.js';
+import { checkRecord, writeBlankRecord } from '../common/codec/index.js';
+import { COMMITLOG_DIR, END_FILE_MIN_BLANK_LENGTH, fileNameToOffset, offsetToFileName } from './layout.js';
+import { ReadCache } from './read-cache.js';
+
+/** A reader's read-ahead buffer (see `viewSync`). */
+export interface ReadWindow {
+  start: number;
+  buf: Buffer | null;
+}
+
+/** The bytes one batch writes into one segment. */
+interface Chunk {
+  seg: Segment;
+  start: number;
+  end: number;
+  parts: Buffer[];
+  /** The filler closing the segment, when this chunk ends it. */
+  blank: Buffer | null;
+}
+
+interface InFlightWrite {
+  batch: AppendRequest[];
+  chunks: Chunk[];
+  done: Promise<Error | null>;
+}
+
+/** Concurrent positional writes (the libuv pool has 4 threads). */
+const MAX_WRITES_IN_FLIGHT = 4;
+
+const asError = (e: unknown): Error => (e instanceof Error ? e : new Error(String(e)));
+
+interface Segment {
+  start: number;
+  path: string;
+  fd: number;
+  /** Reads in flight on this segment: retention never deletes a segment being read. */
+  readers: number;
+}
+
+/** One append waiting for its place in the log. */
+export interface AppendRequest {
+  record: Buffer;
+  /** Called in log order just before the batch is written: fill in offsets and the store time. */
+  assign(physicalOffset: number): void;
+  /** Called in log order right after the bytes are in the file (before any fsync). */
+  written(): void;
+  /** Settles the append; `flushOk` false means the SYNC_FLUSH fsync timed out. */
+  settle(err: Error | null, flushOk: boolean): void;
+}
+
+export interface CommitLogOptions {
+  fileSize: number;
+  readCacheSizeBytes: number;
+  syncFlush: boolean;
+  syncFlushTimeoutMs: number;
+  logger: Logger;
+  setTimeout(fn: () => void, ms: number): () => void;
+}
+
+/** What recovery found: where the valid log ends and what it cut off. */
+export interface RecoveryReport {
+  scannedFrom: number;
+  validEnd: number;
+  droppedBytes: number;
+  reason: string | null;
+}
+
+export class CommitLog {
+  readonly dir: string;
+  private readonly segments: Segment[] = [];
+  private writePos = 0;
+  private flushed = 0;
+  private pending: AppendRequest[] = [];
+  private writing: Promise<void> | null = null;
+  private scheduled = false;
+  private readonly inFlight: InFlightWrite[] = [];
+  /** Where the next record is placed (ahead of `writePos` while writes are in flight). */
+  private layoutPos = 0;
+  private failed: Error | null = null;
+  private minAtClose = 0;
+  private flushing: Promise<void> | null = null;
+  private readonly cache: ReadCache;
+  private closed = false;
+
+  constructor(
+    storePath: string,
+    private readonly o: CommitLogOptions,
+  ) {
+    this.dir = path.join(storePath, COMMITLOG_DIR);
+    this.cache = new ReadCache(o.readCacheSizeBytes);
+  }
+
+  get fileSize(): number {
+    return this.o.fileSize;
+  }
+  /** Offset of the first byte still present (start of the oldest segment). */
+  get minOffset(): number {
+    return this.closed ? this.minAtClose : (this.segments[0]?.start ?? this.writePos);
+  }
+  /** Offset where the next record goes. */
+  get maxOffset(): number {
+    return this.writePos;
+  }
+  get flushedOffset(): number {
+    return this.flushed;
+  }
+  get segmentCount(): number {
+    return this.segments.length;
+  }
+
+  /**
+   * Opens the segments and verifies the log from `scanFrom` (clamped to a segment start) to its end,
+   * record by record (size, magic, CRC, own offset). A torn or corrupt tail is cut off: the segment is
+   * truncated and every later segment deleted. `onRecord` sees each valid record at or after
+   * `dispatchFrom`, in order (for re-dispatch).
+   */
+  recover(
+    scanFrom: number,
+    tailSegments: number,
+    dispatchFrom: number,
+    onRecord: (buf: Buffer, at: number, offset: number) => void,
+  ): RecoveryReport {
+    fs.mkdirSync(this.dir, { recursive: true });
+    const size = this.o.fileSize;
+    const found = fs
+      .readdirSync(this.dir)
+      .map((n) => ({ n, off: fileNameToOffset(n) }))
+      .filter((e): e is { n: string; off: number } => e.off !== null)
+      .sort((a, b) => a.off - b.off);
+    for (const { n, off } of found) {
+      const p = path.join(this.dir, n);
+      const prev = this.segments.at(-1);
+      if (off % size !== 0 || (prev && prev.start + size !== off)) {
+        this.o.logger.error({ file: p }, 'commit log: segment out of sequence, removed');
+        fs.rmSync(p, { force: true });
+        continue;
+      }
+      this.segments.push({ start: off, path: p, fd: fs.openSync(p, 'r+'), readers: 0 });
+    }
+    const first = this.segments[0];
+    const last = this.segments.at(-1);
+    if (!first || !last) {
+      this.writePos = this.layoutPos = this.flushed = 0;
+      return { scannedFrom: 0, validEnd: 0, droppedBytes: 0, reason: null };
+    }
+    let from = Math.max(scanFrom, first.start);
+    if (tailSegments > 0) from = Math.min(from, (this.segments.at(-tailSegments) ?? first).start);
+    const seg = this.segmentAt(from);
+    // A start past the data (a checkpoint ahead of a shortened file): verify the whole last segment.
+    if (!seg || from - seg.start > fs.fstatSync(seg.fd).size)
+      from = Math.min(last.start, Math.max(from - (from % size), first.start));
+    const report = this.scan(from, dispatchFrom, onRecord);
+    this.writePos = this.layoutPos = report.validEnd;
+    this.cache.startAt(report.validEnd);
+    this.flushed = Math.min(from, report.validEnd);
+    return report;
+  }
+
+  /** Closes every descriptor at once (a failed open). */
+  closeNow(): void {
+    this.closed = true;
+    for (const s of this.segments.splice(0)) fs.closeSync(s.fd);
+    this.cache.clear();
+  }
+
+  private scan(
+    from: number,
+    dispatchFrom: number,
+    onRecord: (buf: Buffer, at: number, offset: number) => void,
+  ): RecoveryReport {
+    const size = this.o.fileSize;
+    let buf = Buffer.allocUnsafe(Math.min(size, 16 * 1024 * 1024));
+    const startIdx = this.segments.findIndex((s) => from >= s.start && from < s.start + size);
+    for (let idx = startIdx; idx < this.segments.length; idx++) {
+      const seg = this.segments[idx] as Segment;
+      const fileLen = Math.min(fs.fstatSync(seg.fd).size, size);
+      let filePos = idx === startIdx ? from - seg.start : 0;
+      let ended = false;
+      let reason: string | null = null;
+      while (!ended && reason === null && filePos < fileLen) {
+        const n = fs.readSync(seg.fd, buf, 0, Math.min(buf.length, fileLen - filePos), filePos);
+        const view = buf.subarray(0, n);
+        let p = 0;
+        while (p < n) {
+          const c = checkRecord(view, p);
+          if (c.kind === 'blank') {
+            if (filePos + p + c.size === size) ended = true;
+            else reason = `filler of ${c.size} bytes at ${seg.start + filePos + p} does not end its segment`;
+            break;
+          }
+          if (c.kind === 'invalid') {
+            // A record cut by the end of the read (not of the file) is read again from its start.
+            if (c.truncated && filePos + n < fileLen) {
+              if (p === 0) {
+                const need = n >= 4 ? view.readInt32BE(0) : 0;
+                if (need <= n || need > fileLen - filePos) reason = c.reason;
+                else buf = Buffer.allocUnsafe(need);
+              }
+              break;
+            }
+            reason = c.reason;
+            break;
+          }
+          const offset = seg.start + filePos + p;
+          const stated = view.readUInt32BE(p + 28) * 0x1_0000_0000 + view.readUInt32BE(p + 32);
+          if (stated !== offset) {
+            reason = `record at ${offset} says it is at ${stated}`;
+            break;
+          }
+          if (offset >= dispatchFrom) onRecord(view, p, offset);
+          p += c.size;
+        }
+        filePos += p;
+      }
+      if (reason !== null) return this.cut(from, seg.start + filePos, reason);
+      if (!ended) {
+        if (idx < this.segments.length - 1) {
+          return this.cut(from, seg.start + filePos, 'segment ends without its filler');
+        }
+        return this.cut(from, seg.start + filePos, null);
+      }
+    }
+    const last = this.segments.at(-1) as Segment;
+    return { scannedFrom: from, validEnd: last.start + size, droppedBytes: 0, reason: null };
+  }
+
+  /** Truncates the log at `pos` (inside segment of `pos`) and deletes every later segment. */
+  private cut(from: number, pos: number, reason: string | null): RecoveryReport {
+    const size = this.o.fileSize;
+    let dropped = 0;
+    const keepIdx = this.segments.findIndex((s) => pos >= s.start && pos < s.start + size);
+    for (let i = this.segments.length - 1; i > keepIdx; i--) {
+      const s = this.segments[i] as Segment;
+      dropped += fs.fstatSync(s.fd).size;
+      fs.closeSync(s.fd);
+      fs.rmSync(s.path, { force: true });
+      this.segments.pop();
+    }
+    const seg = this.segments[keepIdx];
+    if (seg) {
+      const len = fs.fstatSync(seg.fd).size;
+      if (len > pos - seg.start) {
+        dropped += len - (pos - seg.start);
+        fs.ftruncateSync(seg.fd, pos - seg.start);
+      }
+    }
+    if (dropped > 0 || reason) {
+      this.o.logger.warn({ at: pos, droppedBytes: dropped, reason }, 'commit log: torn or corrupt tail cut off');
+    }
+    return { scannedFrom: from, validEnd: pos, droppedBytes: dropped, reason: dropped > 0 ? reason : null };
+  }
+
+  /** Queues an append; the batch writer picks it up on the next microtask (so a burst is one write). */
+  append(req: AppendRequest): void {
+    if (this.failed) return req.settle(this.failed, false);
+    this.pending.push(req);
+    if (!this.scheduled) {
+      this.scheduled = true;
+      queueMicrotask(() => this.startWrites());
+    }
+  }
+
+  /** Largest record a segment can hold (room for the filler after it). */
+  get maxRecordSize(): number {
+    return this.o.fileSize - END_FILE_MIN_BLANK_LENGTH;
+  }
+
+  /**
+   * Starts writes while fewer than MAX_WRITES_IN_FLIGHT are running: each takes every pending append,
+   * places it (offsets are assigned here, in log order) and writes it with positional writes.
+   * Completions are handled strictly in log order by `completeWrites`.
+   */
+  private startWrites(): void {
+    this.scheduled = false;
+    while (this.pending.length > 0 && this.inFlight.length < MAX_WRITES_IN_FLIGHT) {
+      const batch = this.pending;
+      this.pending = [];
+      if (this.failed) {
+        for (const r of batch) r.settle(this.failed, false);
+        continue;
+      }
+      let chunks: Chunk[];
+      try {
+        chunks = this.layOut(batch);
+      } catch (e) {
+        for (const r of batch) r.settle(asError(e), false);
+        continue;
+      }
+      const done = Promise.all(chunks.map((c) => writeAll(c.seg.fd, c.parts, c.start - c.seg.start))).then(
+        () => null,
+        (e: unknown) => asError(e),
+      );
+      this.inFlight.push({ batch, chunks, done });
+    }
+    this.writing ??= this.completeWrites();
+  }
+
+  private async completeWrites(): Promise<void> {
+    while (this.inFlight.length > 0) {
+      const w = this.inFlight[0] as InFlightWrite;
+      let err = await w.done;
+      this.inFlight.shift();
+      let flushOk = true;
+      if (err === null && this.failed) err = this.failed;
+      if (err === null) {
+        for (const c of w.chunks) {
+          let at = c.start;
+          for (const part of c.parts) {
+            if (part !== c.blank) this.cache.add(at, part);
+            at += part.length;
+          }
+          this.writePos = c.blank ? c.seg.start + this.o.fileSize : c.end;
+        }
+        for (const r of w.batch) r.written();
+        if (this.o.syncFlush) {
+          try {
+            flushOk = await this.syncWithTimeout();
+          } catch (e) {
+            err = asError(e);
+          }
+        }
+      }
+      if (err !== null && !this.failed) {
+        // A failed write leaves a hole: refuse every later append rather than write past it.
+        this.failed = err;
+        this.o.logger.error({ err }, 'commit log: write failed; appends refused until restart');
+      }
+      for (const r of w.batch) r.settle(err, flushOk);
+      if (this.pending.length > 0) this.startWrites();
+    }
+    this.writing = null;
+  }
+
+  /** Places each record (calling `assign`), adding fillers and segments; one write per segment. */
+  private layOut(batch: AppendRequest[]): Chunk[] {
+    const size = this.o.fileSize;
+    const out: Chunk[] = [];
+    let pos = this.layoutPos;
+    let chunk: Chunk | null = null;
+    for (const r of batch) {
+      const len = r.record.length;
+      const inSeg = pos % size;
+      if (inSeg + len + END_FILE_MIN_BLANK_LENGTH > size) {
+        const blank = Buffer.allocUnsafe(END_FILE_MIN_BLANK_LENGTH);
+        writeBlankRecord(blank, 0, size - inSeg);
+        chunk ??= { seg: this.segmentFor(pos), start: pos, end: pos, parts: [], blank: null };
+        chunk.parts.push(blank);
+        chunk.blank = blank;
+        chunk.end = pos + END_FILE_MIN_BLANK_LENGTH;
+        out.push(chunk);
+        chunk = null;
+        pos += size - inSeg;
+      }
+      chunk ??= { seg: this.segmentFor(pos), start: pos, end: pos, parts: [], blank: null };
+      r.assign(pos);
+      chunk.parts.push(r.record);
+      pos += len;
+      chunk.end = pos;
+    }
+    if (chunk) out.push(chunk);
+    this.layoutPos = pos;
+    return out;
+  }
+
+  private segmentFor(offset: number): Segment {
+    const size = this.o.fileSize;
+    const start = offset - (offset % size);
+    const last = this.segments.at(-1);
+    if (last && last.start === start) return last;
+    fs.mkdirSync(this.dir, { recursive: true });
+    const p = path.join(this.dir, offsetToFileName(start));
+    const seg: Segment = { start, path: p, fd: fs.openSync(p, 'w+'), readers: 0 };
+    this.segments.push(seg);
+    return seg;
+  }
+
+  private async syncWithTimeout(): Promise<boolean> {
+    let timedOut = false;
+    const cancel = this.o.setTimeout(() => {
+      timedOut = true;
+    }, this.o.syncFlushTimeoutMs);
+    try {
+      await this.flush();
+    } finally {
+      cancel();
+    }
+    return !timedOut;
+  }
+
+  /** fdatasyncs every segment holding unflushed bytes; concurrent callers share one flush. */
+  flush(): Promise<void> {
+    if (this.flushing) return this.flushing.then(() => (this.flushed < this.writePos ? this.flush() : undefined));
+    if (this.flushed >= this.writePos || this.closed) return Promise.resolve();
+    const target = this.writePos;
+    const from = this.flushed;
+    const segs = this.segments.filter((s) => s.start + this.o.fileSize > from && s.start < target);
+    this.flushing = Promise.all(segs.map((s) => fdatasync(s.fd)))
+      .then(() => {
+        this.flushed = Math.max(this.flushed, target);
+      })
+      .finally(() => {
+        this.flushing = null;
+      });
+    return this.flushing;
+  }
+
+  /** Whether the bytes are in the read cache. */
+  isCached(offset: number, size: number): boolean {
+    return this.cache.has(offset, size);
+  }
+
+  /** The cached bytes of a record (a copy), or undefined when they are not in the read cache. */
+  readCached(offset: number, size: number): Buffer | undefined {
+    return this.cache.get(offset, size);
+  }
+
+  /** The record's bytes, from the cache or the file; null when its segment is gone or out of range. */
+  async read(offset: number, size: number): Promise<Buffer | null> {
+    const cached = this.cache.get(offset, size);
+    if (cached) return cached;
+    if (size <= 0 || offset + size > this.writePos) return null;
+    const seg = this.segmentAt(offset);
+    if (!seg || offset + size > seg.start + this.o.fileSize) return null;
+    seg.readers++;
+    try {
+      const out = Buffer.allocUnsafe(size);
+      const n = await readAll(seg.fd, out, offset - seg.start);
+      return n === size ? out : null;
+    } finally {
+      seg.readers--;
+    }
+  }
+
+  /**
+   * A view of a record's bytes for a synchronous reader: from the ring (valid until the next write
+   * completes, so the caller copies before yielding to the event loop), else from `window`, else by a
+   * positional read of up to `readAheadBytes` into a new window. Null when the segment is gone.
+   */
+  viewSync(offset: number, size: number, window: ReadWindow, readAheadBytes: number): Buffer | null {
+    const v = this.cache.view(offset, size);
+    if (v) return v;
+    if (window.buf && offset >= window.start && offset + size <= window.start + window.buf.length) {
+      return window.buf.subarray(offset - window.start, offset - window.start + size);
+    }
+    if (size <= 0 || offset + size > this.writePos) return null;
+    const seg = this.segmentAt(offset);
+    if (!seg || offset + size > seg.start + this.o.fileSize) return null;
+    const len = Math.max(size, Math.min(readAheadBytes, seg.start + this.o.fileSize - offset, this.writePos - offset));
+    const buf = Buffer.allocUnsafe(len);
+    const n = fs.readSync(seg.fd, buf, 0, len, offset - seg.start);
+    if (n < size) return null;
+    window.start = offset;
+    window.buf = buf.subarray(0, n);
+    return buf.subarray(0, size);
+  }
+
+  /** Synchronous variant of `read` for lookups (recovery, offset-by-time). */
+  readSync(offset: number, size: number): Buffer | null {
+    const cached = this.cache.get(offset, size);
+    if (cached) return cached;
+    if (size <= 0 || offset + size > this.writePos) return null;
+    const seg = this.segmentAt(offset);
+    if (!seg) return null;
+    const out = Buffer.allocUnsafe(size);
+    const n = fs.readSync(seg.fd, out, 0, size, offset - seg.start);
+    return n === size ? out : null;
+  }
+
+  /** The segment holding `offset`, or null when it was deleted (or never written). */
+  segmentAt(offset: number): Segment | null {
+    const first = this.segments[0];
+    if (!first || offset < first.start) return null;
+    const s = this.segments[Math.floor((offset - first.start) / this.o.fileSize)];
+    return s && offset >= s.start && offset < s.start + this.o.fileSize ? s : null;
+  }
+
+  /**
+   * Deletes segments last modified before `now - reservedMs`, oldest first, stopping at the first one
+   * that is still young, being read, or the one being written. Returns how many were deleted.
+   * RocketMQ: CleanCommitLogService / MappedFileQueue.deleteExpiredFileByTime.
+   */
+  async deleteExpired(now: number, reservedMs: number): Promise<number> {
+    await this.flush();
+    let deleted = 0;
+    while (this.segments.length > 1) {
+      const seg = this.segments[0] as Segment;
+      if (seg.readers > 0) break;
+      const next = this.segments[1] as Segment;
+      if (next.start > this.flushed) break; // never a segment with unflushed bytes
+      const mtime = fs.fstatSync(seg.fd).mtimeMs;
+      if (mtime + reservedMs > now) break;
+      fs.closeSync(seg.fd);
+      fs.rmSync(seg.path, { force: true });
+      this.segments.shift();
+      this.cache.evictBelow(seg.start + this.o.fileSize);
+      this.o.logger.info({ file: seg.path }, 'commit log: expired segment deleted');
+      deleted++;
+    }
+    return deleted;
+  }
+
+  /** Waits for writes and a final flush, then closes every descriptor. */
+  async close(): Promise<void> {
+    while (this.writing || this.scheduled || this.pending.length > 0) {
+      if (this.writing) await this.writing;
+      else await new Promise<void>((r) => queueMicrotask(r));
+    }
+    await this.flush();
+    // Let reads in flight finish before their descriptors close (bounded: ~1 s).
+    for (let i = 0; i < 1000 && this.segments.some((s) => s.readers > 0); i++) {
+      await new Promise<void>((r) => void this.o.setTimeout(r, 1));
+    }
+    this.minAtClose = this.minOffset;
+    this.closed = true;
+    for (const s of this.segments.splice(0)) fs.closeSync(s.fd);
+    this.cache.clear();
+  }
+}
+
+/** Writes `parts` back to back at `position` (one writev, repeated on a short write). */
+function writeAll(fd: number, parts: Buffer[], position: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const step = (bufs: Buffer[], pos: number): void => {
+      fs.writev(fd, bufs, pos, (err, n) => {
+        if (err) return reject(err);
+        let left = n;
+        let i = 0;
+        while (i < bufs.length && left >= (bufs[i] as Buffer).length) left -= (bufs[i++] as Buffer).length;
+        if (i >= bufs.length) return resolve();
+        const rest = bufs.slice(i);
+        rest[0] = (rest[0] as Buffer).subarray(left);
+        step(rest, pos + n);
+      });
+    };
+    step(parts, position);
+  });
+}
+
+function readAll(fd: number, buf: Buffer, position: number): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const step = (done: number): void => {
+      fs.read(fd, buf, done, buf.length - done, position + done, (err, n) => {
+        if (err) return reject(err);
+        if (n === 0 || done + n >= buf.length) return resolve(done + n);
+        step(done + n);
+      });
+    };
+    step(0);
+  });
+}
+
+function fdatasync(fd: number): Promise<void> {
+  return new Promise((resolve, reject) => fs.fdatasync(fd, (err) => (err ? reject(err) : resolve())));
+}

@@ -1,0 +1,681 @@
+/**
+ * MessageStore (RocketMQ's DefaultMessageStore): the CommitLog, one ConsumeQueue per topic-queue built
+ * by dispatch right after each write, getMessage, lookups, recovery on open, flushing and retention.
+ * Layout and durability are described in docs/storage.md.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import type { TimerHandle } from '../common/clock.js';
+import {
+  MessageSysFlag,
+  checkRecord,
+  createMessageId,
+  decodeMessage,
+  decodeMessageId,
+  encodeStoredMessage,
+  peekRecordFields,
+  setStoredRecordFields,
+  tagsHashCode,
+} from '../common/codec/index.js';
+import { InvalidArgumentError, StateError } from '../common/errors.js';
+import { MessageConst, SCHEDULE_TOPIC, type MessageExt } from '../common/message.js';
+import { GROUP_MAX_LENGTH, nameProblem } from '../common/names.js';
+import { CommitLog, type ReadWindow } from './commit-log.js';
+import { ConsumeQueue } from './consume-queue.js';
+import { computeDeliverTimestamp } from './delay-levels.js';
+import { decideStart, estimateInMem, scanConsumeQueue, MAX_PULL_MSG_SIZE } from './get-message-rules.js';
+import { CONSUMEQUEUE_DIR, CQ_UNIT_SIZE } from './layout.js';
+import { resolveStoreOptions, type MessageStoreOptions, type ResolvedStoreOptions } from './options.js';
+import { findOffsetByTime } from './offset-by-time.js';
+import { acquireLock, markClosed, markOpen, readCheckpoint, writeCheckpoint } from './store-files.js';
+import type {
+  BoundaryType,
+  GetMessageResult,
+  MessageArrival,
+  MessageFilter,
+  MessageToStore,
+  PutMessageResult,
+  PutMessageStatus,
+} from './types.js';
+
+/** Segments verified on open after a clean shutdown (RocketMQ: recoverNormally checks the last 3). */
+const NORMAL_RECOVERY_SEGMENTS = 3;
+/** Bytes read at once when a pull misses the read cache (RocketMQ's on-disk cap per pull is 64 KiB). */
+const READ_AHEAD_BYTES = 64 * 1024;
+
+export class MessageStore {
+  readonly storePath: string;
+  private readonly o: ResolvedStoreOptions;
+  private readonly commitLog: CommitLog;
+  private readonly queues = new Map<string, Map<number, ConsumeQueue>>();
+  /** Next queue offset per topic-queue, assigned at append time (RocketMQ: topicQueueTable). */
+  private readonly queueOffsets = new Map<string, Map<number, number>>();
+  private readonly listeners = new Set<(a: MessageArrival) => void>();
+  private readonly timers: TimerHandle[] = [];
+  private dispatchedOffset = 0;
+  private physicMsgTimestamp = 0;
+  private logicsMsgTimestamp = 0;
+  private running = true;
+  private shutdownPromise: Promise<void> | null = null;
+  private cqFlushing: Promise<void> | null = null;
+  private diskFull = false;
+  private lastCheckpoint = '';
+  private diskCheckedAt = -Infinity;
+  private releaseLock: () => void = () => {};
+
+  private constructor(o: ResolvedStoreOptions) {
+    this.o = o;
+    this.storePath = o.storePath;
+    this.commitLog = new CommitLog(o.storePath, {
+      fileSize: o.mappedFileSizeCommitLog,
+      readCacheSizeBytes: o.readCacheSizeBytes,
+      syncFlush: o.flushDiskType === 'SYNC_FLUSH',
+      syncFlushTimeoutMs: o.syncFlushTimeoutMs,
+      logger: o.logger,
+      setTimeout: (fn, ms) => {
+        const h = o.clock.setTimeout(fn, ms);
+        return () => o.clock.clearTimeout(h);
+      },
+    });
+  }
+
+  /** Opens (creating if needed) the store at `options.storePath`: takes the lock, recovers, starts timers. */
+  static async open(options: MessageStoreOptions): Promise<MessageStore> {
+    const o = resolveStoreOptions(options);
+    fs.mkdirSync(o.storePath, { recursive: true });
+    const store = new MessageStore(o);
+    store.releaseLock = acquireLock(o.storePath);
+    try {
+      store.recover();
+      await store.commitLog.flush();
+      await store.flushConsumeQueues();
+      store.checkDisk(true);
+      store.startTimers();
+    } catch (e) {
+      store.running = false;
+      store.commitLog.closeNow();
+      for (const cq of store.allQueues()) cq.close();
+      store.releaseLock();
+      throw e;
+    }
+    return store;
+  }
+
+  // ---------------------------------------------------------------- recovery
+
+  private recover(): void {
+    const abnormal = markOpen(this.storePath);
+    const checkpoint = readCheckpoint(this.storePath);
+    this.loadConsumeQueues();
+    const haveQueues = this.queues.size > 0;
+    let dispatchFrom = 0;
+    let scanFrom = 0;
+    let tailSegments = 0;
+    if (checkpoint && haveQueues) {
+      dispatchFrom = checkpoint.dispatchedOffset;
+      scanFrom = Math.min(checkpoint.commitLogFlushedOffset, dispatchFrom);
+      // After a clean shutdown RocketMQ re-verifies the last segments; after a crash it starts at the
+      // last checkpoint (everything below it was fsynced).
+      if (!abnormal) tailSegments = NORMAL_RECOVERY_SEGMENTS;
+    } else if (checkpoint && !haveQueues) {
+      this.o.logger.warn({}, 'consume queues missing: rebuilding them from the commit log');
+    }
+    this.o.logger.info({ abnormal, checkpoint, scanFrom, dispatchFrom }, 'message store: recovering');
+    const report = this.commitLog.recover(scanFrom, tailSegments, dispatchFrom, (buf, at, offset) =>
+      this.redispatch(buf, at, offset),
+    );
+    const end = report.validEnd;
+    for (const cq of this.allQueues()) {
+      const cut = cq.truncateDirty(end);
+      if (cut > 0)
+        this.o.logger.warn(
+          { topic: cq.topic, queueId: cq.queueId, cut },
+          'consume queue: units past the commit log cut',
+        );
+      cq.correctMinOffset(this.commitLog.minOffset);
+      this.queueOffsetTable(cq.topic).set(cq.queueId, cq.maxOffset);
+    }
+    this.dispatchedOffset = end;
+    this.o.logger.info({ ...report, queues: this.queueCount() }, 'message store: recovered');
+  }
+
+  private loadConsumeQueues(): void {
+    const root = path.join(this.storePath, CONSUMEQUEUE_DIR);
+    if (!fs.existsSync(root)) return;
+    for (const topic of fs.readdirSync(root)) {
+      if (nameProblem('topic', topic, GROUP_MAX_LENGTH) !== null) {
+        this.o.logger.warn({ dir: topic }, 'consume queue: directory with an invalid topic name ignored');
+        continue;
+      }
+      for (const q of fs.readdirSync(path.join(root, topic))) {
+        if (!/^\d{1,9}$/.test(q)) continue;
+        const cq = this.consumeQueue(topic, Number(q), true) as ConsumeQueue;
+        cq.load();
+      }
+    }
+  }
+
+  private redispatch(buf: Buffer, at: number, offset: number): void {
+    const f = peekRecordFields(buf, at);
+    this.physicMsgTimestamp = f.storeTimestamp;
+    const tran = f.sysFlag & MessageSysFlag.TRANSACTION_MASK;
+    if (tran === MessageSysFlag.TRANSACTION_PREPARED_TYPE || tran === MessageSysFlag.TRANSACTION_ROLLBACK_TYPE) return;
+    if (nameProblem('topic', f.topic, GROUP_MAX_LENGTH) !== null) {
+      this.o.logger.warn({ offset, topic: f.topic }, 'recovery: record with an invalid topic name not dispatched');
+      return;
+    }
+    const cq = this.consumeQueue(f.topic, f.queueId, true) as ConsumeQueue;
+    const tagsCode = this.tagsCodeOf(f.topic, f.properties, f.storeTimestamp);
+    cq.putUnit(f.queueOffset, offset, f.size, tagsCode);
+    this.logicsMsgTimestamp = f.storeTimestamp;
+  }
+
+  // ---------------------------------------------------------------- append
+
+  /** Appends one message; resolves once its bytes are in the file (and fsynced in SYNC_FLUSH). */
+  putMessage(msg: MessageToStore): Promise<PutMessageResult> {
+    const refused = this.checkPut(msg);
+    if (refused) return Promise.resolve(refused);
+    let record: Buffer;
+    try {
+      record = encodeStoredMessage({
+        topic: msg.topic,
+        body: msg.body,
+        queueId: msg.queueId,
+        bornTimestamp: msg.bornTimestamp,
+        bornHost: msg.bornHost,
+        storeHost: msg.storeHost ?? this.o.storeHost,
+        flag: msg.flag,
+        properties: msg.properties,
+        sysFlag: msg.sysFlag,
+        reconsumeTimes: msg.reconsumeTimes,
+        preparedTransactionOffset: msg.preparedTransactionOffset,
+      });
+    } catch (e) {
+      if (e instanceof InvalidArgumentError) {
+        return Promise.resolve(
+          refusal(e.field === 'properties' ? 'PROPERTIES_SIZE_EXCEEDED' : 'MESSAGE_ILLEGAL', e.message),
+        );
+      }
+      throw e;
+    }
+    if (record.length > this.commitLog.maxRecordSize) {
+      return Promise.resolve(
+        refusal(
+          'MESSAGE_ILLEGAL',
+          `record of ${record.length} bytes does not fit a ${this.o.mappedFileSizeCommitLog}-byte segment`,
+        ),
+      );
+    }
+    return new Promise((resolve, reject) => {
+      const storeHost = msg.storeHost ?? this.o.storeHost;
+      let physicalOffset = 0;
+      let queueOffset = 0;
+      let storeTimestamp = 0;
+      const tran = msg.sysFlag & MessageSysFlag.TRANSACTION_MASK;
+      const dispatched =
+        tran !== MessageSysFlag.TRANSACTION_PREPARED_TYPE && tran !== MessageSysFlag.TRANSACTION_ROLLBACK_TYPE;
+      this.commitLog.append({
+        record,
+        assign: (offset) => {
+          physicalOffset = offset;
+          storeTimestamp = this.o.clock.now();
+          // RocketMQ: PREPARED/ROLLBACK records get queue offset 0 and take no place in the queue.
+          if (dispatched) {
+            const table = this.queueOffsetTable(msg.topic);
+            queueOffset = table.get(msg.queueId) ?? 0;
+            table.set(msg.queueId, queueOffset + 1);
+          }
+          setStoredRecordFields(record, 0, { queueOffset, commitLogOffset: offset, storeTimestamp });
+        },
+        written: () => {
+          this.physicMsgTimestamp = storeTimestamp;
+          this.dispatchedOffset = physicalOffset + record.length;
+          if (dispatched) this.dispatch(msg, physicalOffset, record.length, queueOffset, storeTimestamp);
+        },
+        settle: (err, flushOk) => {
+          if (err) return reject(err);
+          resolve({
+            status: flushOk ? 'PUT_OK' : 'FLUSH_DISK_TIMEOUT',
+            physicalOffset,
+            queueOffset,
+            storeTimestamp,
+            msgId: createMessageId(storeHost, physicalOffset),
+            wroteBytes: record.length,
+          });
+        },
+      });
+    });
+  }
+
+  /** Appends a batch; results in the same order (each message gets its own record). */
+  putMessages(msgs: MessageToStore[]): Promise<PutMessageResult[]> {
+    return Promise.all(msgs.map((m) => this.putMessage(m)));
+  }
+
+  private checkPut(msg: MessageToStore): PutMessageResult | null {
+    if (!this.running) return refusal('SERVICE_NOT_AVAILABLE', 'the message store is shut down');
+    const topicProblem = nameProblem('topic', msg.topic, GROUP_MAX_LENGTH);
+    if (topicProblem) return refusal('MESSAGE_ILLEGAL', topicProblem);
+    if (!Number.isInteger(msg.queueId) || msg.queueId < 0 || msg.queueId > 0x7fffffff) {
+      return refusal('MESSAGE_ILLEGAL', `bad queueId ${String(msg.queueId)}`);
+    }
+    if (!Buffer.isBuffer(msg.body)) return refusal('MESSAGE_ILLEGAL', 'the body must be a Buffer');
+    if (msg.body.length > this.o.maxMessageSize) {
+      return refusal(
+        'MESSAGE_ILLEGAL',
+        `body of ${msg.body.length} bytes exceeds maxMessageSize ${this.o.maxMessageSize}`,
+      );
+    }
+    this.checkDisk(false);
+    if (this.diskFull) {
+      return refusal(
+        'SERVICE_NOT_AVAILABLE',
+        `disk full: the store's disk is more than ${this.o.diskMaxUsedSpaceRatio}% used (diskMaxUsedSpaceRatio)`,
+      );
+    }
+    return null;
+  }
+
+  /** Re-reads the disk usage at most every diskCheckIntervalMs (always when `force`). */
+  private checkDisk(force: boolean): void {
+    const now = this.o.clock.now();
+    if (!force && now - this.diskCheckedAt < this.o.diskCheckIntervalMs) return;
+    this.diskCheckedAt = now;
+    let ratio = 0;
+    try {
+      ratio = this.o.diskUsedRatio(this.storePath);
+    } catch (e) {
+      this.o.logger.warn({ err: e }, 'disk usage check failed');
+    }
+    const full = ratio > this.o.diskMaxUsedSpaceRatio;
+    if (full !== this.diskFull) {
+      this.o.logger[full ? 'error' : 'info'](
+        { ratio, limit: this.o.diskMaxUsedSpaceRatio },
+        full ? 'disk full: appends refused' : 'disk usage back below the limit',
+      );
+    }
+    this.diskFull = full;
+  }
+
+  /** Builds the consume-queue unit and announces the arrival (RocketMQ: CommitLogDispatcherBuildConsumeQueue). */
+  private dispatch(
+    msg: MessageToStore,
+    offset: number,
+    size: number,
+    queueOffset: number,
+    storeTimestamp: number,
+  ): void {
+    const cq = this.consumeQueue(msg.topic, msg.queueId, true) as ConsumeQueue;
+    const tagsCode = this.tagsCodeOf(msg.topic, msg.properties, storeTimestamp);
+    cq.putUnit(queueOffset, offset, size, tagsCode);
+    this.logicsMsgTimestamp = storeTimestamp;
+    if (this.listeners.size === 0) return;
+    const arrival: MessageArrival = {
+      topic: msg.topic,
+      queueId: msg.queueId,
+      queueOffset,
+      maxOffset: queueOffset + 1,
+      tagsCode,
+      storeTimestamp,
+      properties: msg.properties,
+    };
+    for (const l of this.listeners) {
+      try {
+        l(arrival);
+      } catch (e) {
+        this.o.logger.error({ err: e }, 'message arrival listener threw');
+      }
+    }
+  }
+
+  /**
+   * The consume-queue tags code: the delivery time for SCHEDULE_TOPIC_XXXX records with a DELAY level,
+   * else Java's hashCode of TAGS (0 without a tag). RocketMQ: CommitLog.checkMessageAndReturnSize.
+   */
+  private tagsCodeOf(topic: string, props: Record<string, string> | null, storeTimestamp: number): number {
+    const tags = props?.[MessageConst.TAGS];
+    if (topic === SCHEDULE_TOPIC && props) {
+      const level = Number.parseInt(props[MessageConst.DELAY] ?? '', 10);
+      if (level > 0) return computeDeliverTimestamp(this.o.delayLevelsMs, level, storeTimestamp);
+    }
+    return tagsHashCode(tags);
+  }
+
+  // ---------------------------------------------------------------- read
+
+  /** RocketMQ: DefaultMessageStore.getMessage (facts §3.2). */
+  async getMessage(
+    group: string,
+    topic: string,
+    queueId: number,
+    offset: number,
+    maxMsgNums: number,
+    filter: MessageFilter | null = null,
+  ): Promise<GetMessageResult> {
+    if (!this.running) throw new StateError('the message store is shut down');
+    void group;
+    const cq = this.consumeQueue(topic, queueId, false);
+    const validName = nameProblem('topic', topic, GROUP_MAX_LENGTH) === null;
+    // RocketMQ finds-or-creates the queue, so an unknown queue reads as an empty one.
+    const min = cq?.minOffset ?? 0;
+    const max = cq?.maxOffset ?? 0;
+    const start = decideStart(offset, min, max, validName, this.o);
+    const result: GetMessageResult = {
+      status: start.status,
+      nextBeginOffset: start.nextBeginOffset,
+      minOffset: min,
+      maxOffset: max,
+      messages: [],
+      queueOffsets: [],
+      bufferTotalSize: 0,
+      messageCount: 0,
+      suggestPullingFromSlave: false,
+      filterMessageCount: 0,
+    };
+    if (!start.scan || !cq) return result;
+    const o = this.o;
+    const scan = scanConsumeQueue({
+      maxTransferCountOnMessageInMemory: o.maxTransferCountOnMessageInMemory,
+      maxTransferBytesOnMessageInMemory: o.maxTransferBytesOnMessageInMemory,
+      maxTransferCountOnMessageInDisk: o.maxTransferCountOnMessageInDisk,
+      maxTransferBytesOnMessageInDisk: o.maxTransferBytesOnMessageInDisk,
+      brokerRole: o.brokerRole,
+      offsetCheckInSlave: o.offsetCheckInSlave,
+      maxFilterMessageCount: o.maxFilterMessageCount,
+      travelCqFileNumWhenGetMessage: o.travelCqFileNumWhenGetMessage,
+      totalPhysicalMemoryBytes: o.totalPhysicalMemoryBytes,
+      accessMessageInMemoryMaxRatio: o.accessMessageInMemoryMaxRatio,
+      offset,
+      maxOffset: max,
+      maxMsgNums,
+      maxTotalMsgSize: MAX_PULL_MSG_SIZE,
+      cqUnitsPerFile: cq.unitsPerFile,
+      commitLogFileSize: this.o.mappedFileSizeCommitLog,
+      commitLogMaxOffset: this.commitLog.maxOffset,
+      filter,
+    });
+    // The scan runs synchronously: records are views (ring or read-ahead window), copied into one
+    // buffer below before anything else can run. Disk reads are positional reads of up to 64 KiB.
+    const window: ReadWindow = { start: 0, buf: null };
+    let step = scan.next();
+    while (!step.done) {
+      const req = step.value;
+      let answer: Buffer | null;
+      if (req.kind === 'units') answer = cq.readUnits(req.from, req.maxUnits);
+      else answer = this.recordView(req.offset, req.size, window);
+      step = scan.next(answer);
+    }
+    const r = step.value;
+    const arena = Buffer.allocUnsafe(r.bufferTotalSize);
+    let at = 0;
+    r.messages = r.messages.map((m) => {
+      arena.set(m, at);
+      at += m.length;
+      return arena.subarray(at - m.length, at);
+    });
+    Object.assign(result, r, { messageCount: r.messages.length, messagesBuffer: arena });
+    return result;
+  }
+
+  /** A record's bytes; null when gone or when the bytes there are not the record the queue names. */
+  private recordView(offset: number, size: number, window: ReadWindow): Buffer | null {
+    const b = this.commitLog.viewSync(offset, size, window, READ_AHEAD_BYTES);
+    if (!b || b.length < 8 || b.readInt32BE(0) !== size) return null;
+    return b;
+  }
+
+  getMinOffsetInQueue(topic: string, queueId: number): number {
+    return this.consumeQueue(topic, queueId, false)?.minOffset ?? 0;
+  }
+
+  /** One past the last message of the queue; 0 for an unknown queue. */
+  getMaxOffsetInQueue(topic: string, queueId: number): number {
+    return this.consumeQueue(topic, queueId, false)?.maxOffset ?? 0;
+  }
+
+  /** RocketMQ: getOffsetInQueueByTime (facts §2.4): binary search over the records' store times. */
+  async getOffsetInQueueByTime(
+    topic: string,
+    queueId: number,
+    timestamp: number,
+    boundary: BoundaryType = 'LOWER',
+  ): Promise<number> {
+    const cq = this.consumeQueue(topic, queueId, false);
+    if (!cq || cq.maxOffset <= cq.minOffset) return cq?.maxOffset ?? 0;
+    const storeTimeAt = async (queueOffset: number): Promise<number | null> => {
+      const u = cq.unit(queueOffset);
+      if (!u) return null;
+      const b = this.commitLog.readCached(u.offsetPy, u.size) ?? (await this.commitLog.read(u.offsetPy, u.size));
+      if (!b) return null;
+      return peekRecordFields(b, 0).storeTimestamp;
+    };
+    return findOffsetByTime(cq.minOffset, cq.maxOffset, timestamp, boundary, storeTimeAt);
+  }
+
+  /** The stored bytes of the record at a commit-log offset, or null. */
+  async lookMessageByOffsetRaw(commitLogOffset: number): Promise<Buffer | null> {
+    if (!Number.isSafeInteger(commitLogOffset) || commitLogOffset < this.commitLog.minOffset) return null;
+    const head = this.commitLog.readCached(commitLogOffset, 8) ?? (await this.commitLog.read(commitLogOffset, 8));
+    if (!head) return null;
+    const size = head.readInt32BE(0);
+    if (size < 8 || size > this.o.mappedFileSizeCommitLog) return null;
+    const b = this.commitLog.readCached(commitLogOffset, size) ?? (await this.commitLog.read(commitLogOffset, size));
+    if (!b || checkRecord(b, 0).kind !== 'message') return null;
+    if (b.readUInt32BE(28) * 0x1_0000_0000 + b.readUInt32BE(32) !== commitLogOffset) return null;
+    return b;
+  }
+
+  /** The message at a commit-log offset (body as stored, not decompressed), or null. */
+  async lookMessageByOffset(commitLogOffset: number): Promise<MessageExt | null> {
+    const b = await this.lookMessageByOffsetRaw(commitLogOffset);
+    return b ? decodeMessage(b, 0, { decompressBody: false }).message : null;
+  }
+
+  /** The message named by an offset message id (store host + commit-log offset), or null. */
+  async lookMessageByMsgId(offsetMsgId: string): Promise<MessageExt | null> {
+    let offset: number;
+    try {
+      offset = decodeMessageId(offsetMsgId).offset;
+    } catch {
+      return null;
+    }
+    return this.lookMessageByOffset(offset);
+  }
+
+  getCommitLogMinOffset(): number {
+    return this.commitLog.minOffset;
+  }
+
+  getCommitLogMaxOffset(): number {
+    return this.commitLog.maxOffset;
+  }
+
+  /**
+   * RocketMQ: checkInMemByConsumeOffset — the unit at `consumeOffset` (or at `consumeOffset + batch`)
+   * exists and its record is "in memory": in the read cache, or within the in-memory share of RAM
+   * behind the commit-log head (where the page cache still holds it).
+   */
+  checkInMemByConsumeOffset(topic: string, queueId: number, consumeOffset: number, batchSize: number): boolean {
+    const cq = this.consumeQueue(topic, queueId, false);
+    if (!cq || consumeOffset < cq.minOffset) return false;
+    const first = cq.unit(consumeOffset);
+    if (!first) return false;
+    const last = batchSize > 1 ? (cq.unit(consumeOffset + batchSize) ?? first) : first;
+    if (last.offsetPy < this.commitLog.minOffset) return false;
+    if (this.commitLog.isCached(last.offsetPy, last.size)) return true;
+    return estimateInMem(
+      this.commitLog.maxOffset,
+      last.offsetPy,
+      this.o.totalPhysicalMemoryBytes,
+      this.o.accessMessageInMemoryMaxRatio,
+    );
+  }
+
+  /** Registers a listener called synchronously right after each record's dispatch; returns the remover. */
+  onMessageArriving(listener: (a: MessageArrival) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  // ---------------------------------------------------------------- retention
+
+  /**
+   * Deletes expired commit-log segments (RocketMQ: CleanCommitLogService), then moves consume-queue
+   * min offsets and deletes their files below (CleanConsumeQueueService). Returns segments deleted.
+   */
+  async deleteExpiredFiles(now: number = this.o.clock.now()): Promise<number> {
+    const n = await this.cleanCommitLog(now);
+    this.cleanConsumeQueues();
+    return n;
+  }
+
+  /** Deletes commit-log segments older than fileReservedTimeHours (never the newest, never while read). */
+  async cleanCommitLog(now: number = this.o.clock.now()): Promise<number> {
+    if (!this.running) return 0;
+    return this.commitLog.deleteExpired(now, this.o.fileReservedTimeHours * 3_600_000);
+  }
+
+  /** Moves every consume queue's min offset past units whose segment is gone; returns CQ files deleted. */
+  cleanConsumeQueues(): number {
+    if (!this.running) return 0;
+    let n = 0;
+    const min = this.commitLog.minOffset;
+    for (const cq of this.allQueues()) n += cq.correctMinOffset(min);
+    return n;
+  }
+
+  private isTimeToDelete(): boolean {
+    const hour = new Date(this.o.clock.now()).getHours();
+    return this.o.deleteWhen.split(';').some((h) => Number(h) === hour);
+  }
+
+  // ---------------------------------------------------------------- flush, timers, shutdown
+
+  private startTimers(): void {
+    const c = this.o.clock;
+    if (this.o.flushDiskType === 'ASYNC_FLUSH') {
+      this.timers.push(
+        c.setInterval(() => {
+          this.commitLog.flush().catch((e: unknown) => this.o.logger.error({ err: e }, 'commit log flush failed'));
+        }, this.o.flushIntervalCommitLogMs),
+      );
+    }
+    this.timers.push(
+      c.setInterval(() => {
+        this.flushConsumeQueues().catch((e: unknown) => this.o.logger.error({ err: e }, 'consume queue flush failed'));
+      }, this.o.flushIntervalConsumeQueueMs),
+    );
+    this.timers.push(
+      c.setInterval(() => {
+        this.checkDisk(true);
+        if (!this.isTimeToDelete() && !this.diskFull) return;
+        this.deleteExpiredFiles().catch((e: unknown) => this.o.logger.error({ err: e }, 'retention failed'));
+      }, this.o.cleanResourceIntervalMs),
+    );
+  }
+
+  /**
+   * Writes consume-queue units to their files, fsyncs them, then records the checkpoint: every record
+   * below `dispatchedOffset` has its unit on disk. Concurrent calls share one run.
+   */
+  private flushConsumeQueues(): Promise<void> {
+    if (this.cqFlushing) return this.cqFlushing;
+    const run = async (): Promise<void> => {
+      const dispatched = this.dispatchedOffset;
+      const logicsTs = this.logicsMsgTimestamp;
+      const fds: number[] = [];
+      for (const cq of this.allQueues()) fds.push(...cq.writePending());
+      await Promise.all(
+        fds.map((fd) => new Promise<void>((res, rej) => fs.fdatasync(fd, (e) => (e ? rej(e) : res())))),
+      );
+      const flushedOffset = this.commitLog.flushedOffset;
+      const key = `${dispatched}/${flushedOffset}/${logicsTs}/${this.physicMsgTimestamp}`;
+      if (key === this.lastCheckpoint && fds.length === 0) return; // nothing changed: no write, no fsync
+      writeCheckpoint(this.storePath, {
+        physicMsgTimestamp: this.physicMsgTimestamp,
+        logicsMsgTimestamp: logicsTs,
+        commitLogFlushedOffset: flushedOffset,
+        dispatchedOffset: dispatched,
+      });
+      this.lastCheckpoint = key;
+    };
+    this.cqFlushing = run().finally(() => {
+      this.cqFlushing = null;
+    });
+    return this.cqFlushing;
+  }
+
+  /** Stops timers, waits for writes, flushes everything, writes the checkpoint, removes the abort file
+   * and releases the lock. Idempotent: every call returns the same promise. */
+  shutdown(): Promise<void> {
+    this.shutdownPromise ??= this.doShutdown();
+    return this.shutdownPromise;
+  }
+
+  private async doShutdown(): Promise<void> {
+    this.running = false;
+    for (const t of this.timers.splice(0)) this.o.clock.clearInterval(t);
+    this.listeners.clear();
+    let failure: unknown = null;
+    const step = async (name: string, fn: () => unknown): Promise<void> => {
+      try {
+        await fn();
+      } catch (e) {
+        failure ??= e;
+        this.o.logger.error({ err: e }, `shutdown: ${name} failed`);
+      }
+    };
+    await step('commit log', () => this.commitLog.close());
+    if (this.cqFlushing) await step('wait flush', () => this.cqFlushing);
+    await step('consume queues', () => this.flushConsumeQueues());
+    await step('close queues', () => {
+      for (const cq of this.allQueues()) cq.close();
+    });
+    if (failure === null) await step('abort file', () => markClosed(this.storePath));
+    await step('lock', () => this.releaseLock());
+    if (failure !== null) throw failure;
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.shutdown();
+  }
+
+  // ---------------------------------------------------------------- helpers
+
+  private consumeQueue(topic: string, queueId: number, create: boolean): ConsumeQueue | null {
+    let byId = this.queues.get(topic);
+    let cq = byId?.get(queueId);
+    if (cq || !create) return cq ?? null;
+    if (!byId) this.queues.set(topic, (byId = new Map()));
+    cq = new ConsumeQueue(
+      topic,
+      queueId,
+      path.join(this.storePath, CONSUMEQUEUE_DIR),
+      this.o.mappedFileSizeConsumeQueue / CQ_UNIT_SIZE,
+      this.o.logger,
+    );
+    byId.set(queueId, cq);
+    return cq;
+  }
+
+  private queueOffsetTable(topic: string): Map<number, number> {
+    let t = this.queueOffsets.get(topic);
+    if (!t) this.queueOffsets.set(topic, (t = new Map()));
+    return t;
+  }
+
+  private *allQueues(): Generator<ConsumeQueue> {
+    for (const byId of this.queues.values()) yield* byId.values();
+  }
+
+  private queueCount(): number {
+    let n = 0;
+    for (const byId of this.queues.values()) n += byId.size;
+    return n;
+  }
+}
+
+function refusal(status: PutMessageStatus, remark: string): PutMessageResult {
+  return { status, physicalOffset: -1, queueOffset: -1, storeTimestamp: 0, msgId: '', wroteBytes: 0, remark };
+}
