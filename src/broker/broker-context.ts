@@ -14,6 +14,8 @@ import type { Logger } from '../common/logger.js';
 import type { MessageExt } from '../common/message.js';
 import type { RemotingRequest, RemotingResponse, SubscriptionGroupConfig } from '../protocol/index.js';
 import type { MessageStore, MessageToStore, PutMessageResult } from '../store/index.js';
+import type { ResolvedBrokerOptions } from './broker-options.js';
+import type { HeldPullRequest } from './pull-request-hold-service.js';
 
 /** RocketMQ's TopicConfig. */
 export interface TopicConfig {
@@ -32,12 +34,24 @@ export interface TopicConfigManagerApi {
   /** Creates (and persists) the topic when absent; returns the config. Used by send-back for %RETRY% / %DLQ%. */
   createTopicIfAbsent(topic: string, queueNums: number, perm: number, topicSysFlag?: number): TopicConfig;
   updateTopicConfig(config: TopicConfig): void;
+  /**
+   * Added by the core. RocketMQ: createTopicInSendMessageMethod — creates `topic` from the template
+   * `defaultTopic` (TBW102) when the template carries INHERIT; undefined when it may not.
+   */
+  createTopicInSendMessageMethod(
+    topic: string,
+    defaultTopic: string,
+    clientDefaultTopicQueueNums: number,
+    topicSysFlag: number,
+  ): TopicConfig | undefined;
 }
 
 export interface SubscriptionGroupManagerApi {
   /** Finds the group's config; auto-creates it (with RocketMQ's defaults) when auto-creation is enabled and the name is valid. */
   findSubscriptionGroupConfig(group: string): SubscriptionGroupConfig | undefined;
   updateSubscriptionGroupConfig(config: SubscriptionGroupConfig): void;
+  /** Added by the core: whether the group's config exists (never creates it). */
+  containsSubscriptionGroup(group: string): boolean;
 }
 
 /** What a processor knows of the caller. */
@@ -72,6 +86,54 @@ export interface ConsumerGroupInfoApi {
 
 export interface ConsumerManagerApi {
   getConsumerGroupInfo(group: string): ConsumerGroupInfoApi | undefined;
+  /**
+   * Added by the groups side (heart-beat processor): registers a consumer of `group`; true when it joined
+   * or the group's topic set changed. `notifyEnabled` is the group's notifyConsumerIdsChangedEnable.
+   */
+  registerConsumer(group: string, registration: ConsumerRegistration, notifyEnabled: boolean): boolean;
+  /** Added by the groups side (unregister-client processor): true when the client was a member. */
+  unregisterConsumer(group: string, clientId: string, notifyEnabled: boolean): boolean;
+  /**
+   * Added by the groups side (watch-consumer-ids processor): answers at once when the group's membership
+   * version differs from `knownVersion`, else when it moves or after `timeoutMs`; null when `signal` aborted.
+   */
+  watch(
+    group: string,
+    clientId: string,
+    knownVersion: number,
+    timeoutMs: number,
+    signal?: AbortSignal,
+  ): Promise<ConsumerIdsSnapshot | null>;
+  /** Added by the groups side: the group's membership version and members now. */
+  snapshot(group: string): ConsumerIdsSnapshot;
+  /** Added by the groups side: producer groups announced by heartbeats. */
+  readonly producerManager: ProducerManagerApi;
+}
+
+/** Added by the groups side: what a heartbeat says about one consumer of a group (RocketMQ: ConsumerData). */
+export interface ConsumerRegistration {
+  clientId: string;
+  /** `ip:port` the heartbeat came from. */
+  remoteAddress: string;
+  consumeType: ConsumerGroupInfoApi['consumeType'];
+  messageModel: ConsumerGroupInfoApi['messageModel'];
+  consumeFromWhere: string;
+  subscriptions: readonly BrokerSubscriptionData[];
+  /** Keep the group's subscriptions as they are (RocketMQ: heartbeat V2 `withoutSub`, registerConsumerWithoutSub). */
+  withoutSub?: boolean;
+}
+
+/** Added by the groups side: a group's membership as WATCH_CONSUMER_IDS answers it. */
+export interface ConsumerIdsSnapshot {
+  /** Opaque; differs whenever the membership changed; 0 for a group never seen. */
+  version: number;
+  clientIds: string[];
+}
+
+/** Added by the groups side: RocketMQ's ProducerManager as the processors use it. */
+export interface ProducerManagerApi {
+  registerProducer(group: string, clientId: string): void;
+  unregisterProducer(group: string, clientId: string): boolean;
 }
 
 /** A compiled SQL92 subscription of a group on a topic (RocketMQ's ConsumerFilterData). */
@@ -100,6 +162,20 @@ export interface ScheduleMessageServiceApi {
   transformDelayedMessage(msg: MessageToStore): MessageToStore;
 }
 
+/** The committed-offset table as processors use it (RocketMQ: ConsumerOffsetManager; consumer-offset-manager.ts). */
+export interface ConsumerOffsetManagerApi {
+  commitOffset(clientHost: string, group: string, topic: string, queueId: number, offset: number): void;
+  /** The committed offset, or -1 when the group has none for the queue. */
+  queryOffset(group: string, topic: string, queueId: number): number;
+  commitPullOffset(group: string, topic: string, queueId: number, offset: number): void;
+  queryPullOffset(group: string, topic: string, queueId: number): number;
+}
+
+/** Long polling as the pull processor uses it (pull-request-hold-service.ts). */
+export interface PullRequestHoldServiceApi {
+  suspendPullRequest(request: HeldPullRequest): void;
+}
+
 export interface BrokerContext {
   readonly brokerName: string;
   readonly clusterName: string;
@@ -114,15 +190,33 @@ export interface BrokerContext {
   readonly scheduleMessageService: ScheduleMessageServiceApi;
   readonly clock: Clock;
   readonly logger: Logger;
+  /** Added by the core: the resolved broker options, typed (the same object as `options`). */
+  readonly brokerConfig: ResolvedBrokerOptions;
+  /** Added by the core: the host part of `brokerAddress` (RocketMQ: brokerIP1), used in remarks. */
+  readonly brokerIP: string;
+  /** Added by the core: committed offsets (QUERY/UPDATE_CONSUMER_OFFSET, commit-on-pull). */
+  readonly consumerOffsetManager: ConsumerOffsetManagerApi;
+  /** Added by the core: long polling. */
+  readonly pullRequestHoldService: PullRequestHoldServiceApi;
   /** Puts a message through the broker's send path (delay transform, store), as SEND_MESSAGE does. */
   putMessage(msg: MessageToStore): Promise<PutMessageResult>;
   /** Reads one stored message by commit-log offset. */
   lookMessageByOffset(commitLogOffset: number): Promise<MessageExt | null>;
 }
 
+/**
+ * A request as a processor receives it. The HTTP server has already validated `header` against the
+ * command's zod schema (so a processor may treat it as the schema's output type). When the command's
+ * spec declares a JSON request body (`requestBody`), the server has also parsed and validated the body
+ * with that schema (HTTP 400 when it fails) and put the result in `parsedBody`; `body` stays the raw bytes.
+ */
+export interface BrokerRequest extends RemotingRequest<Record<string, unknown>> {
+  parsedBody?: unknown;
+}
+
 /** A processor: one per request code, named after the command (STYLE habit 3). */
 export type Processor = (
   ctx: BrokerContext,
-  request: RemotingRequest<Record<string, unknown>>,
+  request: BrokerRequest,
   connection: ConnectionInfo,
 ) => Promise<RemotingResponse>;

@@ -1,0 +1,177 @@
+/**
+ * Broker options: one type with a doc comment per field (default, unit), frozen defaults and one resolve
+ * function that validates with zod and throws an InvalidArgumentError naming the option. Defaults are
+ * RocketMQ's BrokerConfig values unless a comment says why ours differ.
+ */
+import { z } from 'zod';
+import { systemClock, type Clock } from '../common/clock.js';
+import { InvalidArgumentError } from '../common/errors.js';
+import { silentLogger, type Logger } from '../common/logger.js';
+import type { MessageStoreOptions } from '../store/index.js';
+
+/** Store options the broker passes through to the MessageStore (storePath, clock and logger come from the broker). */
+export type BrokerStoreOptions = Omit<MessageStoreOptions, 'storePath' | 'clock' | 'logger' | 'storeHost'>;
+
+export interface BrokerOptions {
+  /** Root directory of the store and the config files (required). */
+  storePath: string;
+  /** Interface to bind. Default `127.0.0.1` (never all interfaces unless asked). */
+  host?: string;
+  /** TCP port; 0 picks a free one. Default 8081. */
+  port?: number;
+  /**
+   * The address clients are told to use (route data, `Broker.address`), e.g. `http://10.0.0.5:8081`.
+   * Default: `http://<host>:<port>`, with 127.0.0.1 / ::1 standing for an unspecified bind address.
+   */
+  advertisedAddress?: string;
+  /** RocketMQ: brokerName. Default `broker-a`. */
+  brokerName?: string;
+  /** RocketMQ: brokerClusterName. Default `DefaultCluster`. */
+  clusterName?: string;
+  /** Topics are created on first send from the template TBW102. Default true (RocketMQ: autoCreateTopicEnable). */
+  autoCreateTopicEnable?: boolean;
+  /** Queue count of TBW102 and so the ceiling for auto-created topics. Default 8 (RocketMQ: defaultTopicQueueNums). */
+  defaultTopicQueueNums?: number;
+  /** Subscription groups are created on first use. Default true (RocketMQ: autoCreateSubscriptionGroup). */
+  autoCreateSubscriptionGroup?: boolean;
+  /** Hold pulls that find nothing up to their suspend timeout. Default true (RocketMQ: longPollingEnable). */
+  longPollingEnable?: boolean;
+  /** Hold time when long polling is disabled, ms. Default 1000 (RocketMQ: shortPollingTimeMills). */
+  shortPollingTimeMills?: number;
+  /**
+   * SQL92 subscriptions are served. Default **true** — RocketMQ's default is false, but SQL92 filtering is
+   * a headline feature of this project, so the bundled broker serves it out of the box.
+   */
+  enablePropertyFilter?: boolean;
+  /** SQL filters also apply to the group's retry topic. Default false (RocketMQ: filterSupportRetry). */
+  filterSupportRetry?: boolean;
+  /** PermName bits of the whole broker (READ 4, WRITE 2). Default 6 (RocketMQ: brokerPermission). */
+  brokerPermission?: number;
+  /** Period of the consumer-offset (and config) persistence, ms. Default 5000 (RocketMQ: flushConsumerOffsetInterval). */
+  flushConsumerOffsetIntervalMs?: number;
+  /** Largest request body accepted over HTTP, bytes; larger ones are answered 413. Default 8 MiB. */
+  maxRequestBodyBytes?: number;
+  /** When set, every call must carry `Authorization: Bearer <token>`; otherwise it is answered 401. */
+  accessToken?: string;
+  /** LITE_PULL_MESSAGE is served. Default true (RocketMQ: litePullMessageEnable). */
+  litePullMessageEnable?: boolean;
+  /** Period of the safety-net check of held pulls, ms. Default 5000 (RocketMQ: PullRequestHoldService). */
+  pullHoldCheckIntervalMs?: number;
+  /** How long shutdown waits for calls in flight before closing their connections, ms. Default 5000. */
+  shutdownTimeoutMs?: number;
+  /** (Consumer groups) A client silent this long is evicted from its groups, ms. Default 120000 (RocketMQ: channelExpiredTimeout). */
+  channelExpiredTimeoutMs?: number;
+  /**
+   * (Consumer groups) Once a member's last WATCH_CONSUMER_IDS call ends (answered or its connection closed), a new
+   * watch or a heartbeat must come within this, else the member is evicted, ms. Default 3000 (docs/protocol.md).
+   */
+  watchRenewGraceMs?: number;
+  /** (Consumer groups) Period of the liveness scan, ms. Default 1000. */
+  clientScanIntervalMs?: number;
+  /**
+   * (Consumer groups) A `%DLQ%<group>` topic created by send-back is readable (perm 6). Default false: created
+   * write-only (perm 2), as RocketMQ up to 4.8 did, so dead letters are consumed only once an admin allows it.
+   */
+  dlqReadable?: boolean;
+  /** Options of the message store (segment sizes, flush mode, retention ...). */
+  store?: BrokerStoreOptions;
+  clock?: Clock;
+  logger?: Logger;
+}
+
+export interface ResolvedBrokerOptions extends Required<
+  Omit<BrokerOptions, 'accessToken' | 'advertisedAddress' | 'store' | 'clock' | 'logger'>
+> {
+  accessToken: string | undefined;
+  advertisedAddress: string | undefined;
+  store: BrokerStoreOptions;
+  clock: Clock;
+  logger: Logger;
+}
+
+const MiB = 1024 * 1024;
+
+export const BROKER_DEFAULTS = Object.freeze({
+  host: '127.0.0.1',
+  port: 8081,
+  brokerName: 'broker-a',
+  clusterName: 'DefaultCluster',
+  autoCreateTopicEnable: true,
+  defaultTopicQueueNums: 8,
+  autoCreateSubscriptionGroup: true,
+  longPollingEnable: true,
+  shortPollingTimeMills: 1000,
+  enablePropertyFilter: true,
+  filterSupportRetry: false,
+  brokerPermission: 6,
+  flushConsumerOffsetIntervalMs: 5000,
+  maxRequestBodyBytes: 8 * MiB,
+  litePullMessageEnable: true,
+  pullHoldCheckIntervalMs: 5000,
+  shutdownTimeoutMs: 5000,
+  channelExpiredTimeoutMs: 120_000,
+  watchRenewGraceMs: 3000,
+  clientScanIntervalMs: 1000,
+  dlqReadable: false,
+});
+
+const positiveInt = z.number().int().positive();
+const nameSchema = z
+  .string()
+  .min(1)
+  .max(127)
+  .regex(/^[%|a-zA-Z0-9_-]+$/, 'may contain only %|a-zA-Z0-9_-');
+
+const schema = z.object({
+  storePath: z.string().min(1),
+  host: z.string().min(1),
+  port: z.number().int().min(0).max(65535),
+  advertisedAddress: z
+    .string()
+    .regex(/^https?:\/\/[^/\s]+$/, 'must be an http(s) base URL such as http://10.0.0.5:8081')
+    .optional(),
+  brokerName: nameSchema,
+  clusterName: nameSchema,
+  autoCreateTopicEnable: z.boolean(),
+  defaultTopicQueueNums: positiveInt.max(1024),
+  autoCreateSubscriptionGroup: z.boolean(),
+  longPollingEnable: z.boolean(),
+  shortPollingTimeMills: positiveInt,
+  enablePropertyFilter: z.boolean(),
+  filterSupportRetry: z.boolean(),
+  brokerPermission: z.number().int().min(0).max(7),
+  flushConsumerOffsetIntervalMs: positiveInt,
+  maxRequestBodyBytes: positiveInt,
+  accessToken: z.string().min(1).optional(),
+  litePullMessageEnable: z.boolean(),
+  pullHoldCheckIntervalMs: positiveInt,
+  shutdownTimeoutMs: z.number().int().nonnegative(),
+  channelExpiredTimeoutMs: positiveInt,
+  watchRenewGraceMs: positiveInt,
+  clientScanIntervalMs: positiveInt,
+  dlqReadable: z.boolean(),
+  store: z.record(z.string(), z.unknown()).optional(),
+});
+
+/** Fills defaults and validates; throws InvalidArgumentError naming the first bad option. */
+export function resolveBrokerOptions(options: BrokerOptions): ResolvedBrokerOptions {
+  if (options === null || typeof options !== 'object') {
+    throw new InvalidArgumentError('options', 'Broker options must be an object');
+  }
+  const { clock, logger, ...rest } = options;
+  const defined = Object.fromEntries(Object.entries(rest).filter(([, v]) => v !== undefined));
+  const parsed = schema.safeParse({ ...BROKER_DEFAULTS, ...defined });
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new InvalidArgumentError(issue?.path.join('.') || 'options', issue?.message ?? 'invalid');
+  }
+  const v = parsed.data;
+  return Object.freeze({
+    ...v,
+    accessToken: v.accessToken,
+    advertisedAddress: v.advertisedAddress,
+    store: (options.store ?? {}) as BrokerStoreOptions,
+    clock: clock ?? systemClock,
+    logger: logger ?? silentLogger,
+  });
+}

@@ -1,0 +1,155 @@
+/**
+ * ConsumerOffsetManager (RocketMQ's name, facts §6): committed offsets `topic@group` → queueId → offset,
+ * plus the pull-offset table (the last nextBeginOffset served per queue, not persisted).
+ *
+ * Persisted in `config/consumerOffset.json` every `flushConsumerOffsetIntervalMs` (when something
+ * changed) and at shutdown, atomically (config-file.ts). The file is standard JSON — queue-id keys are
+ * quoted, unlike RocketMQ's fastjson output:
+ * `{"dataVersion": {"counter": n, "timestamp": ms}, "offsetTable": {"TopicTest@g1": {"0": 250, "1": 248}}}`.
+ */
+import path from 'node:path';
+import type { Clock, TimerHandle } from '../common/clock.js';
+import type { Logger } from '../common/logger.js';
+import { ConfigFile } from './config-file.js';
+
+export const TOPIC_GROUP_SEPARATOR = '@';
+
+export interface ConsumerOffsetManagerOptions {
+  storePath: string;
+  flushConsumerOffsetIntervalMs: number;
+  clock: Clock;
+  logger: Logger;
+}
+
+/** RocketMQ: consumerOffsetUpdateVersionStep. */
+const VERSION_STEP = 500;
+
+export class ConsumerOffsetManager {
+  private readonly offsetTable = new Map<string, Map<number, number>>();
+  private readonly pullOffsetTable = new Map<string, Map<number, number>>();
+  private readonly file: ConfigFile;
+  private readonly options: ConsumerOffsetManagerOptions;
+  private dataVersion = { counter: 0, timestamp: 0 };
+  private commits = 0;
+  private dirty = false;
+  private timer: TimerHandle | undefined;
+
+  constructor(options: ConsumerOffsetManagerOptions) {
+    this.options = options;
+    this.file = new ConfigFile(path.join(options.storePath, 'config', 'consumerOffset.json'), options.logger);
+    this.load();
+  }
+
+  private load(): void {
+    const data = this.file.load();
+    if (!data || typeof data !== 'object') return;
+    const table = (data as { offsetTable?: unknown }).offsetTable;
+    if (table && typeof table === 'object') {
+      for (const [key, queues] of Object.entries(table as Record<string, unknown>)) {
+        if (!key.includes(TOPIC_GROUP_SEPARATOR) || !queues || typeof queues !== 'object') continue;
+        const m = new Map<number, number>();
+        for (const [q, off] of Object.entries(queues as Record<string, unknown>)) {
+          const queueId = Number(q);
+          if (Number.isSafeInteger(queueId) && queueId >= 0 && typeof off === 'number' && Number.isSafeInteger(off)) {
+            m.set(queueId, off);
+          }
+        }
+        this.offsetTable.set(key, m);
+      }
+    }
+    const dv = (data as { dataVersion?: { counter?: unknown; timestamp?: unknown } }).dataVersion;
+    if (dv && typeof dv.counter === 'number') this.dataVersion.counter = dv.counter;
+  }
+
+  /** Starts the periodic persistence. */
+  start(): void {
+    if (this.timer !== undefined) return;
+    this.timer = this.options.clock.setInterval(() => {
+      if (!this.dirty) return;
+      this.persist().catch((e: unknown) =>
+        this.options.logger.error({ err: e }, 'persisting consumerOffset.json failed'),
+      );
+    }, this.options.flushConsumerOffsetIntervalMs);
+  }
+
+  /** Stops the timer and writes the table once more. */
+  async shutdown(): Promise<void> {
+    if (this.timer !== undefined) this.options.clock.clearInterval(this.timer);
+    this.timer = undefined;
+    await this.persist();
+  }
+
+  /**
+   * RocketMQ: commitOffset — a plain overwrite; a decrease is only logged (ConsumerOffsetManager.java:200-223).
+   */
+  commitOffset(clientHost: string, group: string, topic: string, queueId: number, offset: number): void {
+    const key = topic + TOPIC_GROUP_SEPARATOR + group;
+    let m = this.offsetTable.get(key);
+    if (!m) {
+      m = new Map();
+      this.offsetTable.set(key, m);
+    }
+    const old = m.get(queueId);
+    if (old !== undefined && offset < old) {
+      this.options.logger.warn(
+        { clientHost, key, queueId, offset, storeOffset: old },
+        '[NOTIFYME]update consumer offset less than store',
+      );
+    }
+    m.set(queueId, offset);
+    this.dirty = true;
+    if (++this.commits % VERSION_STEP === 0) {
+      this.dataVersion = { counter: this.dataVersion.counter + 1, timestamp: this.options.clock.now() };
+    }
+  }
+
+  /** RocketMQ: queryOffset — the committed offset, or -1 when the group has none for the queue. */
+  queryOffset(group: string, topic: string, queueId: number): number {
+    return this.offsetTable.get(topic + TOPIC_GROUP_SEPARATOR + group)?.get(queueId) ?? -1;
+  }
+
+  /** RocketMQ: commitPullOffset — remembers the nextBeginOffset served to the group. */
+  commitPullOffset(group: string, topic: string, queueId: number, offset: number): void {
+    const key = topic + TOPIC_GROUP_SEPARATOR + group;
+    let m = this.pullOffsetTable.get(key);
+    if (!m) {
+      m = new Map();
+      this.pullOffsetTable.set(key, m);
+    }
+    m.set(queueId, offset);
+  }
+
+  /** RocketMQ: queryPullOffset — the pull table first, else the committed offset. */
+  queryPullOffset(group: string, topic: string, queueId: number): number {
+    return (
+      this.pullOffsetTable.get(topic + TOPIC_GROUP_SEPARATOR + group)?.get(queueId) ??
+      this.queryOffset(group, topic, queueId)
+    );
+  }
+
+  /** Every committed offset of a group: topic → queueId → offset. */
+  offsetsOfGroup(group: string): Map<string, Map<number, number>> {
+    const out = new Map<string, Map<number, number>>();
+    const suffix = TOPIC_GROUP_SEPARATOR + group;
+    for (const [key, m] of this.offsetTable) {
+      if (key.endsWith(suffix)) out.set(key.slice(0, -suffix.length), new Map(m));
+    }
+    return out;
+  }
+
+  /** Writes the table now. */
+  persist(): Promise<void> {
+    this.dirty = false;
+    const offsetTable: Record<string, Record<string, number>> = {};
+    for (const [key, m] of this.offsetTable) offsetTable[key] = Object.fromEntries(m);
+    return this.file
+      .persist({
+        dataVersion: { ...this.dataVersion, timestamp: this.dataVersion.timestamp || this.options.clock.now() },
+        offsetTable,
+      })
+      .catch((e: unknown) => {
+        this.dirty = true; // try again on the next period
+        throw e;
+      });
+  }
+}

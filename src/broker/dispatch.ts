@@ -1,0 +1,84 @@
+/**
+ * From a decoded frame to a processor's answer, independent of HTTP: the command lookup by path
+ * segment, the validation of the header (and of a JSON body) with the command's zod schemas, and the
+ * call of the processor registered for the request code, with every failure inside a processor turned
+ * into SYSTEM_ERROR (the broker never answers 500, docs/protocol.md).
+ */
+import { z } from 'zod';
+import type { Logger } from '../common/logger.js';
+import {
+  COMMANDS,
+  COMMANDS_BY_NAME,
+  ResponseCode,
+  describeZodError,
+  type CommandSpec,
+  type RemotingResponse,
+} from '../protocol/index.js';
+import type { BrokerContext, BrokerRequest, ConnectionInfo, Processor } from './broker-context.js';
+
+/** The command named by a path segment (`PULL_MESSAGE` or `11`). */
+export interface CommandLookup {
+  /** The request code when the segment is a number or a known name. */
+  code: number | undefined;
+  spec: CommandSpec | undefined;
+  /** The segment as given, for remarks. */
+  segment: string;
+}
+
+export function lookupCommand(segment: string): CommandLookup {
+  if (/^\d{1,9}$/.test(segment)) {
+    const code = Number(segment);
+    return { code, spec: COMMANDS.get(code), segment };
+  }
+  const spec = COMMANDS_BY_NAME.get(segment);
+  return { code: spec?.code, spec, segment };
+}
+
+/** RocketMQ: an unknown request code is answered REQUEST_CODE_NOT_SUPPORTED " request type <code> not supported". */
+export function requestCodeNotSupported(what: string | number): RemotingResponse {
+  return { code: ResponseCode.REQUEST_CODE_NOT_SUPPORTED, header: {}, remark: ` request type ${what} not supported` };
+}
+
+export type ValidationResult = { ok: true; request: BrokerRequest } | { ok: false; field: string; message: string };
+
+/** Validates a request header (and a JSON body when the spec has one) with the command's schemas. */
+export function validateRequest(spec: CommandSpec, header: unknown, body: Buffer | undefined): ValidationResult {
+  const parsed = spec.requestHeader.safeParse(header);
+  if (!parsed.success) return { ok: false, ...describeZodError(parsed.error) };
+  const request: BrokerRequest = { code: spec.code, header: parsed.data as Record<string, unknown>, body };
+  if (spec.requestBody) {
+    if (!body || body.length === 0) return { ok: false, field: '(body)', message: 'a JSON body is required' };
+    let json: unknown;
+    try {
+      json = JSON.parse(body.toString('utf8'));
+    } catch (e) {
+      return { ok: false, field: '(body)', message: `the body is not valid JSON: ${(e as Error).message}` };
+    }
+    const bodyParsed = (spec.requestBody as z.ZodType).safeParse(json);
+    if (!bodyParsed.success) {
+      const d = describeZodError(bodyParsed.error);
+      return { ok: false, field: d.field === '(root)' ? '(body)' : `body.${d.field}`, message: d.message };
+    }
+    request.parsedBody = bodyParsed.data;
+  }
+  return { ok: true, request };
+}
+
+/** Runs the processor of `request.code`; unknown codes and processor failures become response codes. */
+export async function handleRequest(
+  ctx: BrokerContext,
+  table: ReadonlyMap<number, Processor>,
+  request: BrokerRequest,
+  connection: ConnectionInfo,
+  logger: Logger,
+): Promise<RemotingResponse> {
+  const processor = table.get(request.code);
+  if (!processor) return requestCodeNotSupported(request.code);
+  try {
+    return await processor(ctx, request, connection);
+  } catch (e) {
+    logger.error({ err: e, code: request.code }, 'processor failed');
+    const message = e instanceof Error ? e.message : String(e);
+    return { code: ResponseCode.SYSTEM_ERROR, header: {}, remark: message || 'system error' };
+  }
+}

@@ -1,0 +1,15 @@
+/**
+ * `rocketmq-ts/broker`: the reference broker. `Broker.start({ storePath, host, port, ... })` resolves to
+ * a running broker whose `address` is its HTTP base URL; `shutdown()` stops it. The wire is described in
+ * docs/protocol.md; the CLI is `rocketmq-ts broker --store DIR --port N`.
+ * @packageDocumentation
+ */
+export { Broker } from './broker.js';
+export {
+  BROKER_DEFAULTS,
+  resolveBrokerOptions,
+  type BrokerOptions,
+  type BrokerStoreOptions,
+  type ResolvedBrokerOptions,
+} from './broker-options.js';
+export type { BrokerContext, BrokerRequest, ConnectionInfo, Processor, TopicConfig } from './broker-context.js';

@@ -1,0 +1,61 @@
+/**
+ * The processor table: request code → processor (RocketMQ: registerProcessor in BrokerController).
+ * Each processor lives in `processors/<command>.ts` and is named after its command (STYLE habit 3).
+ */
+import { RequestCode } from '../protocol/index.js';
+import type { Processor } from './broker-context.js';
+import { getMaxOffset } from './processors/get-max-offset.js';
+import { getMinOffset } from './processors/get-min-offset.js';
+import { getRouteInfoByTopic } from './processors/get-route-info-by-topic.js';
+import { pullMessage } from './processors/pull-message.js';
+import { queryConsumerOffset } from './processors/query-consumer-offset.js';
+import { searchOffsetByTimestamp } from './processors/search-offset-by-timestamp.js';
+import { sendMessage } from './processors/send-message.js';
+import { updateAndCreateSubscriptionGroup } from './processors/update-and-create-subscription-group.js';
+import { updateAndCreateTopic } from './processors/update-and-create-topic.js';
+import { updateConsumerOffset } from './processors/update-consumer-offset.js';
+import { viewMessageById } from './processors/view-message-by-id.js';
+import { consumerSendMsgBack } from './processors/consumer-send-msg-back.js';
+import { getConsumerListByGroup } from './processors/get-consumer-list-by-group.js';
+import { heartBeat } from './processors/heart-beat.js';
+import { unregisterClient } from './processors/unregister-client.js';
+import { watchConsumerIds } from './processors/watch-consumer-ids.js';
+
+/** The core's processors: pull, send, offsets, route and admin. */
+function registerCoreProcessors(table: Map<number, Processor>): void {
+  table.set(RequestCode.PULL_MESSAGE, pullMessage);
+  table.set(RequestCode.LITE_PULL_MESSAGE, pullMessage);
+  table.set(RequestCode.SEND_MESSAGE, sendMessage);
+  table.set(RequestCode.SEND_BATCH_MESSAGE, sendMessage);
+  table.set(RequestCode.QUERY_CONSUMER_OFFSET, queryConsumerOffset);
+  table.set(RequestCode.UPDATE_CONSUMER_OFFSET, updateConsumerOffset);
+  table.set(RequestCode.GET_MIN_OFFSET, getMinOffset);
+  table.set(RequestCode.GET_MAX_OFFSET, getMaxOffset);
+  table.set(RequestCode.SEARCH_OFFSET_BY_TIMESTAMP, searchOffsetByTimestamp);
+  table.set(RequestCode.GET_ROUTEINFO_BY_TOPIC, getRouteInfoByTopic);
+  table.set(RequestCode.UPDATE_AND_CREATE_TOPIC, updateAndCreateTopic);
+  table.set(RequestCode.UPDATE_AND_CREATE_SUBSCRIPTIONGROUP, updateAndCreateSubscriptionGroup);
+  table.set(RequestCode.VIEW_MESSAGE_BY_ID, viewMessageById);
+}
+
+/**
+ * Consumer groups: heartbeat, unregister, consumer list, watch, send-back (the groups side adds its
+ * processors here, one line each).
+ */
+function registerGroupProcessors(table: Map<number, Processor>): void {
+  // ---- BEGIN group processors ----
+  table.set(RequestCode.HEART_BEAT, heartBeat);
+  table.set(RequestCode.UNREGISTER_CLIENT, unregisterClient);
+  table.set(RequestCode.GET_CONSUMER_LIST_BY_GROUP, getConsumerListByGroup);
+  table.set(RequestCode.WATCH_CONSUMER_IDS, watchConsumerIds);
+  table.set(RequestCode.CONSUMER_SEND_MSG_BACK, consumerSendMsgBack);
+  // ---- END group processors ----
+}
+
+/** Builds the table. */
+export function createProcessorTable(): ReadonlyMap<number, Processor> {
+  const table = new Map<number, Processor>();
+  registerCoreProcessors(table);
+  registerGroupProcessors(table);
+  return table;
+}

@@ -1,0 +1,314 @@
+/**
+ * PULL_MESSAGE (11) and LITE_PULL_MESSAGE (361): RocketMQ's PullMessageProcessor (facts §4).
+ *
+ * 1. The checks, in RocketMQ's order, with its codes and remarks (facts §4.3).
+ * 2. The subscription: from the request when the SUBSCRIPTION flag is set, else the one registered by
+ *    the group's heartbeat (with its SQL filter data); then the MessageFilter.
+ * 3. store.getMessage, the status → response-code mapping (facts §4.4), the response header.
+ * 4. Commit-on-pull (tryCommitOffset), then: FOUND → the stored records' bytes as the body;
+ *    PULL_NOT_FOUND with the SUSPEND flag → held by the PullRequestHoldService and run again (without
+ *    suspension and without a second commit) when a matching message arrives or the hold times out;
+ *    PULL_OFFSET_MOVED → logged (RocketMQ no longer writes the OFFSET_MOVED_EVENT topic).
+ */
+import {
+  ExpressionForRetryMessageFilter,
+  ExpressionMessageFilter,
+  buildSubscriptionDataWithType,
+  compileSql92,
+  isTagType,
+  type CompiledSql92,
+  type SubscriptionData,
+} from '../../filter/index.js';
+import {
+  FAQ_SUFFIX,
+  RequestCode,
+  ResponseCode,
+  hasCommitOffsetFlag,
+  hasSubscriptionFlag,
+  hasSuspendFlag,
+  isReadable,
+  type PullMessageRequestHeader,
+  type RemotingResponse,
+} from '../../protocol/index.js';
+import type { GetMessageResult, GetMessageStatus, MessageFilter } from '../../store/index.js';
+import type {
+  BrokerContext,
+  BrokerRequest,
+  ConnectionInfo,
+  ConsumerFilterDataApi,
+  Processor,
+} from '../broker-context.js';
+import { fail } from './responses.js';
+
+/** RocketMQ: ForbiddenType. */
+export const ForbiddenType = Object.freeze({
+  BROKER_FORBIDDEN: 1,
+  GROUP_FORBIDDEN: 2,
+  TOPIC_FORBIDDEN: 3,
+  BROADCASTING_DISABLE_FORBIDDEN: 4,
+  SUBSCRIPTION_FORBIDDEN: 5,
+});
+
+/** RocketMQ: composeResponseHeader's status → code table (facts §4.4). */
+export function pullResponseCode(status: GetMessageStatus, requestOffset: number): number {
+  switch (status) {
+    case 'FOUND':
+      return ResponseCode.SUCCESS;
+    case 'MESSAGE_WAS_REMOVING':
+    case 'NO_MATCHED_MESSAGE':
+      return ResponseCode.PULL_RETRY_IMMEDIATELY;
+    case 'NO_MATCHED_LOGIC_QUEUE':
+    case 'NO_MESSAGE_IN_QUEUE':
+      return requestOffset !== 0 ? ResponseCode.PULL_OFFSET_MOVED : ResponseCode.PULL_NOT_FOUND;
+    case 'OFFSET_FOUND_NULL':
+    case 'OFFSET_OVERFLOW_ONE':
+      return ResponseCode.PULL_NOT_FOUND;
+    case 'OFFSET_OVERFLOW_BADLY':
+    case 'OFFSET_TOO_SMALL':
+    case 'OFFSET_RESET':
+      return ResponseCode.PULL_OFFSET_MOVED;
+  }
+}
+
+const forbidden = (remark: string, forbiddenType: number): RemotingResponse =>
+  fail(ResponseCode.NO_PERMISSION, remark, { forbiddenType });
+
+/** A heartbeat-registered filter as the filter module's compiled-expression shape. */
+function compiledFrom(data: ConsumerFilterDataApi): CompiledSql92 {
+  return {
+    expression: data.expression,
+    propertyNames: [],
+    evaluate: (p) => data.matches((p ?? null) as Record<string, string> | null),
+    matches: (p) => data.matches((p ?? null) as Record<string, string> | null),
+  };
+}
+
+interface Prepared {
+  filter: MessageFilter;
+  topicSysFlag: number;
+  groupSysFlag: number;
+}
+
+/** Checks 1–10 of facts §4.3; the answer when one fails, else the filter to read with. */
+function prepare(
+  ctx: BrokerContext,
+  code: number,
+  h: PullMessageRequestHeader,
+  connection: ConnectionInfo,
+): RemotingResponse | Prepared {
+  const cfg = ctx.brokerConfig;
+  // 1-2: the broker
+  if (!isReadable(cfg.brokerPermission)) {
+    return forbidden(`the broker[${ctx.brokerIP}] pulling message is forbidden`, ForbiddenType.BROKER_FORBIDDEN);
+  }
+  if (code === RequestCode.LITE_PULL_MESSAGE && !cfg.litePullMessageEnable) {
+    return forbidden(`the broker[${ctx.brokerIP}] for lite pull consumer is forbidden`, ForbiddenType.BROKER_FORBIDDEN);
+  }
+  // 3-4: the subscription group
+  const group = ctx.subscriptionGroupManager.findSubscriptionGroupConfig(h.consumerGroup);
+  if (!group) {
+    return fail(
+      ResponseCode.SUBSCRIPTION_GROUP_NOT_EXIST,
+      `subscription group [${h.consumerGroup}] does not exist, ${FAQ_SUFFIX}`,
+    );
+  }
+  if (!group.consumeEnable) {
+    return forbidden(`subscription group no permission, ${h.consumerGroup}`, ForbiddenType.GROUP_FORBIDDEN);
+  }
+  // 5-6: the topic
+  const topicConfig = ctx.topicConfigManager.selectTopicConfig(h.topic);
+  if (!topicConfig) {
+    ctx.logger.warn({ topic: h.topic, consumer: connection.remoteAddress }, 'pull: topic not exist');
+    return fail(ResponseCode.TOPIC_NOT_EXIST, `topic[${h.topic}] not exist, apply first please! ${FAQ_SUFFIX}`);
+  }
+  if (!isReadable(topicConfig.perm)) {
+    return forbidden(`the topic[${h.topic}] pulling message is forbidden`, ForbiddenType.TOPIC_FORBIDDEN);
+  }
+  // 8: the queue id
+  if (h.queueId < 0 || h.queueId >= topicConfig.readQueueNums) {
+    return fail(
+      ResponseCode.INVALID_PARAMETER,
+      `queueId[${h.queueId}] is illegal, topic:[${h.topic}] topicConfig.readQueueNums:[${topicConfig.readQueueNums}] consumer:[${connection.remoteAddress}]`,
+    );
+  }
+  // 9: the subscription
+  let subscriptionData: SubscriptionData;
+  let filterData: CompiledSql92 | null = null;
+  if (hasSubscriptionFlag(h.sysFlag)) {
+    try {
+      subscriptionData = buildSubscriptionDataWithType(h.topic, h.subscription, h.expressionType);
+      subscriptionData.subVersion = h.subVersion;
+      if (!isTagType(subscriptionData.expressionType)) {
+        // Only SQL92 has a compiler: any other type cannot be parsed (RocketMQ's build gives null).
+        if (subscriptionData.expressionType !== 'SQL92')
+          throw new Error(`no compiler for ${subscriptionData.expressionType}`);
+        filterData = compileSql92(subscriptionData.subString);
+      }
+    } catch (e) {
+      ctx.logger.warn(
+        { err: e, group: h.consumerGroup, subscription: h.subscription },
+        'parse the consumer subscription failed',
+      );
+      return fail(ResponseCode.SUBSCRIPTION_PARSE_FAILED, "parse the consumer's subscription failed");
+    }
+  } else {
+    const info = ctx.consumerManager.getConsumerGroupInfo(h.consumerGroup);
+    if (!info) {
+      return fail(ResponseCode.SUBSCRIPTION_NOT_EXIST, `the consumer's group info not exist${FAQ_SUFFIX}`);
+    }
+    if (!group.consumeBroadcastEnable && info.messageModel === 'BROADCASTING') {
+      return forbidden(
+        `the consumer group[${h.consumerGroup}] can not consume by broadcast way`,
+        ForbiddenType.BROADCASTING_DISABLE_FORBIDDEN,
+      );
+    }
+    const registered = info.findSubscriptionData(h.topic);
+    if (!registered) {
+      return fail(ResponseCode.SUBSCRIPTION_NOT_EXIST, `the consumer's subscription not exist${FAQ_SUFFIX}`);
+    }
+    if (registered.subVersion < h.subVersion) {
+      ctx.logger.warn({ group: h.consumerGroup, topic: h.topic }, "the broker's subscription is not latest");
+      return fail(ResponseCode.SUBSCRIPTION_NOT_LATEST, "the consumer's subscription not latest");
+    }
+    subscriptionData = { ...registered, tagsSet: [...registered.tagsSet], codeSet: [...registered.codeSet] };
+    if (!isTagType(registered.expressionType)) {
+      const data = ctx.consumerFilterManager.get(h.topic, h.consumerGroup);
+      if (!data) {
+        return fail(
+          ResponseCode.FILTER_DATA_NOT_EXIST,
+          "The broker's consumer filter data is not exist!Your expression may be wrong!",
+        );
+      }
+      if (data.clientVersion < h.subVersion) {
+        return fail(ResponseCode.FILTER_DATA_NOT_LATEST, "the consumer's consumer filter data not latest");
+      }
+      filterData = compiledFrom(data);
+    }
+  }
+  // 10: SQL filtering enabled
+  if (!isTagType(subscriptionData.expressionType) && !cfg.enablePropertyFilter) {
+    return fail(
+      ResponseCode.SYSTEM_ERROR,
+      `The broker does not support consumer to filter message by ${subscriptionData.expressionType}`,
+    );
+  }
+  const filter = cfg.filterSupportRetry
+    ? new ExpressionForRetryMessageFilter(subscriptionData, filterData, (topic, g) => {
+        if (topic === undefined) return null;
+        const d = ctx.consumerFilterManager.get(topic, g);
+        return d ? compiledFrom(d) : null;
+      })
+    : new ExpressionMessageFilter(subscriptionData, filterData);
+  return { filter, topicSysFlag: topicConfig.topicSysFlag, groupSysFlag: group.groupSysFlag };
+}
+
+/** RocketMQ: processRequest(request, channel, brokerAllowSuspend). */
+export async function processPullRequest(
+  ctx: BrokerContext,
+  request: BrokerRequest,
+  connection: ConnectionInfo,
+  brokerAllowSuspend: boolean,
+): Promise<RemotingResponse> {
+  const h = request.header as PullMessageRequestHeader;
+  const prepared = prepare(ctx, request.code, h, connection);
+  if (!('filter' in prepared)) return prepared;
+
+  let result: GetMessageResult | null;
+  try {
+    result = await ctx.store.getMessage(
+      h.consumerGroup,
+      h.topic,
+      h.queueId,
+      h.queueOffset,
+      h.maxMsgNums,
+      prepared.filter,
+    );
+  } catch (e) {
+    ctx.logger.warn({ err: e }, 'store getMessage failed');
+    result = null;
+  }
+  if (!result) return fail(ResponseCode.SYSTEM_ERROR, 'store getMessage return null');
+
+  const code = pullResponseCode(result.status, h.queueOffset);
+  const header = {
+    nextBeginOffset: result.nextBeginOffset,
+    minOffset: result.minOffset,
+    maxOffset: result.maxOffset,
+    // RocketMQ: slave reading is off, so the master (0) is always suggested.
+    suggestWhichBrokerId: 0,
+    topicSysFlag: prepared.topicSysFlag,
+    groupSysFlag: prepared.groupSysFlag,
+  };
+  const remark: string = result.status;
+
+  // RocketMQ: tryCommitOffset runs for every handled pull, also one about to be suspended.
+  ctx.consumerOffsetManager.commitPullOffset(h.consumerGroup, h.topic, h.queueId, result.nextBeginOffset);
+  if (brokerAllowSuspend && hasCommitOffsetFlag(h.sysFlag)) {
+    ctx.consumerOffsetManager.commitOffset(
+      connection.remoteAddress,
+      h.consumerGroup,
+      h.topic,
+      h.queueId,
+      h.commitOffset,
+    );
+  }
+
+  switch (code) {
+    case ResponseCode.SUCCESS:
+      return { code, header, remark, body: Buffer.concat(result.messages, result.bufferTotalSize) };
+    case ResponseCode.PULL_NOT_FOUND:
+      if (brokerAllowSuspend && hasSuspendFlag(h.sysFlag)) {
+        const pollingTimeMills = ctx.brokerConfig.longPollingEnable
+          ? h.suspendTimeoutMillis
+          : ctx.brokerConfig.shortPollingTimeMills;
+        return suspend(ctx, request, connection, prepared.filter, pollingTimeMills, { code, header, remark });
+      }
+      return { code, header, remark };
+    case ResponseCode.PULL_OFFSET_MOVED:
+      // RocketMQ 5: the OffsetMovedEvent is only logged.
+      ctx.logger.info(
+        {
+          consumerGroup: h.consumerGroup,
+          mq: { topic: h.topic, brokerName: ctx.brokerName, queueId: h.queueId },
+          offsetRequest: h.queueOffset,
+          offsetNew: result.nextBeginOffset,
+        },
+        `PULL_OFFSET_MOVED: correction offset (${result.status})`,
+      );
+      return { code, header, remark };
+    default:
+      return { code, header, remark };
+  }
+}
+
+/** Holds the request; it is answered by a second run (no suspension, no commit) or dropped. */
+function suspend(
+  ctx: BrokerContext,
+  request: BrokerRequest,
+  connection: ConnectionInfo,
+  filter: MessageFilter,
+  pollingTimeMills: number,
+  notFound: RemotingResponse,
+): Promise<RemotingResponse> {
+  const h = request.header as PullMessageRequestHeader;
+  return new Promise((resolve) => {
+    ctx.pullRequestHoldService.suspendPullRequest({
+      topic: h.topic,
+      queueId: h.queueId,
+      pullFromThisOffset: h.queueOffset,
+      suspendTimestamp: ctx.clock.now(),
+      timeoutMillis: pollingTimeMills,
+      filter,
+      signal: connection.signal,
+      wake: () => {
+        processPullRequest(ctx, request, connection, false).then(resolve, (e: unknown) => {
+          ctx.logger.error({ err: e }, 'held pull failed on wake-up');
+          resolve(fail(ResponseCode.SYSTEM_ERROR, e instanceof Error ? e.message : String(e)));
+        });
+      },
+      drop: () => resolve(notFound),
+    });
+  });
+}
+
+export const pullMessage: Processor = (ctx, request, connection) => processPullRequest(ctx, request, connection, true);

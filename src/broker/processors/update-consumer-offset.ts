@@ -1,0 +1,23 @@
+/**
+ * UPDATE_CONSUMER_OFFSET (15): RocketMQ's ConsumerManageProcessor.updateConsumerOffset (facts §6).
+ * Checks in order: the group exists (never auto-created here), the topic exists; then a plain
+ * overwrite of the committed offset.
+ */
+import { ResponseCode, type UpdateConsumerOffsetRequestHeader } from '../../protocol/index.js';
+import type { Processor } from '../broker-context.js';
+import { fail, ok } from './responses.js';
+
+export const updateConsumerOffset: Processor = (ctx, request, connection) => {
+  const h = request.header as UpdateConsumerOffsetRequestHeader;
+  if (!ctx.subscriptionGroupManager.containsSubscriptionGroup(h.consumerGroup)) {
+    return Promise.resolve(fail(ResponseCode.SUBSCRIPTION_GROUP_NOT_EXIST, `Group ${h.consumerGroup} not exist!`));
+  }
+  if (!ctx.topicConfigManager.selectTopicConfig(h.topic)) {
+    return Promise.resolve(fail(ResponseCode.TOPIC_NOT_EXIST, `Topic ${h.topic} not exist!`));
+  }
+  if (h.queueId < 0) {
+    return Promise.resolve(fail(ResponseCode.INVALID_PARAMETER, `QueueId is illegal, topic is ${h.topic}`));
+  }
+  ctx.consumerOffsetManager.commitOffset(connection.remoteAddress, h.consumerGroup, h.topic, h.queueId, h.commitOffset);
+  return Promise.resolve(ok());
+};

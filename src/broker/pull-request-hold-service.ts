@@ -1,0 +1,212 @@
+/**
+ * PullRequestHoldService (RocketMQ's name, facts §4.6): long polling. A pull that found nothing and
+ * carries the SUSPEND flag is held under `topic@queueId` and answered
+ * - at once when a message arrives on that queue whose tags code (consume-queue stage) and properties
+ *   (commit-log stage) match the request's filter — the store announces every dispatched record;
+ * - at its suspend timeout (a timer per request; RocketMQ only notices timeouts on its 5 s check, so
+ *   an answer could come up to 5 s late — ours comes on time);
+ * - on the periodic check (every 5 s, or `shortPollingTimeMills` with long polling off) when the queue
+ *   has grown past the request's offset, whatever the message — the safety net.
+ * "Answered" means the whole request is run again with suspension disabled (RocketMQ:
+ * executeRequestWhenWakeup), so it can neither be held again nor commit its offset a second time.
+ * A held request whose client went away is dropped silently. At shutdown every held request is answered.
+ */
+import type { Clock, TimerHandle } from '../common/clock.js';
+import type { Logger } from '../common/logger.js';
+import type { MessageFilter } from '../store/index.js';
+
+/** A suspended pull (RocketMQ: PullRequest). */
+export interface HeldPullRequest {
+  topic: string;
+  queueId: number;
+  /** The request's queueOffset: any message at or past it may answer the request. */
+  pullFromThisOffset: number;
+  /** When the request was suspended (clock ms). */
+  suspendTimestamp: number;
+  /** How long it may be held, ms. */
+  timeoutMillis: number;
+  filter: MessageFilter;
+  /** Aborted when the client goes away. */
+  signal: AbortSignal;
+  /** Runs the request again (no suspension, no commit) and answers the client. Called at most once. */
+  wake(): void;
+  /** Ends the request without answering (its client is gone). Called at most once. */
+  drop(): void;
+}
+
+export interface PullRequestHoldServiceOptions {
+  /** The queue's current max offset (RocketMQ: store.getMaxOffsetInQueue). */
+  maxOffsetInQueue(topic: string, queueId: number): number;
+  longPollingEnable: boolean;
+  shortPollingTimeMills: number;
+  /** Period of the safety-net check when long polling is on, ms (RocketMQ: 5000). */
+  checkIntervalMs: number;
+  clock: Clock;
+  logger: Logger;
+}
+
+interface Entry {
+  req: HeldPullRequest;
+  timer: TimerHandle;
+  onAbort: () => void;
+  done: boolean;
+}
+
+const TOPIC_QUEUE_SEPARATOR = '@';
+
+export class PullRequestHoldService {
+  private readonly table = new Map<string, Set<Entry>>();
+  private readonly options: PullRequestHoldServiceOptions;
+  private interval: TimerHandle | undefined;
+  private stopped = false;
+
+  constructor(options: PullRequestHoldServiceOptions) {
+    this.options = options;
+  }
+
+  start(): void {
+    if (this.interval !== undefined || this.stopped) return;
+    const period = this.options.longPollingEnable ? this.options.checkIntervalMs : this.options.shortPollingTimeMills;
+    this.interval = this.options.clock.setInterval(() => this.checkHoldRequest(), period);
+  }
+
+  /** Number of requests held now. */
+  get size(): number {
+    let n = 0;
+    for (const set of this.table.values()) n += set.size;
+    return n;
+  }
+
+  /**
+   * RocketMQ: suspendPullRequest. When the queue already grew past the request's offset (a message
+   * arrived between the read and now), the request is answered at once instead.
+   */
+  suspendPullRequest(req: HeldPullRequest): void {
+    if (this.stopped) {
+      req.wake();
+      return;
+    }
+    if (req.signal.aborted) {
+      req.drop();
+      return;
+    }
+    const key = req.topic + TOPIC_QUEUE_SEPARATOR + req.queueId;
+    const entry: Entry = {
+      req,
+      done: false,
+      onAbort: () => this.finish(key, entry, 'drop'),
+      timer: this.options.clock.setTimeout(
+        () => this.finish(key, entry, 'wake'),
+        Math.max(0, req.suspendTimestamp + req.timeoutMillis - this.options.clock.now()),
+      ),
+    };
+    let set = this.table.get(key);
+    if (!set) {
+      set = new Set();
+      this.table.set(key, set);
+    }
+    set.add(entry);
+    req.signal.addEventListener('abort', entry.onAbort, { once: true });
+    if (this.options.longPollingEnable && this.safeMaxOffset(req.topic, req.queueId) > req.pullFromThisOffset) {
+      this.finish(key, entry, 'wake');
+    }
+  }
+
+  /**
+   * RocketMQ: notifyMessageArriving. `tagsCode` and `properties` are null on the periodic check, which
+   * matches any filter.
+   */
+  notifyMessageArriving(
+    topic: string,
+    queueId: number,
+    maxOffset: number,
+    tagsCode: number | null,
+    properties: Record<string, string> | null,
+  ): void {
+    const key = topic + TOPIC_QUEUE_SEPARATOR + queueId;
+    const set = this.table.get(key);
+    if (!set || set.size === 0) return;
+    const now = this.options.clock.now();
+    for (const entry of [...set]) {
+      const { req } = entry;
+      let newest = maxOffset;
+      if (newest <= req.pullFromThisOffset) newest = this.safeMaxOffset(topic, queueId);
+      if (newest > req.pullFromThisOffset && this.matches(req.filter, tagsCode, properties)) {
+        this.finish(key, entry, 'wake');
+      } else if (now >= req.suspendTimestamp + req.timeoutMillis) {
+        this.finish(key, entry, 'wake');
+      }
+    }
+  }
+
+  /** The store's arrival announcement (called synchronously right after dispatch). */
+  onMessageArriving(
+    topic: string,
+    queueId: number,
+    maxOffset: number,
+    tagsCode: number,
+    properties: Record<string, string> | null,
+  ): void {
+    // RocketMQ: the store calls the listener only when long polling is enabled.
+    if (!this.options.longPollingEnable) return;
+    this.notifyMessageArriving(topic, queueId, maxOffset, tagsCode, properties);
+  }
+
+  /** RocketMQ: checkHoldRequest — every key is checked against the queue's current max offset. */
+  checkHoldRequest(): void {
+    for (const key of [...this.table.keys()]) {
+      const set = this.table.get(key);
+      const first = set?.values().next().value;
+      if (!first) continue;
+      const { topic, queueId } = first.req;
+      this.notifyMessageArriving(topic, queueId, this.safeMaxOffset(topic, queueId), null, null);
+    }
+  }
+
+  /** Answers every held request and stops the timer. */
+  shutdown(): void {
+    this.stopped = true;
+    if (this.interval !== undefined) this.options.clock.clearInterval(this.interval);
+    this.interval = undefined;
+    for (const [key, set] of [...this.table]) {
+      for (const entry of [...set]) this.finish(key, entry, entry.req.signal.aborted ? 'drop' : 'wake');
+    }
+  }
+
+  private finish(key: string, entry: Entry, how: 'wake' | 'drop'): void {
+    if (entry.done) return;
+    entry.done = true;
+    this.options.clock.clearTimeout(entry.timer);
+    entry.req.signal.removeEventListener('abort', entry.onAbort);
+    const set = this.table.get(key);
+    if (set) {
+      set.delete(entry);
+      if (set.size === 0) this.table.delete(key);
+    }
+    try {
+      if (how === 'wake' && !entry.req.signal.aborted) entry.req.wake();
+      else entry.req.drop();
+    } catch (e) {
+      this.options.logger.error({ err: e, key }, 'answering a held pull failed');
+    }
+  }
+
+  private matches(filter: MessageFilter, tagsCode: number | null, properties: Record<string, string> | null): boolean {
+    try {
+      let match = filter.isMatchedByConsumeQueue(tagsCode);
+      if (match && properties !== null) match = filter.isMatchedByCommitLog(null, properties);
+      return match;
+    } catch (e) {
+      this.options.logger.warn({ err: e }, 'filter failed on arrival; answering the held pull');
+      return true;
+    }
+  }
+
+  private safeMaxOffset(topic: string, queueId: number): number {
+    try {
+      return this.options.maxOffsetInQueue(topic, queueId);
+    } catch {
+      return 0;
+    }
+  }
+}

@@ -1,0 +1,183 @@
+/**
+ * TopicConfigManager (RocketMQ's name): the broker's topics, persisted in `config/topics.json` as
+ * `{"dataVersion": {"counter": n, "timestamp": ms}, "topicConfigTable": {"<topic>": TopicConfig}}`.
+ *
+ * RocketMQ: the broker starts with its system topics (TBW102 when auto-creation is enabled, the delay
+ * topic SCHEDULE_TOPIC_XXXX, SELF_TEST_TOPIC, OFFSET_MOVED_EVENT, and the cluster and broker names), and
+ * creates a topic on first send from the template topic (createTopicInSendMessageMethod) or on send-back
+ * (createTopicInSendMessageBackMethod).
+ */
+import path from 'node:path';
+import type { Logger } from '../common/logger.js';
+import { nameProblem, topicNameProblem } from '../common/names.js';
+import { SCHEDULE_TOPIC } from '../common/message.js';
+import { AUTO_CREATE_TOPIC_KEY_TOPIC, PermName } from '../protocol/index.js';
+import type { TopicConfig, TopicConfigManagerApi } from './broker-context.js';
+import { ConfigFile } from './config-file.js';
+
+export const SELF_TEST_TOPIC = 'SELF_TEST_TOPIC';
+export const OFFSET_MOVED_EVENT = 'OFFSET_MOVED_EVENT';
+/** RocketMQ: TopicValidator.NOT_ALLOWED_SEND_TOPIC_SET (the ones this broker knows). */
+export const NOT_ALLOWED_SEND_TOPICS: ReadonlySet<string> = new Set([
+  SCHEDULE_TOPIC,
+  SELF_TEST_TOPIC,
+  OFFSET_MOVED_EVENT,
+]);
+
+export interface TopicConfigManagerOptions {
+  storePath: string;
+  brokerName: string;
+  clusterName: string;
+  autoCreateTopicEnable: boolean;
+  defaultTopicQueueNums: number;
+  /** Queues of SCHEDULE_TOPIC_XXXX: one per delay level. */
+  scheduleTopicQueueNums: number;
+  logger: Logger;
+}
+
+export function newTopicConfig(topicName: string, queueNums: number, perm: number, topicSysFlag = 0): TopicConfig {
+  return {
+    topicName,
+    readQueueNums: queueNums,
+    writeQueueNums: queueNums,
+    perm,
+    topicFilterType: 'SINGLE_TAG',
+    topicSysFlag,
+    order: false,
+  };
+}
+
+const RW = PermName.READ | PermName.WRITE;
+
+export class TopicConfigManager implements TopicConfigManagerApi {
+  private readonly table = new Map<string, TopicConfig>();
+  private readonly file: ConfigFile;
+  private readonly options: TopicConfigManagerOptions;
+  private dataVersion = { counter: 0, timestamp: Date.now() };
+
+  constructor(options: TopicConfigManagerOptions) {
+    this.options = options;
+    this.file = new ConfigFile(path.join(options.storePath, 'config', 'topics.json'), options.logger);
+    this.addSystemTopics();
+    this.load();
+  }
+
+  private addSystemTopics(): void {
+    const o = this.options;
+    this.table.set(SELF_TEST_TOPIC, newTopicConfig(SELF_TEST_TOPIC, 1, RW));
+    if (o.autoCreateTopicEnable) {
+      // RocketMQ: TBW102 carries INHERIT so topics created from it copy its queues and perm.
+      this.table.set(
+        AUTO_CREATE_TOPIC_KEY_TOPIC,
+        newTopicConfig(AUTO_CREATE_TOPIC_KEY_TOPIC, o.defaultTopicQueueNums, PermName.INHERIT | RW),
+      );
+    }
+    this.table.set(o.clusterName, newTopicConfig(o.clusterName, 16, PermName.INHERIT));
+    this.table.set(o.brokerName, newTopicConfig(o.brokerName, 1, PermName.INHERIT));
+    this.table.set(OFFSET_MOVED_EVENT, newTopicConfig(OFFSET_MOVED_EVENT, 1, RW));
+    this.table.set(SCHEDULE_TOPIC, newTopicConfig(SCHEDULE_TOPIC, o.scheduleTopicQueueNums, RW));
+  }
+
+  private load(): void {
+    const data = this.file.load();
+    if (!data || typeof data !== 'object') return;
+    const table = (data as { topicConfigTable?: unknown }).topicConfigTable;
+    if (table && typeof table === 'object') {
+      for (const [name, raw] of Object.entries(table as Record<string, unknown>)) {
+        const cfg = parseTopicConfig(name, raw);
+        if (cfg) this.table.set(name, cfg);
+        else this.options.logger.warn({ topic: name }, 'ignoring an invalid topic config on load');
+      }
+    }
+    const dv = (data as { dataVersion?: { counter?: unknown } }).dataVersion;
+    if (dv && typeof dv.counter === 'number') this.dataVersion.counter = dv.counter;
+  }
+
+  selectTopicConfig(topic: string): TopicConfig | undefined {
+    return this.table.get(topic);
+  }
+
+  allTopics(): TopicConfig[] {
+    return [...this.table.values()];
+  }
+
+  /** RocketMQ: isOrderTopic. */
+  isOrderTopic(topic: string): boolean {
+    return this.table.get(topic)?.order ?? false;
+  }
+
+  /**
+   * RocketMQ: createTopicInSendMessageMethod. Creates `topic` from the template `defaultTopic` when the
+   * template carries the INHERIT perm: queue count min(client's defaultTopicQueueNums, template's write
+   * queues), perm without INHERIT. Returns undefined when the template is missing or does not allow it.
+   */
+  createTopicInSendMessageMethod(
+    topic: string,
+    defaultTopic: string,
+    clientDefaultTopicQueueNums: number,
+    topicSysFlag: number,
+  ): TopicConfig | undefined {
+    const existing = this.table.get(topic);
+    if (existing) return existing;
+    if (topicNameProblem(topic) !== null) return undefined;
+    const template = this.table.get(defaultTopic);
+    if (!template) {
+      this.options.logger.warn({ topic, defaultTopic }, 'create topic failed: the default topic does not exist');
+      return undefined;
+    }
+    let templatePerm = template.perm;
+    if (defaultTopic === AUTO_CREATE_TOPIC_KEY_TOPIC && !this.options.autoCreateTopicEnable) templatePerm = RW;
+    if ((templatePerm & PermName.INHERIT) === 0) {
+      this.options.logger.warn({ topic, defaultTopic }, 'create topic failed: the default topic has no INHERIT perm');
+      return undefined;
+    }
+    const queueNums = Math.max(0, Math.min(clientDefaultTopicQueueNums, template.writeQueueNums));
+    if (queueNums === 0) return undefined;
+    const cfg: TopicConfig = {
+      ...newTopicConfig(topic, queueNums, templatePerm & ~PermName.INHERIT, topicSysFlag),
+      topicFilterType: template.topicFilterType,
+    };
+    this.options.logger.info({ topic, queueNums }, 'topic created on send');
+    this.put(cfg);
+    return cfg;
+  }
+
+  /** RocketMQ: createTopicInSendMessageBackMethod — used for %RETRY% and %DLQ% topics. */
+  createTopicIfAbsent(topic: string, queueNums: number, perm: number, topicSysFlag = 0): TopicConfig {
+    const existing = this.table.get(topic);
+    if (existing) return existing;
+    const cfg = newTopicConfig(topic, queueNums, perm, topicSysFlag);
+    this.put(cfg);
+    return cfg;
+  }
+
+  updateTopicConfig(config: TopicConfig): void {
+    this.put({ ...config });
+  }
+
+  private put(cfg: TopicConfig): void {
+    this.table.set(cfg.topicName, cfg);
+    this.dataVersion = { counter: this.dataVersion.counter + 1, timestamp: Date.now() };
+    this.persist().catch((e: unknown) => this.options.logger.error({ err: e }, 'persisting topics.json failed'));
+  }
+
+  persist(): Promise<void> {
+    return this.file.persist({ dataVersion: this.dataVersion, topicConfigTable: Object.fromEntries(this.table) });
+  }
+}
+
+function parseTopicConfig(name: string, raw: unknown): TopicConfig | undefined {
+  if (!raw || typeof raw !== 'object' || nameProblem('topic', name, 255) !== null) return undefined;
+  const r = raw as Partial<TopicConfig>;
+  const int = (v: unknown): v is number => typeof v === 'number' && Number.isInteger(v) && v >= 0;
+  if (!int(r.readQueueNums) || !int(r.writeQueueNums) || !int(r.perm)) return undefined;
+  return {
+    topicName: name,
+    readQueueNums: r.readQueueNums,
+    writeQueueNums: r.writeQueueNums,
+    perm: r.perm,
+    topicFilterType: r.topicFilterType === 'MULTI_TAG' ? 'MULTI_TAG' : 'SINGLE_TAG',
+    topicSysFlag: int(r.topicSysFlag) ? r.topicSysFlag : 0,
+    order: r.order === true,
+  };
+}

@@ -1,0 +1,116 @@
+#!/usr/bin/env node
+/**
+ * The `rocketmq-ts` command. Subcommands:
+ *   rocketmq-ts broker --store DIR [--port N] [--host H] [--broker-name N] [--cluster-name N]
+ *                      [--access-token T] [--sync-flush] [--no-auto-create-topic]
+ * Prints `rocketmq-ts broker listening on <address>` once the broker serves, and shuts down cleanly on
+ * SIGINT / SIGTERM (exit code 0). Bad flags exit with code 2 and a message on stderr.
+ */
+import { parseArgs } from 'node:util';
+import { Broker } from './broker/index.js';
+
+const USAGE = `Usage: rocketmq-ts <command> [options]
+
+Commands:
+  broker    run the reference broker
+
+rocketmq-ts broker options:
+  --store DIR              store directory (required)
+  --port N                 port to listen on (default 8081; 0 picks a free one)
+  --host H                 interface to bind (default 127.0.0.1)
+  --broker-name NAME       broker name (default broker-a)
+  --cluster-name NAME      cluster name (default DefaultCluster)
+  --access-token TOKEN     require "Authorization: Bearer TOKEN" on every call
+                           (also read from ROCKETMQ_TS_ACCESS_TOKEN)
+  --sync-flush             fsync every message before acknowledging it
+  --no-auto-create-topic   do not create topics on first send
+  -h, --help               show this help
+`;
+
+class UsageError extends Error {}
+
+function parsePort(v: string | undefined): number | undefined {
+  if (v === undefined) return undefined;
+  if (!/^\d+$/.test(v) || Number(v) > 65535)
+    throw new UsageError(`--port must be a number from 0 to 65535, got '${v}'`);
+  return Number(v);
+}
+
+async function runBroker(args: string[]): Promise<void> {
+  const { values } = parseArgs({
+    args,
+    options: {
+      store: { type: 'string' },
+      port: { type: 'string' },
+      host: { type: 'string' },
+      'broker-name': { type: 'string' },
+      'cluster-name': { type: 'string' },
+      'access-token': { type: 'string' },
+      'sync-flush': { type: 'boolean' },
+      'no-auto-create-topic': { type: 'boolean' },
+      help: { type: 'boolean', short: 'h' },
+    },
+    strict: true,
+    allowPositionals: false,
+  });
+  if (values.help) {
+    process.stdout.write(USAGE);
+    return;
+  }
+  if (!values.store) throw new UsageError('--store DIR is required');
+  const broker = await Broker.start({
+    storePath: values.store,
+    port: parsePort(values.port),
+    host: values.host,
+    brokerName: values['broker-name'],
+    clusterName: values['cluster-name'],
+    accessToken: values['access-token'] ?? process.env.ROCKETMQ_TS_ACCESS_TOKEN ?? undefined,
+    autoCreateTopicEnable: values['no-auto-create-topic'] ? false : undefined,
+    store: values['sync-flush'] ? { flushDiskType: 'SYNC_FLUSH' } : undefined,
+  });
+  process.stdout.write(`rocketmq-ts broker listening on ${broker.address}\n`);
+  await new Promise<void>((resolve) => {
+    const stop = (signal: NodeJS.Signals): void => {
+      process.off('SIGINT', stop);
+      process.off('SIGTERM', stop);
+      process.stderr.write(`rocketmq-ts broker: ${signal}, shutting down\n`);
+      broker.shutdown().then(resolve, (e: unknown) => {
+        process.stderr.write(`rocketmq-ts broker: shutdown failed: ${(e as Error).message}\n`);
+        process.exitCode = 1;
+        resolve();
+      });
+    };
+    process.on('SIGINT', stop);
+    process.on('SIGTERM', stop);
+  });
+}
+
+async function main(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  if (command === undefined || command === '-h' || command === '--help' || command === 'help') {
+    process.stdout.write(USAGE);
+    return command === undefined ? 2 : 0;
+  }
+  if (command !== 'broker') {
+    process.stderr.write(`rocketmq-ts: unknown command '${command}'\n\n${USAGE}`);
+    return 2;
+  }
+  try {
+    await runBroker(rest);
+    return typeof process.exitCode === 'number' ? process.exitCode : 0;
+  } catch (e) {
+    const err = e as Error & { code?: string };
+    const usage = e instanceof UsageError || (typeof err.code === 'string' && err.code.startsWith('ERR_PARSE_ARGS'));
+    process.stderr.write(`rocketmq-ts broker: ${err.message}\n`);
+    if (usage) process.stderr.write('Run `rocketmq-ts broker --help` for the options.\n');
+    return usage || err.code === 'ERR_INVALID_ARGUMENT' ? 2 : 1;
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (e: unknown) => {
+    process.stderr.write(`rocketmq-ts: ${(e as Error)?.message ?? String(e)}\n`);
+    process.exit(1);
+  },
+);

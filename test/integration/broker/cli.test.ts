@@ -1,0 +1,130 @@
+/**
+ * The CLI (`rocketmq-ts broker ...`) from the compiled package, as a user runs it.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { rmSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ResponseCode } from '../../../src/protocol/index.js';
+import { TestBrokerClient, uniqueName } from '../../support/broker-client.js';
+import { tempStorePath } from '../../support/broker-fixture.js';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
+const cli = path.join(root, 'dist', 'cli.js');
+/** Child processes start slowly on a busy machine. */
+const CLI_TEST_TIMEOUT_MS = 60_000;
+
+interface Run {
+  child: ChildProcess;
+  stdout: () => string;
+  stderr: () => string;
+  exit: Promise<number | null>;
+}
+
+function run(args: string[]): Run {
+  const child = spawn(process.execPath, [cli, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr?.on('data', (d: Buffer) => (err += d.toString()));
+  const exit = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  return { child, stdout: () => out, stderr: () => err, exit };
+}
+
+async function listeningAddress(r: Run, timeoutMs = 40_000): Promise<string> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const m = /rocketmq-ts broker listening on (http:\/\/\S+)/.exec(r.stdout());
+    if (m?.[1]) return m[1];
+    if (r.child.exitCode !== null) throw new Error(`CLI exited early: ${r.stderr()}`);
+    if (Date.now() > deadline) throw new Error(`no listening line: ${r.stdout()} ${r.stderr()}`);
+    await new Promise((res) => setTimeout(res, 20));
+  }
+}
+
+describe('rocketmq-ts broker (CLI)', () => {
+  test(
+    'starts, prints where it listens, serves a command, exits 0 on SIGTERM',
+    async () => {
+      const store = tempStorePath('rmq-cli-');
+      const r = run(['broker', '--store', store, '--port', '0']);
+      const client = new TestBrokerClient(
+        await listeningAddress(r).catch((e: unknown) => {
+          r.child.kill('SIGKILL');
+          throw e;
+        }),
+      );
+      try {
+        const topic = uniqueName('T');
+        expect((await client.send(topic, 'hello')).code).toBe(ResponseCode.SUCCESS);
+        expect((await client.call('GET_MAX_OFFSET', { topic, queueId: 0 })).header.offset).toBe(1);
+      } finally {
+        await client.close();
+        r.child.kill('SIGTERM');
+      }
+      expect(await r.exit).toBe(0);
+      rmSync(store, { recursive: true, force: true });
+    },
+    CLI_TEST_TIMEOUT_MS,
+  );
+
+  test(
+    'SIGINT shuts down cleanly too, and the store can be opened again',
+    async () => {
+      const store = tempStorePath('rmq-cli-');
+      const first = run(['broker', '--store', store, '--port', '0', '--broker-name', 'broker-x']);
+      await listeningAddress(first);
+      first.child.kill('SIGINT');
+      expect(await first.exit).toBe(0);
+      const second = run(['broker', '--store', store, '--port', '0']);
+      await listeningAddress(second);
+      second.child.kill('SIGTERM');
+      expect(await second.exit).toBe(0);
+      rmSync(store, { recursive: true, force: true });
+    },
+    CLI_TEST_TIMEOUT_MS,
+  );
+
+  test(
+    '--access-token is required from clients',
+    async () => {
+      const store = tempStorePath('rmq-cli-');
+      const r = run(['broker', '--store', store, '--port', '0', '--access-token', 'tok']);
+      const address = await listeningAddress(r);
+      const anonymous = new TestBrokerClient(address);
+      const authed = new TestBrokerClient(address, { token: 'tok' });
+      try {
+        expect((await anonymous.call('GET_MAX_OFFSET', { topic: 'T', queueId: 0 })).status).toBe(401);
+        expect((await authed.call('GET_MAX_OFFSET', { topic: 'T', queueId: 0 })).status).toBe(200);
+      } finally {
+        await anonymous.close();
+        await authed.close();
+        r.child.kill('SIGTERM');
+      }
+      expect(await r.exit).toBe(0);
+      rmSync(store, { recursive: true, force: true });
+    },
+    CLI_TEST_TIMEOUT_MS,
+  );
+
+  test.each([
+    [['broker'], /--store DIR is required/],
+    [['broker', '--store', '/tmp/x', '--port', 'abc'], /--port must be a number/],
+    [['broker', '--store', '/tmp/x', '--bogus'], /Unknown option '--bogus'/],
+    [['frobnicate'], /unknown command 'frobnicate'/],
+  ])(
+    'bad usage %j exits non-zero with a clear message',
+    async (args, message) => {
+      const r = run(args);
+      const code = await r.exit;
+      expect({ code, stderr: r.stderr() }).toMatchObject({ code: 2, stderr: expect.stringMatching(message) });
+    },
+    CLI_TEST_TIMEOUT_MS,
+  );
+
+  test('--help prints the usage and exits 0', async () => {
+    const r = run(['broker', '--help']);
+    expect(await r.exit).toBe(0);
+    expect(r.stdout()).toContain('--store DIR');
+  });
+});
