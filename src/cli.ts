@@ -3,6 +3,8 @@
  * The `rocketmq-ts` command. Subcommands:
  *   rocketmq-ts broker --store DIR [--port N] [--host H] [--broker-name N] [--cluster-name N]
  *                      [--access-token T] [--sync-flush] [--no-auto-create-topic]
+ *                      [--channel-expired-timeout-ms N] [--watch-renew-grace-ms N]
+ *                      [--message-delay-level "1s 5s ..."] [--dlq-readable]
  * Prints `rocketmq-ts broker listening on <address>` once the broker serves, and shuts down cleanly on
  * SIGINT / SIGTERM (exit code 0). Bad flags exit with code 2 and a message on stderr.
  */
@@ -24,10 +26,25 @@ rocketmq-ts broker options:
                            (also read from ROCKETMQ_TS_ACCESS_TOKEN)
   --sync-flush             fsync every message before acknowledging it
   --no-auto-create-topic   do not create topics on first send
+  --channel-expired-timeout-ms N
+                           evict a consumer that has not heartbeated for N ms
+                           (default 120000, as RocketMQ)
+  --watch-renew-grace-ms N evict a consumer whose membership watch closed and was
+                           not renewed within N ms (default 3000)
+  --message-delay-level L  delay levels, e.g. "1s 5s 10s 30s 1m ... 2h" (units
+                           ms, s, m, h, d; default RocketMQ's 18 levels)
+  --dlq-readable           make %DLQ% topics readable when they are created
   -h, --help               show this help
 `;
 
 class UsageError extends Error {}
+
+function parseMs(flag: string, v: string | undefined): number | undefined {
+  if (v === undefined) return undefined;
+  if (!/^\d+$/.test(v) || !Number.isSafeInteger(Number(v)))
+    throw new UsageError(`--${flag} must be a whole number of ms, got '${v}'`);
+  return Number(v);
+}
 
 function parsePort(v: string | undefined): number | undefined {
   if (v === undefined) return undefined;
@@ -48,6 +65,10 @@ async function runBroker(args: string[]): Promise<void> {
       'access-token': { type: 'string' },
       'sync-flush': { type: 'boolean' },
       'no-auto-create-topic': { type: 'boolean' },
+      'channel-expired-timeout-ms': { type: 'string' },
+      'watch-renew-grace-ms': { type: 'string' },
+      'message-delay-level': { type: 'string' },
+      'dlq-readable': { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
     strict: true,
@@ -66,7 +87,13 @@ async function runBroker(args: string[]): Promise<void> {
     clusterName: values['cluster-name'],
     accessToken: values['access-token'] ?? process.env.ROCKETMQ_TS_ACCESS_TOKEN ?? undefined,
     autoCreateTopicEnable: values['no-auto-create-topic'] ? false : undefined,
-    store: values['sync-flush'] ? { flushDiskType: 'SYNC_FLUSH' } : undefined,
+    channelExpiredTimeoutMs: parseMs('channel-expired-timeout-ms', values['channel-expired-timeout-ms']),
+    watchRenewGraceMs: parseMs('watch-renew-grace-ms', values['watch-renew-grace-ms']),
+    dlqReadable: values['dlq-readable'] ? true : undefined,
+    store: {
+      ...(values['sync-flush'] ? { flushDiskType: 'SYNC_FLUSH' as const } : {}),
+      ...(values['message-delay-level'] ? { messageDelayLevel: values['message-delay-level'] } : {}),
+    },
   });
   process.stdout.write(`rocketmq-ts broker listening on ${broker.address}\n`);
   await new Promise<void>((resolve) => {
