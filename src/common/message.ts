@@ -62,6 +62,8 @@ export interface MessageExt {
   offsetMsgId?: string;
   /** Broker the message was pulled from (set by the client). */
   brokerName?: string;
+  /** For a transactional message (`TRAN_MSG=true`): its `UNIQ_KEY`, set by the client after a pull. */
+  transactionId?: string;
 }
 
 /** Well-known property names (RocketMQ's MessageConst). */

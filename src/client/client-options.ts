@@ -1,0 +1,177 @@
+/**
+ * The options every client (Producer, PullConsumer, PushConsumer, LitePullConsumer) shares: RocketMQ's
+ * ClientConfig, with units in the names. One place: the `ClientOptions` type (a doc comment per field,
+ * default and unit), frozen defaults, one zod shape that each client's own schema extends, and one
+ * parse function that throws an `InvalidArgumentError` whose `field` is the option's name
+ * (STYLE habit 5).
+ */
+import { hrtime, pid } from 'node:process';
+import { networkInterfaces } from 'node:os';
+import { z } from 'zod';
+import { InvalidArgumentError } from '../common/errors.js';
+import { silentLogger, type Logger } from '../common/logger.js';
+import { systemClock, type Clock } from '../common/clock.js';
+
+export interface ClientOptions {
+  /**
+   * The broker(s) to talk to: the HTTP base URL of the bundled broker (e.g. `http://127.0.0.1:8081`),
+   * or several. Route queries go to the first that answers; the route then names every broker.
+   * Required.
+   */
+  endpoints: string | readonly string[];
+  /**
+   * Names this client instance within the process; the client id is `clientIP@instanceName`. Clients
+   * with the same id share one MQClientInstance. Default `DEFAULT`, which producers and CLUSTERING
+   * consumers replace by `<pid>#<hrtime ns>` (RocketMQ's changeInstanceNameToPID), so each gets its own
+   * instance.
+   */
+  instanceName?: string;
+  /** The IP in the client id. Default: the first non-internal IPv4 address, else `127.0.0.1`. */
+  clientIP?: string;
+  /** Route refresh period, ms (RocketMQ's pollNameServerInterval). Default 30000. */
+  pollNameServerIntervalMs?: number;
+  /** Heartbeat period to every broker, ms (heartbeatBrokerInterval). Default 30000. */
+  heartbeatBrokerIntervalMs?: number;
+  /** Consumer offset persistence period, ms (persistConsumerOffsetInterval). Default 5000. */
+  persistConsumerOffsetIntervalMs?: number;
+  /** Rebalance period, ms (RocketMQ's rebalance waitInterval). Default 20000. */
+  rebalanceIntervalMs?: number;
+  /** Timeout of an ordinary call to a broker (route, heartbeat, offsets, send), ms. Default 3000. */
+  requestTimeoutMs?: number;
+  /**
+   * HTTP connections kept per broker. One held pull occupies one connection, so this must be at least
+   * the number of queues held-pulled from one broker at once, plus a few for control calls. Default 64.
+   */
+  connectionsPerBroker?: number;
+  /**
+   * How long the broker may hold a membership watch (WATCH_CONSUMER_IDS) before answering, ms; the
+   * stand-in for RocketMQ's NOTIFY_CONSUMER_IDS_CHANGED. Default 30000, at most 120000.
+   */
+  watchConsumerIdsHoldMs?: number;
+  /** Bearer token for a broker started with an access token. */
+  accessToken?: string | undefined;
+  /** A pino-shaped logger. Default: silent. */
+  logger?: Logger;
+  /** The clock all timers go through (tests drive it). Default: the system clock. */
+  clock?: Clock;
+}
+
+/** RocketMQ's ClientConfig defaults, with units in the names. */
+export const DEFAULT_CLIENT_OPTIONS = Object.freeze({
+  instanceName: 'DEFAULT',
+  pollNameServerIntervalMs: 30_000,
+  heartbeatBrokerIntervalMs: 30_000,
+  persistConsumerOffsetIntervalMs: 5_000,
+  rebalanceIntervalMs: 20_000,
+  requestTimeoutMs: 3_000,
+  connectionsPerBroker: 64,
+  watchConsumerIdsHoldMs: 30_000,
+});
+
+export interface ResolvedClientOptions {
+  endpoints: readonly string[];
+  instanceName: string;
+  clientIP: string;
+  pollNameServerIntervalMs: number;
+  heartbeatBrokerIntervalMs: number;
+  persistConsumerOffsetIntervalMs: number;
+  rebalanceIntervalMs: number;
+  requestTimeoutMs: number;
+  connectionsPerBroker: number;
+  watchConsumerIdsHoldMs: number;
+  accessToken?: string | undefined;
+  logger: Logger;
+  clock: Clock;
+}
+
+function isBrokerUrl(s: string): boolean {
+  try {
+    const u = new URL(s);
+    return (u.protocol === 'http:' || u.protocol === 'https:') && u.hostname.length > 0;
+  } catch {
+    return false;
+  }
+}
+
+const endpointUrl = z
+  .string()
+  .trim()
+  .refine(isBrokerUrl, { message: 'must be an http:// or https:// broker URL, e.g. http://127.0.0.1:8081' })
+  .transform((s) => s.replace(/\/+$/, ''));
+
+const methods = (names: readonly string[]) => (v: unknown) =>
+  v !== null && typeof v === 'object' && names.every((n) => typeof (v as Record<string, unknown>)[n] === 'function');
+
+export const loggerSchema = z.custom<Logger>(methods(['debug', 'info', 'warn', 'error']), {
+  message: 'must be a pino-shaped logger with debug, info, warn and error methods',
+});
+export const clockSchema = z.custom<Clock>(
+  methods(['now', 'setTimeout', 'clearTimeout', 'setInterval', 'clearInterval']),
+  { message: 'must be a Clock with now, setTimeout, clearTimeout, setInterval and clearInterval' },
+);
+
+/** An integer number of milliseconds within [min, max]. */
+export const ms = (min: number, max = 2_147_483_647): z.ZodInt => z.int().min(min).max(max);
+
+/** The shared zod shape; each client's schema spreads it and adds its own options. */
+export const clientOptionsShape = {
+  endpoints: z
+    .union([
+      endpointUrl.transform((s) => [s]),
+      z.array(endpointUrl).min(1, { message: 'must name at least one broker' }),
+    ])
+    .transform((a): readonly string[] => Object.freeze([...new Set(a)])),
+  instanceName: z
+    .string()
+    .min(1)
+    .regex(/^[^@\s]+$/, { message: 'must not contain @ or whitespace' })
+    .default(DEFAULT_CLIENT_OPTIONS.instanceName),
+  clientIP: z.string().min(1).optional(),
+  pollNameServerIntervalMs: ms(10).default(DEFAULT_CLIENT_OPTIONS.pollNameServerIntervalMs),
+  heartbeatBrokerIntervalMs: ms(10).default(DEFAULT_CLIENT_OPTIONS.heartbeatBrokerIntervalMs),
+  persistConsumerOffsetIntervalMs: ms(10).default(DEFAULT_CLIENT_OPTIONS.persistConsumerOffsetIntervalMs),
+  rebalanceIntervalMs: ms(10).default(DEFAULT_CLIENT_OPTIONS.rebalanceIntervalMs),
+  requestTimeoutMs: ms(1).default(DEFAULT_CLIENT_OPTIONS.requestTimeoutMs),
+  connectionsPerBroker: z.int().min(1).max(65_536).default(DEFAULT_CLIENT_OPTIONS.connectionsPerBroker),
+  watchConsumerIdsHoldMs: ms(100, 120_000).default(DEFAULT_CLIENT_OPTIONS.watchConsumerIdsHoldMs),
+  accessToken: z.string().min(1).optional(),
+  logger: loggerSchema.default(silentLogger),
+  clock: clockSchema.default(systemClock),
+};
+
+/**
+ * Validates `input` with `schema`; the first problem becomes an InvalidArgumentError whose `field` is
+ * the option's name (a path such as `endpoints.1` for an element).
+ */
+export function parseOptions<S extends z.ZodType>(schema: S, input: unknown, what: string): z.output<S> {
+  if (input === null || typeof input !== 'object' || Array.isArray(input))
+    throw new InvalidArgumentError('options', `${what} options must be an object`);
+  const result = schema.safeParse(input);
+  if (result.success) return result.data;
+  const issue = result.error.issues[0];
+  const field = issue && issue.path.length > 0 ? issue.path.map(String).join('.') : 'options';
+  throw new InvalidArgumentError(field, `${issue?.message ?? 'invalid'} (${what} option)`);
+}
+
+/** The first non-internal IPv4 address of this host, or `127.0.0.1` (RocketMQ's RemotingUtil.getLocalAddress). */
+export function localIPv4(): string {
+  for (const list of Object.values(networkInterfaces())) {
+    for (const a of list ?? []) if (a.family === 'IPv4' && !a.internal) return a.address;
+  }
+  return '127.0.0.1';
+}
+
+/** RocketMQ's changeInstanceNameToPID: `DEFAULT` becomes `<pid>#<monotonic ns>`; other names are kept. */
+export function instanceNameForClient(instanceName: string): string {
+  return instanceName === 'DEFAULT' ? `${pid}#${hrtime.bigint()}` : instanceName;
+}
+
+/** Finishes the shared part: the default client IP. */
+export function finishClientOptions<T extends { clientIP?: string | undefined }>(o: T): T & { clientIP: string } {
+  return { ...o, clientIP: o.clientIP ?? localIPv4() };
+}
+
+/** RocketMQ's buildMQClientId: `clientIP@instanceName`. */
+export function buildClientId(o: { clientIP: string; instanceName: string }): string {
+  return `${o.clientIP}@${o.instanceName}`;
+}

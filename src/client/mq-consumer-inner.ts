@@ -1,0 +1,54 @@
+/**
+ * What MQClientInstance needs from a consumer it serves (RocketMQ's MQConsumerInner): the data of its
+ * heartbeat, a rebalance step, offset persistence and route updates. PushConsumer, LitePullConsumer and
+ * PullConsumer each register one per consumer group.
+ * @pure
+ */
+import type { MessageQueue } from '../common/message.js';
+
+/** RocketMQ's MessageModel. */
+export type MessageModelName = 'CLUSTERING' | 'BROADCASTING';
+/** RocketMQ's ConsumeType: pull/lite consumers are ACTIVELY, push consumers PASSIVELY. */
+export type ConsumeTypeName = 'CONSUME_ACTIVELY' | 'CONSUME_PASSIVELY';
+
+/**
+ * A subscription as the heartbeat carries it (RocketMQ's SubscriptionData). The filter module's
+ * `SubscriptionData` fits it: `tagsSet` and `codeSet` may be arrays or Sets.
+ */
+export interface SubscriptionDataLike {
+  topic: string;
+  subString: string;
+  tagsSet: Iterable<string>;
+  codeSet: Iterable<number>;
+  subVersion: number;
+  expressionType?: string | undefined;
+  classFilterMode?: boolean | undefined;
+}
+
+export interface MQConsumerInner {
+  groupName(): string;
+  messageModel(): MessageModelName;
+  consumeType(): ConsumeTypeName;
+  /** A ConsumeFromWhere name, e.g. `CONSUME_FROM_LAST_OFFSET`. */
+  consumeFromWhere(): string;
+  /** Current subscriptions, the `%RETRY%group` one included where the consumer adds it. */
+  subscriptions(): SubscriptionDataLike[];
+  /**
+   * One rebalance pass over every subscribed topic; called by RebalanceService. A topic that fails
+   * should be logged, not thrown (a rejection is logged by the caller). Resolving `false` means "not
+   * balanced yet" (RocketMQ's unbalanced result): the service then runs again after its minimum
+   * interval (1 s) instead of the full period.
+   */
+  doRebalance(): Promise<void | boolean>;
+  /** Persists the offsets of the queues it holds (every persistConsumerOffsetIntervalMs and at shutdown). */
+  persistConsumerOffset(): Promise<void>;
+  /** The route of `topic` changed: `mqs` are its readable queues now. */
+  updateTopicSubscribeInfo(topic: string, mqs: MessageQueue[]): void;
+  /** Whether the instance should refresh the route of `topic` for this consumer (default: subscribed). */
+  isSubscribeTopicNeedUpdate?(topic: string): boolean;
+}
+
+/** What MQClientInstance needs from a producer: its group (heartbeat, unregister). */
+export interface MQProducerInner {
+  groupName(): string;
+}

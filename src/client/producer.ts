@@ -1,0 +1,399 @@
+/**
+ * Producer (RocketMQ's DefaultMQProducer, modernised): `start()`, `send(message)`, `sendBatch(messages)`,
+ * `shutdown()`. Sends are synchronous in RocketMQ's sense: the promise resolves with the broker's answer.
+ *
+ * RocketMQ behaviour kept (DefaultMQProducerImpl.sendDefaultImpl / sendKernelImpl):
+ * - queues are chosen round robin over the topic's writable queues; after a failure the next attempt
+ *   avoids the broker that failed, up to `retryTimesWhenSendFailed` extra attempts, all within one
+ *   `sendMsgTimeoutMs` deadline;
+ * - an unknown topic is sent through the route of `createTopicKey` (TBW102) with `defaultTopic` set,
+ *   and the broker auto-creates it;
+ * - UNIQ_KEY (the msgId) is set on the client (MessageClientIDSetter), unless the message has one;
+ * - bodies of at least `compressMsgBodyOverBytes` are zlib-compressed (level 5) with COMPRESSED set.
+ */
+import { InvalidArgumentError, RocketMQError, StateError } from '../common/errors.js';
+import { MessageConst, RETRY_GROUP_TOPIC_PREFIX, type Message, type MessageQueue } from '../common/message.js';
+import type { Logger } from '../common/logger.js';
+import {
+  CompressionType,
+  MessageSysFlag,
+  createUniqId,
+  encodeBatchBody,
+  messageProperties2String,
+} from '../common/codec/index.js';
+import { compressBody } from '../common/codec/compression.js';
+import { ResponseCode } from '../protocol/response-code.js';
+import { errorFromResponse } from '../protocol/response-error.js';
+import type { SendMessageRequestHeader } from '../protocol/commands/index.js';
+import { AbortError } from '../remoting/remoting-errors.js';
+import type { SendStatus } from './mq-client-api.js';
+import { MQClientInstance, type TopicPublishInfo } from './mq-client-instance.js';
+import { resolveProducerOptions, type ProducerOptions, type ResolvedProducerOptions } from './producer-options.js';
+import { SafeEventEmitter } from './safe-emitter.js';
+import { checkMessage, checkTopic, messageToProperties } from './validators.js';
+
+export interface SendResult {
+  sendStatus: SendStatus;
+  /** The client-side message id (UNIQ_KEY); comma-separated for a batch. */
+  msgId: string;
+  /** The broker's offset message id (store host + commit-log offset); comma-separated for a batch. */
+  offsetMsgId: string;
+  messageQueue: MessageQueue;
+  /** Queue offset of the (first) message. */
+  queueOffset: number;
+  transactionId?: string | undefined;
+}
+
+export interface SendOptions {
+  /** Aborts the send (and its retries). */
+  signal?: AbortSignal | undefined;
+  /** Deadline of this send, retries included, ms. Default: the producer's sendMsgTimeoutMs. */
+  timeoutMs?: number | undefined;
+}
+
+export interface ProducerEvents {
+  /** One attempt failed; the send may still succeed on another queue. */
+  sendError: [err: unknown, info: { topic: string; messageQueue: MessageQueue | undefined; attempt: number }];
+}
+
+/** RocketMQ's retryResponseCodes: broker answers after which a send is tried again elsewhere. */
+const RETRY_RESPONSE_CODES = new Set<number>([
+  ResponseCode.TOPIC_NOT_EXIST,
+  ResponseCode.SERVICE_NOT_AVAILABLE,
+  ResponseCode.SYSTEM_ERROR,
+  ResponseCode.SYSTEM_BUSY,
+  ResponseCode.NO_PERMISSION,
+]);
+
+function shouldRetry(err: unknown): boolean {
+  if (err instanceof AbortError || !(err instanceof RocketMQError)) return false;
+  if (err.responseCode !== undefined && err.responseCode >= 0)
+    return RETRY_RESPONSE_CODES.has(err.responseCode) || err.retriable;
+  return err.retriable;
+}
+
+interface PublishEntry {
+  info: TopicPublishInfo;
+  /** The route came from the template topic (the topic does not exist yet). */
+  fromDefault: boolean;
+}
+
+type State = 'CREATE_JUST' | 'STARTING' | 'RUNNING' | 'SHUTDOWN';
+
+export class Producer {
+  readonly options: ResolvedProducerOptions;
+  readonly events: SafeEventEmitter<ProducerEvents>;
+  readonly #logger: Logger;
+  #instance: MQClientInstance | undefined;
+  #state: State = 'CREATE_JUST';
+  #startPromise: Promise<void> | undefined;
+  #shutdownPromise: Promise<void> | undefined;
+  readonly #publish = new Map<string, PublishEntry>();
+  readonly #sendWhichQueue = new Map<string, number>();
+  readonly #inflight = new Set<Promise<unknown>>();
+
+  constructor(options: ProducerOptions) {
+    this.options = resolveProducerOptions(options);
+    this.#logger = this.options.logger;
+    this.events = new SafeEventEmitter<ProducerEvents>((err, event) =>
+      this.#logger.error({ err, event }, 'a producer event listener threw'),
+    );
+  }
+
+  /** The client id (`ip@instanceName`). */
+  get clientId(): string {
+    return `${this.options.clientIP}@${this.options.instanceName}`;
+  }
+
+  /** Joins (or creates) the client instance and registers the producer group. Idempotent. */
+  start(): Promise<void> {
+    if (this.#state === 'SHUTDOWN') return Promise.reject(new StateError('the producer has been shut down'));
+    this.#startPromise ??= this.#start();
+    return this.#startPromise;
+  }
+
+  async #start(): Promise<void> {
+    this.#state = 'STARTING';
+    const instance = MQClientInstance.acquire(this.options);
+    try {
+      instance.registerProducer(this.options.producerGroup, { groupName: () => this.options.producerGroup });
+      await instance.start();
+    } catch (err) {
+      await instance.unregisterProducer(this.options.producerGroup).catch(() => undefined);
+      await instance.release();
+      this.#state = 'SHUTDOWN';
+      throw err;
+    }
+    this.#instance = instance;
+    if (this.#state === 'STARTING') this.#state = 'RUNNING';
+  }
+
+  #running(): MQClientInstance {
+    if (this.#state !== 'RUNNING' || !this.#instance)
+      throw new StateError(
+        this.#state === 'SHUTDOWN'
+          ? 'the producer has been shut down'
+          : 'the producer is not started: call start() first',
+      );
+    return this.#instance;
+  }
+
+  /** Sends one message and resolves with the broker's answer. */
+  send(message: Message, opts: SendOptions = {}): Promise<SendResult> {
+    return this.#track(this.#send(message, opts));
+  }
+
+  /**
+   * Sends messages of one topic as one batch (SEND_BATCH_MESSAGE): stored together on one queue, in
+   * order. Delay levels and retry topics are not allowed in a batch (as in RocketMQ).
+   */
+  sendBatch(messages: readonly Message[], opts: SendOptions = {}): Promise<SendResult> {
+    return this.#track(this.#sendBatch(messages, opts));
+  }
+
+  #track<T>(p: Promise<T>): Promise<T> {
+    this.#inflight.add(p);
+    void p.then(
+      () => this.#inflight.delete(p),
+      () => this.#inflight.delete(p),
+    );
+    return p;
+  }
+
+  async #send(message: Message, opts: SendOptions): Promise<SendResult> {
+    const instance = this.#running();
+    const o = this.options;
+    checkMessage(message, o.maxMessageSizeBytes, o.createTopicKey);
+    const props = messageToProperties(message);
+    let uniqId = props.get(MessageConst.UNIQ_KEY);
+    if (uniqId === undefined) {
+      uniqId = createUniqId(o.clock);
+      props.set(MessageConst.UNIQ_KEY, uniqId);
+    }
+    let body: Buffer = Buffer.isBuffer(message.body) ? message.body : Buffer.from(message.body);
+    let sysFlag = 0;
+    if (body.length >= o.compressMsgBodyOverBytes) {
+      body = compressBody(body, CompressionType.ZLIB);
+      sysFlag |= MessageSysFlag.COMPRESSED_FLAG | (CompressionType.ZLIB << 8);
+    }
+    const header: SendMessageRequestHeader = {
+      producerGroup: o.producerGroup,
+      topic: message.topic,
+      defaultTopic: o.createTopicKey,
+      defaultTopicQueueNums: o.defaultTopicQueueNums,
+      queueId: 0,
+      sysFlag,
+      bornTimestamp: 0,
+      flag: message.flag ?? 0,
+      reconsumeTimes: 0,
+      unitMode: false,
+    };
+    // RocketMQ: a send to a retry topic carries reconsumeTimes / maxReconsumeTimes in the header.
+    if (message.topic.startsWith(RETRY_GROUP_TOPIC_PREFIX)) {
+      const rt = props.get(MessageConst.RECONSUME_TIME);
+      if (rt !== undefined && /^\d+$/.test(rt)) {
+        header.reconsumeTimes = Number(rt);
+        props.delete(MessageConst.RECONSUME_TIME);
+      }
+      const mrt = props.get(MessageConst.MAX_RECONSUME_TIMES);
+      if (mrt !== undefined && /^\d+$/.test(mrt)) {
+        header.maxReconsumeTimes = Number(mrt);
+        props.delete(MessageConst.MAX_RECONSUME_TIMES);
+      }
+    }
+    header.properties = messageProperties2String(props);
+    return this.#sendDefaultImpl(instance, message.topic, header, body, uniqId, false, opts);
+  }
+
+  async #sendBatch(messages: readonly Message[], opts: SendOptions): Promise<SendResult> {
+    const instance = this.#running();
+    const o = this.options;
+    if (!Array.isArray(messages) || messages.length === 0)
+      throw new InvalidArgumentError('messages', 'a batch needs at least one message');
+    const topic = messages[0]!.topic;
+    const uniqIds: string[] = [];
+    const elements = messages.map((m, i) => {
+      checkMessage(m, o.maxMessageSizeBytes, o.createTopicKey, `messages[${i}]`);
+      if (m.topic !== topic)
+        throw new InvalidArgumentError(`messages[${i}].topic`, 'every message of a batch must have the same topic');
+      if (m.delayTimeLevel !== undefined && m.delayTimeLevel > 0)
+        throw new InvalidArgumentError(`messages[${i}].delayTimeLevel`, 'delay levels are not supported in a batch');
+      if (m.topic.startsWith(RETRY_GROUP_TOPIC_PREFIX))
+        throw new InvalidArgumentError(`messages[${i}].topic`, 'retry topics are not supported in a batch');
+      const props = messageToProperties(m);
+      let id = props.get(MessageConst.UNIQ_KEY);
+      if (id === undefined) {
+        id = createUniqId(o.clock);
+        props.set(MessageConst.UNIQ_KEY, id);
+      }
+      uniqIds.push(id);
+      return { body: m.body, flag: m.flag ?? 0, properties: props };
+    });
+    const body = encodeBatchBody(elements);
+    if (body.length > o.maxMessageSizeBytes)
+      throw new InvalidArgumentError(
+        'messages',
+        `the batch size ${body.length} is over max value ${o.maxMessageSizeBytes}`,
+      );
+    const header: SendMessageRequestHeader = {
+      producerGroup: o.producerGroup,
+      topic,
+      defaultTopic: o.createTopicKey,
+      defaultTopicQueueNums: o.defaultTopicQueueNums,
+      queueId: 0,
+      sysFlag: 0,
+      bornTimestamp: 0,
+      flag: 0,
+      properties: messageProperties2String({ [MessageConst.WAIT]: 'true' }),
+      reconsumeTimes: 0,
+      unitMode: false,
+    };
+    return this.#sendDefaultImpl(instance, topic, header, body, uniqIds.join(','), true, opts);
+  }
+
+  async #sendDefaultImpl(
+    instance: MQClientInstance,
+    topic: string,
+    baseHeader: SendMessageRequestHeader,
+    body: Buffer,
+    msgId: string,
+    batch: boolean,
+    opts: SendOptions,
+  ): Promise<SendResult> {
+    const { clock } = this.options;
+    const timeoutMs = opts.timeoutMs ?? this.options.sendMsgTimeoutMs;
+    const beginAt = clock.now();
+    const attempts = 1 + this.options.retryTimesWhenSendFailed;
+    let lastBrokerName: string | undefined;
+    let lastErr: unknown;
+    for (let attempt = 0; attempt < attempts; attempt++) {
+      if (opts.signal?.aborted) throw new AbortError('the send was aborted', { cause: opts.signal.reason });
+      const remaining = timeoutMs - (clock.now() - beginAt);
+      if (remaining <= 0) break;
+      let mq: MessageQueue | undefined;
+      try {
+        const entry = await this.#publishInfo(instance, topic);
+        mq = this.#selectOneMessageQueue(entry.info, lastBrokerName);
+        lastBrokerName = mq.brokerName;
+        let addr = instance.findBrokerAddressInPublish(mq.brokerName);
+        if (addr === undefined) {
+          await instance.updateTopicRouteInfo(topic);
+          addr = instance.findBrokerAddressInPublish(mq.brokerName);
+        }
+        if (addr === undefined)
+          throw new RocketMQError('ERR_BROKER_NOT_EXIST', `the broker[${mq.brokerName}] not exist`, {
+            retriable: true,
+          });
+        const header = { ...baseHeader, queueId: mq.queueId, bornTimestamp: clock.now(), bname: mq.brokerName };
+        const r = await instance.api.sendMessage(addr, header, body, {
+          timeoutMs: timeoutMs - (clock.now() - beginAt),
+          signal: opts.signal,
+          batch,
+        });
+        // The topic exists now: forget the template route so the next send fetches the real one.
+        if (entry.fromDefault) this.#publish.delete(topic);
+        return {
+          sendStatus: r.sendStatus,
+          msgId,
+          offsetMsgId: r.offsetMsgId,
+          messageQueue: { topic, brokerName: mq.brokerName, queueId: r.queueId },
+          queueOffset: r.queueOffset,
+          transactionId: r.transactionId,
+        };
+      } catch (err) {
+        lastErr = err;
+        this.events.emit('sendError', err, { topic, messageQueue: mq, attempt });
+        this.#logger.debug({ err, topic, mq, attempt }, 'send attempt failed');
+        if (!shouldRetry(err)) throw err;
+        if (err instanceof RocketMQError && err.responseCode === ResponseCode.TOPIC_NOT_EXIST)
+          this.#publish.delete(topic);
+      }
+    }
+    if (lastErr) throw lastErr;
+    throw new RocketMQError('ERR_TIMEOUT', `send to ${topic} timed out after ${timeoutMs} ms`, { retriable: true });
+  }
+
+  /** The writable queues of `topic`, from the cached route, a fresh one, or the template topic's. */
+  async #publishInfo(instance: MQClientInstance, topic: string): Promise<PublishEntry> {
+    const cached = this.#publish.get(topic);
+    const route = instance.getTopicRouteData(topic);
+    if (cached && (cached.fromDefault || cached.info.route === route) && cached.info.messageQueues.length > 0)
+      return cached;
+    let info = await instance.getTopicPublishInfo(topic);
+    let fromDefault = false;
+    if (!info || info.messageQueues.length === 0) {
+      // RocketMQ: no route for the topic — borrow the template topic's brokers (tryToFindTopicPublishInfo).
+      const def = await instance.getTopicPublishInfo(this.options.createTopicKey);
+      if (!def || def.messageQueues.length === 0)
+        throw errorFromResponse(ResponseCode.TOPIC_NOT_EXIST, `no route info of this topic: ${topic}`);
+      const perBroker = new Map<string, number>();
+      const mqs: MessageQueue[] = [];
+      for (const q of def.messageQueues) {
+        const n = perBroker.get(q.brokerName) ?? 0;
+        if (n >= this.options.defaultTopicQueueNums) continue;
+        perBroker.set(q.brokerName, n + 1);
+        mqs.push({ topic, brokerName: q.brokerName, queueId: q.queueId });
+      }
+      info = { topic, messageQueues: mqs, route: def.route };
+      fromDefault = true;
+    }
+    const entry = { info, fromDefault };
+    this.#publish.set(topic, entry);
+    return entry;
+  }
+
+  /** Round robin, avoiding `lastBrokerName` when another broker has a queue (RocketMQ's selectOneMessageQueue). */
+  #selectOneMessageQueue(info: TopicPublishInfo, lastBrokerName: string | undefined): MessageQueue {
+    const mqs = info.messageQueues;
+    let index = this.#sendWhichQueue.get(info.topic) ?? Math.floor(Math.random() * 1024);
+    const next = (): MessageQueue => {
+      index = (index + 1) & 0x7fffffff;
+      return mqs[index % mqs.length]!;
+    };
+    let mq = next();
+    if (lastBrokerName !== undefined) {
+      for (let i = 0; i < mqs.length && mq.brokerName === lastBrokerName; i++) mq = next();
+    }
+    this.#sendWhichQueue.set(info.topic, index);
+    return mq;
+  }
+
+  /** The writable queues of `topic` (RocketMQ's fetchPublishMessageQueues). */
+  async fetchPublishMessageQueues(topic: string): Promise<MessageQueue[]> {
+    const instance = this.#running();
+    checkTopic(topic, 'topic', this.options.createTopicKey);
+    const info = await instance.getTopicPublishInfo(topic, { refresh: true });
+    if (!info) throw errorFromResponse(ResponseCode.TOPIC_NOT_EXIST, `no route info of this topic: ${topic}`);
+    return info.messageQueues;
+  }
+
+  /**
+   * Waits for sends in flight (up to the send timeout), unregisters the producer group and releases the
+   * client instance. Idempotent: returns the same promise.
+   */
+  shutdown(): Promise<void> {
+    this.#shutdownPromise ??= this.#shutdown();
+    return this.#shutdownPromise;
+  }
+
+  async #shutdown(): Promise<void> {
+    const starting = this.#startPromise;
+    this.#state = 'SHUTDOWN';
+    if (starting) await starting.catch(() => undefined);
+    await Promise.allSettled([...this.#inflight]);
+    const instance = this.#instance;
+    this.#instance = undefined;
+    if (!instance) return;
+    try {
+      await instance.unregisterProducer(this.options.producerGroup);
+    } catch (err) {
+      this.#logger.warn({ err }, 'unregistering the producer failed');
+    }
+    await instance.release();
+    this.events.removeAllListeners();
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.shutdown();
+  }
+}

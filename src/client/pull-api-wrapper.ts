@@ -1,0 +1,174 @@
+/**
+ * PullAPIWrapper (RocketMQ's PullAPIWrapper): builds the PullMessageRequestHeader, picks the broker
+ * address (the broker id the last answer suggested for the queue), sends PULL_MESSAGE (11), or
+ * LITE_PULL_MESSAGE (361) when the sysFlag has the lite bit, and maps the answer to a PullStatus:
+ *
+ * | response code | PullStatus |
+ * |---|---|
+ * | 0 SUCCESS | FOUND |
+ * | 19 PULL_NOT_FOUND | NO_NEW_MSG |
+ * | 20 PULL_RETRY_IMMEDIATELY | NO_MATCHED_MSG |
+ * | 21 PULL_OFFSET_MOVED | OFFSET_ILLEGAL |
+ * | anything else | thrown (errorFromResponse) |
+ *
+ * `processPullResult` then decodes the body, re-checks tags by exact string (the broker only compares
+ * hash codes, facts §5.3), and stamps MIN_OFFSET / MAX_OFFSET, brokerName and, for transactional
+ * messages, transactionId.
+ */
+import { RocketMQError } from '../common/errors.js';
+import { MessageConst, messageQueueKey, type MessageExt, type MessageQueue } from '../common/message.js';
+import { decodeMessages } from '../common/codec/index.js';
+import { clientTagRecheck, type SubscriptionData } from '../filter/index.js';
+import { PullSysFlag, clearCommitOffsetFlag } from '../protocol/pull-sys-flag.js';
+import { ResponseCode } from '../protocol/response-code.js';
+import { errorFromResponse } from '../protocol/response-error.js';
+import type { PullMessageRequestHeader } from '../protocol/commands/index.js';
+import { MASTER_ID, type MQClientInstance } from './mq-client-instance.js';
+import { PullStatus, type PullResult, type PullResultExt } from './pull-result.js';
+
+/** What one pull asks for (RocketMQ's pullKernelImpl arguments). */
+export interface PullKernelRequest {
+  mq: MessageQueue;
+  /** The subscription expression sent when the sysFlag has SUBSCRIPTION. */
+  subExpression: string;
+  /** `TAG` or `SQL92`. */
+  expressionType: string;
+  /** RocketMQ's pull and lite-pull consumers send 0 for tag subscriptions. */
+  subVersion: number;
+  /** The queue offset to read from. */
+  offset: number;
+  maxNums: number;
+  /** Sent as maxMsgBytes; the broker ignores it, as RocketMQ's does. */
+  maxSizeInBytes?: number | undefined;
+  /** PullSysFlag bits (`buildPullSysFlag`). */
+  sysFlag: number;
+  /** The offset to commit, used by the broker only with COMMIT_OFFSET. */
+  commitOffset: number;
+  /** How long the broker may hold the pull (suspendTimeoutMillis), ms. */
+  brokerSuspendMaxTimeMillis: number;
+  /** The RPC deadline, ms; above brokerSuspendMaxTimeMillis for a held pull. */
+  timeoutMillis: number;
+  signal?: AbortSignal | undefined;
+}
+
+const STATUS_BY_CODE = new Map<number, PullStatus>([
+  [ResponseCode.SUCCESS, PullStatus.FOUND],
+  [ResponseCode.PULL_NOT_FOUND, PullStatus.NO_NEW_MSG],
+  [ResponseCode.PULL_RETRY_IMMEDIATELY, PullStatus.NO_MATCHED_MSG],
+  [ResponseCode.PULL_OFFSET_MOVED, PullStatus.OFFSET_ILLEGAL],
+]);
+
+/** The PullMessageRequestHeader of a pull (pure; exported for tests). */
+export function buildPullMessageRequestHeader(consumerGroup: string, req: PullKernelRequest): PullMessageRequestHeader {
+  const header: PullMessageRequestHeader = {
+    consumerGroup,
+    topic: req.mq.topic,
+    queueId: req.mq.queueId,
+    queueOffset: req.offset,
+    maxMsgNums: req.maxNums,
+    sysFlag: req.sysFlag,
+    commitOffset: req.commitOffset,
+    suspendTimeoutMillis: req.brokerSuspendMaxTimeMillis,
+    subscription: req.subExpression,
+    subVersion: req.subVersion,
+    expressionType: req.expressionType,
+    bname: req.mq.brokerName,
+  };
+  if (req.maxSizeInBytes !== undefined) header.maxMsgBytes = req.maxSizeInBytes;
+  return header;
+}
+
+function requireNumber(v: unknown, field: string): number {
+  if (typeof v !== 'number')
+    throw new RocketMQError('ERR_BAD_RESPONSE', `malformed response: PULL_MESSAGE answered without ${field}`);
+  return v;
+}
+
+export class PullAPIWrapper {
+  readonly #instance: MQClientInstance;
+  readonly #consumerGroup: string;
+  readonly #pullFromWhichNodeTable = new Map<string, number>();
+  /** RocketMQ's connectBrokerByUser / defaultBrokerId: pin every pull to one broker id. */
+  connectBrokerByUser = false;
+  defaultBrokerId = MASTER_ID;
+
+  constructor(instance: MQClientInstance, consumerGroup: string) {
+    this.#instance = instance;
+    this.#consumerGroup = consumerGroup;
+  }
+
+  /** Remembers the broker id an answer suggested for `mq`. */
+  updatePullFromWhichNode(mq: MessageQueue, brokerId: number): void {
+    this.#pullFromWhichNodeTable.set(messageQueueKey(mq), brokerId);
+  }
+
+  /** The broker id to pull `mq` from: the last suggestion, or the master. */
+  recalculatePullFromWhichNode(mq: MessageQueue): number {
+    if (this.connectBrokerByUser) return this.defaultBrokerId;
+    return this.#pullFromWhichNodeTable.get(messageQueueKey(mq)) ?? MASTER_ID;
+  }
+
+  /**
+   * Sends one pull and maps its code. The result's `msgFoundList` is empty: run `processPullResult`
+   * to decode and filter the messages.
+   */
+  async pullKernelImpl(req: PullKernelRequest): Promise<PullResultExt> {
+    const found = await this.#instance.findBrokerAddressForQueue(req.mq, this.recalculatePullFromWhichNode(req.mq));
+    const header = buildPullMessageRequestHeader(this.#consumerGroup, req);
+    // RocketMQ: a pull served by a slave never commits the offset (PullAPIWrapper.java:217-219).
+    if (found.slave) header.sysFlag = clearCommitOffsetFlag(header.sysFlag);
+    const res = await this.#instance.api.pullMessage(found.brokerAddr, header, {
+      timeoutMs: req.timeoutMillis,
+      signal: req.signal,
+      lite: (req.sysFlag & PullSysFlag.LITE_PULL_MESSAGE) !== 0,
+    });
+    const pullStatus = STATUS_BY_CODE.get(res.code);
+    if (pullStatus === undefined) throw errorFromResponse(res.code, res.remark);
+    return {
+      pullStatus,
+      nextBeginOffset: requireNumber(res.header.nextBeginOffset, 'nextBeginOffset'),
+      minOffset: requireNumber(res.header.minOffset, 'minOffset'),
+      maxOffset: requireNumber(res.header.maxOffset, 'maxOffset'),
+      suggestWhichBrokerId: res.header.suggestWhichBrokerId ?? MASTER_ID,
+      msgFoundList: [],
+      messageBinary: pullStatus === PullStatus.FOUND ? res.body : undefined,
+    };
+  }
+
+  /**
+   * RocketMQ's processPullResult: records the suggested broker, and for FOUND decodes the records,
+   * keeps only messages whose tag is exactly one of the subscription's tags (when it has tags), and
+   * sets MIN_OFFSET / MAX_OFFSET (creating the properties map when the message has none), brokerName,
+   * queueId and, for `TRAN_MSG=true`, transactionId = UNIQ_KEY.
+   */
+  processPullResult(mq: MessageQueue, pullResult: PullResultExt, subscriptionData: SubscriptionData): PullResult {
+    this.updatePullFromWhichNode(mq, pullResult.suggestWhichBrokerId);
+    const result: PullResult = {
+      pullStatus: pullResult.pullStatus,
+      nextBeginOffset: pullResult.nextBeginOffset,
+      minOffset: pullResult.minOffset,
+      maxOffset: pullResult.maxOffset,
+      msgFoundList: [],
+    };
+    if (pullResult.pullStatus !== PullStatus.FOUND || !pullResult.messageBinary) return result;
+    const decoded = decodeMessages(pullResult.messageBinary);
+    const kept: MessageExt[] = [];
+    const minOffset = String(pullResult.minOffset);
+    const maxOffset = String(pullResult.maxOffset);
+    for (const msg of decoded) {
+      if (!clientTagRecheck(subscriptionData, msg.properties?.[MessageConst.TAGS])) continue;
+      const props = (msg.properties ??= {});
+      props[MessageConst.MIN_OFFSET] = minOffset;
+      props[MessageConst.MAX_OFFSET] = maxOffset;
+      msg.brokerName = mq.brokerName;
+      msg.queueId = mq.queueId;
+      if (props[MessageConst.TRAN_MSG] === 'true') {
+        const uniq = props[MessageConst.UNIQ_KEY];
+        if (uniq !== undefined) msg.transactionId = uniq;
+      }
+      kept.push(msg);
+    }
+    result.msgFoundList = kept;
+    return result;
+  }
+}

@@ -1,0 +1,335 @@
+/**
+ * PullConsumer (RocketMQ's DefaultMQPullConsumer, modernised, facts §7.10): the application chooses the
+ * queue, the offset and the batch size of every pull and manages offsets itself.
+ *
+ * - `pull(...)`: sysFlag SUBSCRIPTION only (no suspend), RPC deadline consumerPullTimeoutMs (10 s).
+ * - `pullBlockIfNotFound(...)`: adds SUSPEND; the broker holds the pull up to brokerSuspendMaxTimeMs
+ *   (20 s) and the RPC deadline is consumerTimeoutMsWhenSuspend (30 s), so the broker answers first.
+ * - Both send subVersion 0 for tag subscriptions and commitOffset 0 without the COMMIT flag, and run
+ *   PullAPIWrapper.processPullResult (decode, exact-tag re-check, MIN/MAX_OFFSET).
+ * - Every call takes an AbortSignal; `shutdown()` aborts pulls still held.
+ * - Modernised: `updateConsumeOffset` writes to the broker at once (UPDATE_CONSUMER_OFFSET, awaited)
+ *   instead of caching it for the 5 s persistence task, so `fetchConsumeOffset` reads it back at once.
+ * - A broker restart makes calls in flight fail with a retriable TransportError; the next call
+ *   reconnects.
+ */
+import { InvalidArgumentError, StateError } from '../common/errors.js';
+import type { Logger } from '../common/logger.js';
+import type { MessageExt, MessageQueue } from '../common/message.js';
+import { decodeMessageId } from '../common/codec/index.js';
+import { buildSubscriptionDataWithType, isTagType, type SubscriptionData } from '../filter/index.js';
+import { buildPullSysFlag } from '../protocol/pull-sys-flag.js';
+import { AbortError } from '../remoting/remoting-errors.js';
+import type { BoundaryType } from './mq-client-api.js';
+import { MQClientInstance } from './mq-client-instance.js';
+import type { MQConsumerInner } from './mq-consumer-inner.js';
+import { MessageSelector } from './message-selector.js';
+import { PullAPIWrapper } from './pull-api-wrapper.js';
+import {
+  resolvePullConsumerOptions,
+  type PullConsumerOptions,
+  type ResolvedPullConsumerOptions,
+} from './pull-consumer-options.js';
+import type { PullResult } from './pull-result.js';
+
+export interface PullOptions {
+  /** Aborts the pull; it then rejects with an AbortError (code ERR_ABORTED). */
+  signal?: AbortSignal | undefined;
+  /** RPC deadline, ms. Default consumerPullTimeoutMs, or consumerTimeoutMsWhenSuspend for a held pull. */
+  timeoutMs?: number | undefined;
+}
+
+type State = 'CREATE_JUST' | 'STARTING' | 'RUNNING' | 'SHUTDOWN';
+
+function checkMessageQueue(mq: MessageQueue): void {
+  if (mq === null || typeof mq !== 'object') throw new InvalidArgumentError('mq', 'mq is null');
+  if (typeof mq.topic !== 'string' || mq.topic === '')
+    throw new InvalidArgumentError('mq.topic', 'must be a topic name');
+  if (typeof mq.brokerName !== 'string' || mq.brokerName === '')
+    throw new InvalidArgumentError('mq.brokerName', 'must be a broker name');
+  if (!Number.isInteger(mq.queueId) || mq.queueId < 0)
+    throw new InvalidArgumentError('mq.queueId', 'must be an integer >= 0');
+}
+
+function checkOffset(offset: number, field = 'offset'): void {
+  if (!Number.isSafeInteger(offset) || offset < 0)
+    throw new InvalidArgumentError(field, `must be an integer >= 0, got ${String(offset)}`);
+}
+
+export class PullConsumer {
+  readonly options: ResolvedPullConsumerOptions;
+  readonly #logger: Logger;
+  #instance: MQClientInstance | undefined;
+  #pullAPIWrapper: PullAPIWrapper | undefined;
+  #state: State = 'CREATE_JUST';
+  #startPromise: Promise<void> | undefined;
+  #shutdownPromise: Promise<void> | undefined;
+  readonly #shutdownController = new AbortController();
+
+  constructor(options: PullConsumerOptions) {
+    this.options = resolvePullConsumerOptions(options);
+    this.#logger = this.options.logger;
+  }
+
+  get consumerGroup(): string {
+    return this.options.consumerGroup;
+  }
+
+  /** The client id (`ip@instanceName`). */
+  get clientId(): string {
+    return `${this.options.clientIP}@${this.options.instanceName}`;
+  }
+
+  /** Joins (or creates) the client instance and registers the consumer group. Idempotent. */
+  start(): Promise<void> {
+    if (this.#state === 'SHUTDOWN') return Promise.reject(new StateError('the pull consumer has been shut down'));
+    this.#startPromise ??= this.#start();
+    return this.#startPromise;
+  }
+
+  async #start(): Promise<void> {
+    this.#state = 'STARTING';
+    const o = this.options;
+    const instance = MQClientInstance.acquire(o);
+    const inner: MQConsumerInner = {
+      groupName: () => o.consumerGroup,
+      messageModel: () => o.messageModel,
+      consumeType: () => 'CONSUME_ACTIVELY',
+      consumeFromWhere: () => 'CONSUME_FROM_LAST_OFFSET',
+      subscriptions: () => [],
+      doRebalance: async () => undefined,
+      persistConsumerOffset: async () => undefined,
+      updateTopicSubscribeInfo: () => undefined,
+      isSubscribeTopicNeedUpdate: () => false,
+    };
+    try {
+      instance.registerConsumer(o.consumerGroup, inner);
+      await instance.start();
+    } catch (err) {
+      await instance.unregisterConsumer(o.consumerGroup).catch(() => undefined);
+      await instance.release();
+      this.#state = 'SHUTDOWN';
+      throw err;
+    }
+    this.#instance = instance;
+    this.#pullAPIWrapper = new PullAPIWrapper(instance, o.consumerGroup);
+    if (this.#state === 'STARTING') this.#state = 'RUNNING';
+  }
+
+  #running(): { instance: MQClientInstance; wrapper: PullAPIWrapper } {
+    if (this.#state !== 'RUNNING' || !this.#instance || !this.#pullAPIWrapper)
+      throw new StateError(
+        this.#state === 'SHUTDOWN'
+          ? 'the pull consumer has been shut down'
+          : 'the pull consumer is not started: call start() first',
+      );
+    return { instance: this.#instance, wrapper: this.#pullAPIWrapper };
+  }
+
+  /**
+   * Pulls up to `maxNums` messages of `mq` from `offset` with `selector` (a MessageSelector, or a
+   * string taken as a tag expression). Answers at once: FOUND, NO_NEW_MSG, NO_MATCHED_MSG or
+   * OFFSET_ILLEGAL.
+   */
+  pull(
+    mq: MessageQueue,
+    selector: MessageSelector | string,
+    offset: number,
+    maxNums: number,
+    opts: PullOptions = {},
+  ): Promise<PullResult> {
+    return this.#pullSyncImpl(mq, selector, offset, maxNums, false, opts);
+  }
+
+  /**
+   * Like `pull`, but when nothing is there yet the broker holds the call (long polling) up to
+   * brokerSuspendMaxTimeMs and answers as soon as a matching message arrives.
+   */
+  pullBlockIfNotFound(
+    mq: MessageQueue,
+    selector: MessageSelector | string,
+    offset: number,
+    maxNums: number,
+    opts: PullOptions = {},
+  ): Promise<PullResult> {
+    return this.#pullSyncImpl(mq, selector, offset, maxNums, true, opts);
+  }
+
+  async #pullSyncImpl(
+    mq: MessageQueue,
+    selector: MessageSelector | string,
+    offset: number,
+    maxNums: number,
+    block: boolean,
+    opts: PullOptions,
+  ): Promise<PullResult> {
+    const { wrapper } = this.#running();
+    checkMessageQueue(mq);
+    checkOffset(offset);
+    if (!Number.isInteger(maxNums) || maxNums <= 0 || maxNums > 2147483647)
+      throw new InvalidArgumentError('maxNums', `must be an integer > 0, got ${String(maxNums)}`);
+    const sel = MessageSelector.from(selector);
+    const sd = buildSubscriptionDataWithType(mq.topic, sel.expression, sel.expressionType);
+    const o = this.options;
+    const timeoutMs = opts.timeoutMs ?? (block ? o.consumerTimeoutMsWhenSuspend : o.consumerPullTimeoutMs);
+    if (block && timeoutMs <= o.brokerSuspendMaxTimeMs)
+      throw new InvalidArgumentError(
+        'timeoutMs',
+        `a held pull needs timeoutMs > brokerSuspendMaxTimeMs (${o.brokerSuspendMaxTimeMs})`,
+      );
+    if (opts.signal?.aborted)
+      throw new AbortError('the pull was aborted before it was sent', { cause: opts.signal.reason });
+    // One signal for the caller's abort and our shutdown (listeners removed after the call, so a
+    // long-lived caller signal does not collect one per pull).
+    const controller = new AbortController();
+    const onAbort = (): void => controller.abort(opts.signal?.reason);
+    const onShutdown = (): void => controller.abort(this.#shutdownController.signal.reason);
+    opts.signal?.addEventListener('abort', onAbort, { once: true });
+    this.#shutdownController.signal.addEventListener('abort', onShutdown, { once: true });
+    try {
+      return await this.#pullOnce(wrapper, mq, sd, offset, maxNums, block, timeoutMs, controller.signal);
+    } finally {
+      opts.signal?.removeEventListener('abort', onAbort);
+      this.#shutdownController.signal.removeEventListener('abort', onShutdown);
+    }
+  }
+
+  async #pullOnce(
+    wrapper: PullAPIWrapper,
+    mq: MessageQueue,
+    sd: SubscriptionData,
+    offset: number,
+    maxNums: number,
+    block: boolean,
+    timeoutMs: number,
+    signal: AbortSignal,
+  ): Promise<PullResult> {
+    const o = this.options;
+    const raw = await wrapper.pullKernelImpl({
+      mq,
+      subExpression: sd.subString,
+      expressionType: sd.expressionType,
+      // RocketMQ: the pull consumers send subVersion 0 for tag subscriptions.
+      subVersion: isTagType(sd.expressionType) ? 0 : sd.subVersion,
+      offset,
+      maxNums,
+      sysFlag: buildPullSysFlag(false, block, true, false),
+      commitOffset: 0,
+      brokerSuspendMaxTimeMillis: block ? o.brokerSuspendMaxTimeMs : 0,
+      timeoutMillis: timeoutMs,
+      signal,
+    });
+    return wrapper.processPullResult(mq, raw, sd);
+  }
+
+  /** The readable queues of `topic`, sorted by topic, broker name and queue id (RocketMQ's order). */
+  async fetchSubscribeMessageQueues(topic: string): Promise<MessageQueue[]> {
+    const { instance } = this.#running();
+    if (typeof topic !== 'string' || topic === '') throw new InvalidArgumentError('topic', 'must be a topic name');
+    return instance.fetchSubscribeMessageQueues(topic);
+  }
+
+  async #master(mq: MessageQueue): Promise<{ instance: MQClientInstance; addr: string }> {
+    const { instance } = this.#running();
+    checkMessageQueue(mq);
+    const found = await instance.findBrokerAddressForQueue(mq);
+    return { instance, addr: found.brokerAddr };
+  }
+
+  /** The queue's smallest offset still stored (GET_MIN_OFFSET). */
+  async minOffset(mq: MessageQueue): Promise<number> {
+    const { instance, addr } = await this.#master(mq);
+    return instance.api.getMinOffset(addr, mq);
+  }
+
+  /** One past the queue's last offset (GET_MAX_OFFSET). */
+  async maxOffset(mq: MessageQueue): Promise<number> {
+    const { instance, addr } = await this.#master(mq);
+    return instance.api.getMaxOffset(addr, mq);
+  }
+
+  /**
+   * The offset of the first message stored at or after `timestamp` (`LOWER`, default), or of the last
+   * stored at or before it (`UPPER`) (SEARCH_OFFSET_BY_TIMESTAMP).
+   */
+  async searchOffset(mq: MessageQueue, timestamp: number, boundaryType: BoundaryType = 'LOWER'): Promise<number> {
+    if (!Number.isSafeInteger(timestamp))
+      throw new InvalidArgumentError('timestamp', 'must be an integer (ms since the epoch)');
+    if (boundaryType !== 'LOWER' && boundaryType !== 'UPPER')
+      throw new InvalidArgumentError('boundaryType', 'must be LOWER or UPPER');
+    const { instance, addr } = await this.#master(mq);
+    return instance.api.searchOffset(addr, mq, timestamp, boundaryType);
+  }
+
+  /** Commits `offset` as the group's consumed offset of `mq` on the broker (awaited). */
+  async updateConsumeOffset(mq: MessageQueue, offset: number): Promise<void> {
+    checkOffset(offset);
+    const { instance, addr } = await this.#master(mq);
+    await instance.api.updateConsumerOffset(addr, {
+      consumerGroup: this.options.consumerGroup,
+      topic: mq.topic,
+      queueId: mq.queueId,
+      commitOffset: offset,
+      bname: mq.brokerName,
+    });
+  }
+
+  /** The group's committed offset of `mq` (QUERY_CONSUMER_OFFSET), or -1 when the broker has none. */
+  async fetchConsumeOffset(mq: MessageQueue): Promise<number> {
+    const { instance, addr } = await this.#master(mq);
+    return instance.api.queryConsumerOffset(addr, {
+      consumerGroup: this.options.consumerGroup,
+      topic: mq.topic,
+      queueId: mq.queueId,
+      bname: mq.brokerName,
+    });
+  }
+
+  /**
+   * The message with offset message id `offsetMsgId` (VIEW_MESSAGE_BY_ID). The id names the store host
+   * and commit-log offset; the call goes to the known broker whose URL has that host and port, else to
+   * the first endpoint (the bundled broker stores its HTTP address as its store host).
+   */
+  async viewMessage(offsetMsgId: string): Promise<MessageExt> {
+    const { instance } = this.#running();
+    const { host, offset } = decodeMessageId(offsetMsgId);
+    const candidates = [...instance.allBrokerAddrs(), ...this.options.endpoints];
+    const addr =
+      candidates.find((a) => {
+        const u = new URL(a);
+        const port = u.port === '' ? (u.protocol === 'https:' ? 443 : 80) : Number(u.port);
+        return (u.hostname === host.ip || u.hostname === `[${host.ip}]`) && port === host.port;
+      }) ?? this.options.endpoints[0]!;
+    return instance.api.viewMessage(addr, offset);
+  }
+
+  /**
+   * Aborts pulls still held, unregisters the group from every broker and releases the client instance.
+   * Idempotent: returns the same promise.
+   */
+  shutdown(): Promise<void> {
+    this.#shutdownPromise ??= this.#shutdown();
+    return this.#shutdownPromise;
+  }
+
+  async #shutdown(): Promise<void> {
+    const starting = this.#startPromise;
+    this.#state = 'SHUTDOWN';
+    this.#shutdownController.abort(new AbortError('the pull consumer is shutting down'));
+    if (starting) await starting.catch(() => undefined);
+    const instance = this.#instance;
+    this.#instance = undefined;
+    this.#pullAPIWrapper = undefined;
+    if (!instance) return;
+    try {
+      await instance.unregisterConsumer(this.options.consumerGroup);
+    } catch (err) {
+      this.#logger.warn({ err }, 'unregistering the pull consumer failed');
+    }
+    await instance.release();
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.shutdown();
+  }
+}

@@ -1,0 +1,118 @@
+/**
+ * RebalanceService (RocketMQ's RebalanceService.java): one per MQClientInstance. It wakes every
+ * `rebalanceIntervalMs` (20 s), or at once on `wakeup()` (RocketMQ's rebalanceImmediately: a member
+ * joined or left, a consumer started), but never less than `minIntervalMs` (1 s) after the previous
+ * pass, and calls `doRebalance()` of every registered consumer. After an unbalanced pass (a consumer
+ * resolved `false`) the next one comes after the minimum interval.
+ *
+ * Passes never overlap: a wake-up during a pass runs one more pass after it.
+ */
+import type { Clock, TimerHandle } from '../common/clock.js';
+import type { Logger } from '../common/logger.js';
+import type { MQConsumerInner } from './mq-consumer-inner.js';
+
+export interface RebalanceServiceOptions {
+  /** Period between passes, ms. RocketMQ: 20000 (`rocketmq.client.rebalance.waitInterval`). */
+  rebalanceIntervalMs: number;
+  /** Least time between two passes, ms. RocketMQ: 1000. */
+  minIntervalMs?: number;
+  clock: Clock;
+  logger: Logger;
+}
+
+export class RebalanceService {
+  readonly #consumers: () => Iterable<MQConsumerInner>;
+  readonly #intervalMs: number;
+  readonly #minIntervalMs: number;
+  readonly #clock: Clock;
+  readonly #logger: Logger;
+  #timer: TimerHandle | undefined;
+  #timerDue = Infinity;
+  #running: Promise<void> | undefined;
+  #pendingWakeup = false;
+  #lastRunAt = -Infinity;
+  #started = false;
+  #stopped = false;
+
+  constructor(consumers: () => Iterable<MQConsumerInner>, options: RebalanceServiceOptions) {
+    this.#consumers = consumers;
+    this.#intervalMs = options.rebalanceIntervalMs;
+    this.#minIntervalMs = options.minIntervalMs ?? 1000;
+    this.#clock = options.clock;
+    this.#logger = options.logger;
+  }
+
+  start(): void {
+    if (this.#started || this.#stopped) return;
+    this.#started = true;
+    this.#schedule(this.#intervalMs);
+  }
+
+  /** Requests a pass as soon as the minimum interval allows (RocketMQ's rebalanceImmediately). */
+  wakeup(): void {
+    if (!this.#started || this.#stopped) return;
+    if (this.#running) {
+      this.#pendingWakeup = true;
+      return;
+    }
+    this.#schedule(Math.max(0, this.#lastRunAt + this.#minIntervalMs - this.#clock.now()));
+  }
+
+  /** Stops the timer and waits for a pass in progress. Idempotent. */
+  async shutdown(): Promise<void> {
+    this.#stopped = true;
+    this.#clearTimer();
+    await this.#running;
+  }
+
+  /** Runs one pass now (also what the timer runs). */
+  runOnce(): Promise<void> {
+    if (this.#running) {
+      this.#pendingWakeup = true;
+      return this.#running;
+    }
+    this.#clearTimer();
+    this.#running = this.#pass().finally(() => {
+      this.#running = undefined;
+    });
+    return this.#running;
+  }
+
+  async #pass(): Promise<void> {
+    this.#lastRunAt = this.#clock.now();
+    let balanced = true;
+    for (const consumer of [...this.#consumers()]) {
+      if (this.#stopped) return;
+      try {
+        if ((await consumer.doRebalance()) === false) balanced = false;
+      } catch (err) {
+        balanced = false;
+        this.#logger.warn({ err, group: consumer.groupName() }, 'rebalance failed');
+      }
+    }
+    if (this.#stopped) return;
+    const wake = this.#pendingWakeup || !balanced;
+    this.#pendingWakeup = false;
+    this.#schedule(wake ? this.#minIntervalMs : this.#intervalMs);
+  }
+
+  /** Arms the timer for `delayMs` unless it is already due sooner. */
+  #schedule(delayMs: number): void {
+    if (this.#stopped) return;
+    const due = this.#clock.now() + delayMs;
+    if (this.#timer !== undefined && this.#timerDue <= due) return;
+    this.#clearTimer();
+    this.#timerDue = due;
+    this.#timer = this.#clock.setTimeout(() => {
+      this.#timer = undefined;
+      this.#timerDue = Infinity;
+      void this.runOnce();
+    }, delayMs);
+  }
+
+  #clearTimer(): void {
+    if (this.#timer !== undefined) this.#clock.clearTimeout(this.#timer);
+    this.#timer = undefined;
+    this.#timerDue = Infinity;
+  }
+}

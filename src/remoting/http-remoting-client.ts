@@ -1,0 +1,239 @@
+/**
+ * HttpRemotingClient: the command model over HTTP/1.1 (docs/protocol.md), on undici. This file is
+ * the only network code of the client side (STYLE habit 2).
+ *
+ * - One undici `Pool` per broker origin, keep-alive, `connectionsPerBroker` connections (default 64).
+ *   HTTP/1.1 carries one call per connection at a time, and a held pull occupies its connection for
+ *   up to the broker's suspend time, so this must be at least the number of queues held-pulled from
+ *   one broker at once plus a few for control calls (heartbeat, offsets, route, membership watch).
+ *   Calls beyond it wait in the pool's queue; they do not fail.
+ * - Every call has a deadline (`timeoutMs`) and an optional AbortSignal. undici's own headers/body
+ *   timeouts are set just above the call's deadline, so the deadline decides: a held pull whose
+ *   deadline is above the broker's suspend time is always answered by the broker first.
+ * - Request headers are validated with the command's zod schema before sending; response headers with
+ *   the response schema after decoding. Protocol outcomes (response codes) are returned, not thrown.
+ */
+import { Pool } from 'undici';
+import type { z } from 'zod';
+import { InvalidArgumentError, RocketMQError, TransportError } from '../common/errors.js';
+import { silentLogger, type Logger } from '../common/logger.js';
+import { systemClock, type Clock } from '../common/clock.js';
+import type { RemotingRequest, RemotingResponse } from '../protocol/command.js';
+import { COMMANDS } from '../protocol/commands/index.js';
+import { describeZodError } from '../protocol/define.js';
+import { FRAME_CONTENT_TYPE, decodeFrame, encodeFrame } from '../protocol/frame.js';
+import { ResponseCode } from '../protocol/response-code.js';
+import type { InvokeOptions, RemotingClient } from './remoting-client.js';
+import { AbortError, ClosedError, RequestRejectedError } from './remoting-errors.js';
+
+export interface HttpRemotingClientOptions {
+  /** Connections kept per broker origin (held pulls + control calls). Default 64. */
+  connectionsPerBroker?: number;
+  /** Sent as `Authorization: Bearer <token>` when the broker was started with an access token. */
+  accessToken?: string | undefined;
+  /** How long `close()` waits for calls in flight before aborting them, ms. Default 5000. */
+  closeTimeoutMs?: number;
+  /** How long an idle keep-alive connection is kept, ms. Default 4000 (below Node servers' 5 s). */
+  keepAliveTimeoutMs?: number;
+  logger?: Logger;
+  clock?: Clock;
+}
+
+/** undici's own timeouts sit this far above the call's deadline, so ours always fires first. */
+const UNDICI_TIMEOUT_MARGIN_MS = 1000;
+const TIMEOUT = Symbol('timeout');
+/** RocketMQ's client-side RPC_TIME_OUT code (RemotingSysResponseCode); marks a TransportError as ERR_TIMEOUT. */
+const RPC_TIME_OUT = -1006;
+
+interface Target {
+  pool: Pool;
+  basePath: string;
+}
+
+/** The response frame's header: `{code, remark?, header}`. */
+function readResponseEnvelope(raw: unknown): { code: number; remark: string | undefined; header: unknown } {
+  if (raw === null || typeof raw !== 'object') throw badResponse('the response header is not an object');
+  const env = raw as { code?: unknown; remark?: unknown; header?: unknown };
+  if (typeof env.code !== 'number' || !Number.isInteger(env.code))
+    throw badResponse('the response has no integer code');
+  if (env.remark !== undefined && env.remark !== null && typeof env.remark !== 'string')
+    throw badResponse('the response remark is not a string');
+  return { code: env.code, remark: typeof env.remark === 'string' ? env.remark : undefined, header: env.header ?? {} };
+}
+
+function badResponse(message: string, cause?: unknown): RocketMQError {
+  return new RocketMQError('ERR_BAD_RESPONSE', `malformed response: ${message}`, { cause });
+}
+
+export class HttpRemotingClient implements RemotingClient {
+  readonly #connections: number;
+  readonly #accessToken: string | undefined;
+  readonly #closeTimeoutMs: number;
+  readonly #keepAliveTimeoutMs: number;
+  readonly #logger: Logger;
+  readonly #clock: Clock;
+  readonly #pools = new Map<string, Pool>();
+  readonly #targets = new Map<string, Target>();
+  #closing: Promise<void> | undefined;
+
+  constructor(options: HttpRemotingClientOptions = {}) {
+    const n = options.connectionsPerBroker ?? 64;
+    if (!Number.isInteger(n) || n < 1)
+      throw new InvalidArgumentError('connectionsPerBroker', `must be an integer >= 1, got ${String(n)}`);
+    this.#connections = n;
+    this.#accessToken = options.accessToken;
+    this.#closeTimeoutMs = options.closeTimeoutMs ?? 5000;
+    this.#keepAliveTimeoutMs = options.keepAliveTimeoutMs ?? 4000;
+    this.#logger = options.logger ?? silentLogger;
+    this.#clock = options.clock ?? systemClock;
+  }
+
+  #target(addr: string): Target {
+    const cached = this.#targets.get(addr);
+    if (cached) return cached;
+    let url: URL;
+    try {
+      url = new URL(addr);
+    } catch (e) {
+      throw new InvalidArgumentError('addr', `not a broker URL: ${JSON.stringify(addr)}`, { cause: e });
+    }
+    if (url.protocol !== 'http:' && url.protocol !== 'https:')
+      throw new InvalidArgumentError('addr', `a broker URL must be http: or https:, got ${JSON.stringify(addr)}`);
+    let pool = this.#pools.get(url.origin);
+    if (!pool) {
+      pool = new Pool(url.origin, {
+        connections: this.#connections,
+        pipelining: 1,
+        keepAliveTimeout: this.#keepAliveTimeoutMs,
+      });
+      this.#pools.set(url.origin, pool);
+    }
+    const target = { pool, basePath: url.pathname.replace(/\/+$/, '') };
+    this.#targets.set(addr, target);
+    return target;
+  }
+
+  async invoke(addr: string, request: RemotingRequest, opts: InvokeOptions): Promise<RemotingResponse> {
+    if (this.#closing) throw new ClosedError('the remoting client is closed');
+    const spec = COMMANDS.get(request.code);
+    if (!spec) throw new InvalidArgumentError('request.code', `no command with request code ${request.code}`);
+    const checked = spec.requestHeader.safeParse(request.header);
+    if (!checked.success) {
+      const { field, message } = describeZodError(checked.error);
+      throw new InvalidArgumentError(`${spec.name}.${field}`, message);
+    }
+    const signal = opts.signal;
+    if (signal?.aborted) throw new AbortError(`${spec.name} aborted before it was sent`, { cause: signal.reason });
+    const { pool, basePath } = this.#target(addr);
+    const controller = new AbortController();
+    const timer = this.#clock.setTimeout(() => controller.abort(TIMEOUT), opts.timeoutMs);
+    const onAbort = (): void => controller.abort(signal?.reason);
+    signal?.addEventListener('abort', onAbort, { once: true });
+    const headers: Record<string, string> = { 'content-type': FRAME_CONTENT_TYPE };
+    if (this.#accessToken) headers.authorization = `Bearer ${this.#accessToken}`;
+    try {
+      const res = await pool.request({
+        path: `${basePath}/v1/${spec.name}`,
+        method: 'POST',
+        headers,
+        body: encodeFrame(request.header, request.body),
+        signal: controller.signal,
+        headersTimeout: opts.timeoutMs + UNDICI_TIMEOUT_MARGIN_MS,
+        bodyTimeout: opts.timeoutMs + UNDICI_TIMEOUT_MARGIN_MS,
+      });
+      const bytes = Buffer.from(await res.body.arrayBuffer());
+      if (res.statusCode !== 200) throw this.#statusError(spec.name, addr, res.statusCode, bytes);
+      return this.#decode(spec.responseHeader, spec.name, bytes);
+    } catch (e) {
+      if (controller.signal.aborted) {
+        if (controller.signal.reason === TIMEOUT)
+          throw new TransportError(`${spec.name} to ${addr} timed out after ${opts.timeoutMs} ms`, {
+            responseCode: RPC_TIME_OUT,
+            cause: e,
+          });
+        throw new AbortError(`${spec.name} to ${addr} was aborted`, { cause: signal?.reason ?? e });
+      }
+      if (e instanceof RocketMQError) throw e;
+      if (this.#closing) throw new ClosedError(`the remoting client closed during ${spec.name}`);
+      throw new TransportError(`${spec.name} to ${addr} failed: ${(e as Error)?.message ?? String(e)}`, { cause: e });
+    } finally {
+      this.#clock.clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+    }
+  }
+
+  invokeOneway(addr: string, request: RemotingRequest, opts: InvokeOptions): void {
+    this.invoke(addr, request, opts).then(
+      (res) => {
+        if (res.code !== ResponseCode.SUCCESS)
+          this.#logger.debug({ addr, code: res.code, remark: res.remark }, 'oneway call answered with an error code');
+      },
+      (err: unknown) => this.#logger.debug({ addr, err }, 'oneway call failed'),
+    );
+  }
+
+  #decode(schema: z.ZodType, name: string, bytes: Buffer): RemotingResponse {
+    let frame;
+    try {
+      frame = decodeFrame(bytes);
+    } catch (e) {
+      throw badResponse(`${name}: ${(e as Error).message}`, e);
+    }
+    const env = readResponseEnvelope(frame.header);
+    const parsed = schema.safeParse(env.header);
+    if (!parsed.success) {
+      const { field, message } = describeZodError(parsed.error);
+      throw badResponse(`${name} response header field ${field}: ${message}`);
+    }
+    return { code: env.code, remark: env.remark, header: parsed.data as Record<string, unknown>, body: frame.body };
+  }
+
+  #statusError(name: string, addr: string, status: number, bytes: Buffer): RocketMQError {
+    let info: { error?: unknown; field?: unknown; message?: unknown } = {};
+    try {
+      const parsed: unknown = JSON.parse(bytes.toString('utf8'));
+      if (parsed && typeof parsed === 'object') info = parsed as typeof info;
+    } catch {
+      // Not JSON (a proxy's page, say): the status alone describes the failure.
+    }
+    const detail = typeof info.message === 'string' ? info.message : bytes.toString('utf8', 0, 200);
+    if (status >= 400 && status < 500) {
+      const code = typeof info.error === 'string' && /^[A-Z_]+$/.test(info.error) ? info.error : `HTTP_${status}`;
+      const field = typeof info.field === 'string' ? info.field : undefined;
+      return new RequestRejectedError(
+        status,
+        code,
+        `${name} rejected by ${addr} (HTTP ${status}${field ? `, field ${field}` : ''}): ${detail}`,
+        field,
+      );
+    }
+    return new TransportError(`${name} to ${addr} answered HTTP ${status}: ${detail}`);
+  }
+
+  close(): Promise<void> {
+    if (this.#closing) {
+      // A second call does not wait: it aborts whatever is still in flight.
+      for (const pool of this.#pools.values()) pool.destroy().catch(() => undefined);
+      return this.#closing;
+    }
+    this.#closing = this.#closeAll();
+    return this.#closing;
+  }
+
+  async #closeAll(): Promise<void> {
+    const pools = [...this.#pools.values()];
+    let timer: ReturnType<Clock['setTimeout']> | undefined;
+    const deadline = new Promise<'deadline'>((resolve) => {
+      timer = this.#clock.setTimeout(() => resolve('deadline'), this.#closeTimeoutMs);
+    });
+    try {
+      const closed = Promise.allSettled(pools.map((p) => p.close())).then(() => 'closed' as const);
+      if ((await Promise.race([closed, deadline])) === 'deadline') {
+        this.#logger.warn({ closeTimeoutMs: this.#closeTimeoutMs }, 'calls still in flight at close: aborting them');
+        await Promise.allSettled(pools.map((p) => p.destroy()));
+      }
+    } finally {
+      if (timer !== undefined) this.#clock.clearTimeout(timer);
+    }
+  }
+}

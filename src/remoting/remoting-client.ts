@@ -1,0 +1,35 @@
+/**
+ * The one transport interface of the client side (STYLE habit 2): invoke a command on a broker
+ * address and get its answer. Everything above it (MQClientAPI, MQClientInstance, the consumers and
+ * the producer) speaks commands, never bytes or sockets; a second transport (RocketMQ's TCP remoting
+ * frames) implements the same interface.
+ * @pure
+ */
+import type { RemotingRequest, RemotingResponse } from '../protocol/command.js';
+
+export interface InvokeOptions {
+  /**
+   * How long the whole call may take, ms (connect, send, the broker's hold, the answer). For a held
+   * pull this must exceed the broker's suspend time, so the broker always answers first.
+   */
+  timeoutMs: number;
+  /** Aborts the call; the promise then rejects with an `AbortError` (code `ERR_ABORTED`). */
+  signal?: AbortSignal | undefined;
+}
+
+export interface RemotingClient {
+  /**
+   * Sends `request` to the broker at `addr` (for HTTP: its base URL) and resolves with the answer,
+   * whatever its response code. Rejects with a `TransportError` (retriable) when the broker cannot be
+   * reached or the call times out, an `AbortError` when `signal` aborts, and a `RequestRejectedError`
+   * when the broker refuses the request itself (malformed, unauthorized).
+   */
+  invoke(addr: string, request: RemotingRequest, opts: InvokeOptions): Promise<RemotingResponse>;
+  /**
+   * Fire and forget (RocketMQ's oneway): the request is sent, the answer and any failure are ignored.
+   * Over HTTP the call still completes in the background; `close()` waits for it.
+   */
+  invokeOneway(addr: string, request: RemotingRequest, opts: InvokeOptions): void;
+  /** Closes every connection: waits for calls in flight up to a deadline, then aborts them. Idempotent. */
+  close(): Promise<void>;
+}

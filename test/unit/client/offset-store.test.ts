@@ -1,0 +1,147 @@
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { LocalFileOffsetStore } from '../../../src/client/local-file-offset-store.js';
+import { ReadOffsetType } from '../../../src/client/offset-store.js';
+import { RemoteBrokerOffsetStore } from '../../../src/client/remote-broker-offset-store.js';
+import { silentLogger } from '../../../src/common/logger.js';
+import { messageQueueKey, type MessageQueue } from '../../../src/common/message.js';
+import { mqOf } from './helpers.js';
+
+function remote(broker = new Map<string, number>(), failQuery = false) {
+  const updates: [number, number][] = [];
+  const store = new RemoteBrokerOffsetStore(
+    {
+      queryConsumerOffset: async (mq: MessageQueue) => {
+        if (failQuery) throw new Error('down');
+        return broker.get(messageQueueKey(mq)) ?? -1;
+      },
+      updateConsumerOffset: async (mq: MessageQueue, offset: number) => {
+        updates.push([mq.queueId, offset]);
+        broker.set(messageQueueKey(mq), offset);
+      },
+    },
+    silentLogger,
+  );
+  return { store, updates, broker };
+}
+
+describe('RemoteBrokerOffsetStore (RocketMQ: RemoteBrokerOffsetStore, facts §7.7)', () => {
+  const q0 = mqOf(0);
+  const q1 = mqOf(1);
+
+  it('increaseOnly never moves backwards; a plain update overwrites', () => {
+    const { store } = remote();
+    store.updateOffset(q0, 10, true);
+    store.updateOffset(q0, 5, true);
+    expect(store.readOffsetFromMemory(q0)).toBe(10);
+    store.updateOffset(q0, 5, false);
+    expect(store.readOffsetFromMemory(q0)).toBe(5);
+  });
+
+  it('a frozen offset ignores updates until removed', () => {
+    const { store } = remote();
+    store.updateAndFreezeOffset(q0, 7);
+    store.updateOffset(q0, 100, true);
+    expect(store.readOffsetFromMemory(q0)).toBe(7);
+    store.removeOffset(q0);
+    expect(store.readOffsetFromMemory(q0)).toBe(-1);
+    store.updateOffset(q0, 100, true);
+    expect(store.readOffsetFromMemory(q0)).toBe(100);
+  });
+
+  it('readOffset: MEMORY gives -1 when unknown; STORE asks the broker, caches, gives -1 on not found and -2 on error', async () => {
+    const { store, broker } = remote();
+    await expect(store.readOffset(q0, ReadOffsetType.READ_FROM_MEMORY)).resolves.toBe(-1);
+    await expect(store.readOffset(q0, ReadOffsetType.READ_FROM_STORE)).resolves.toBe(-1);
+    broker.set(messageQueueKey(q0), 33);
+    await expect(store.readOffset(q0, ReadOffsetType.READ_FROM_STORE)).resolves.toBe(33);
+    await expect(store.readOffset(q0, ReadOffsetType.READ_FROM_MEMORY)).resolves.toBe(33);
+    store.updateOffset(q0, 40, true);
+    await expect(store.readOffset(q0, ReadOffsetType.MEMORY_FIRST_THEN_STORE)).resolves.toBe(40);
+    const failing = remote(new Map(), true);
+    await expect(failing.store.readOffset(q0, ReadOffsetType.READ_FROM_STORE)).resolves.toBe(-2);
+  });
+
+  it('persistAll sends the offsets of the given queues and forgets the others', async () => {
+    const { store, updates } = remote();
+    store.updateOffset(q0, 1, true);
+    store.updateOffset(q1, 2, true);
+    await store.persistAll([q0]);
+    expect(updates).toEqual([[0, 1]]);
+    expect(store.readOffsetFromMemory(q1)).toBe(-1);
+  });
+
+  it('a failed update is logged, not thrown', async () => {
+    const errors: unknown[] = [];
+    const store = new RemoteBrokerOffsetStore(
+      {
+        queryConsumerOffset: async () => -1,
+        updateConsumerOffset: async () => {
+          throw new Error('down');
+        },
+      },
+      silentLogger,
+      () => {},
+      (_mq, err) => errors.push(err),
+    );
+    store.updateOffset(q0, 1, true);
+    await expect(store.persist(q0)).resolves.toBeUndefined();
+    expect(errors).toHaveLength(1);
+  });
+});
+
+describe('LocalFileOffsetStore (BROADCASTING; written atomically, .bak fallback)', () => {
+  let dir: string;
+  beforeEach(async () => {
+    dir = await mkdtemp(path.join(tmpdir(), 'rmq-offsets-'));
+  });
+  afterEach(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('persists and loads offsets; unknown queues read -1', async () => {
+    const a = new LocalFileOffsetStore(dir, '10.0.0.1@DEFAULT', 'g', silentLogger);
+    a.updateOffset(mqOf(0), 12, true);
+    a.updateOffset(mqOf(1), 34, true);
+    await a.persistAll([mqOf(0), mqOf(1)]);
+    expect(a.filePath).toBe(path.join(dir, '10.0.0.1@DEFAULT', 'g', 'offsets.json'));
+    const b = new LocalFileOffsetStore(dir, '10.0.0.1@DEFAULT', 'g', silentLogger);
+    await expect(b.readOffset(mqOf(0), ReadOffsetType.READ_FROM_STORE)).resolves.toBe(12);
+    await expect(b.readOffset(mqOf(5), ReadOffsetType.READ_FROM_STORE)).resolves.toBe(-1);
+    await b.load();
+    expect(b.readOffsetFromMemory(mqOf(1))).toBe(34);
+  });
+
+  it('keeps a .bak and reads it when the main file is corrupt', async () => {
+    const a = new LocalFileOffsetStore(dir, 'c', 'g', silentLogger);
+    a.updateOffset(mqOf(0), 1, true);
+    await a.persistAll([mqOf(0)]);
+    a.updateOffset(mqOf(0), 2, true);
+    await a.persistAll([mqOf(0)]);
+    expect(JSON.parse(await readFile(`${a.filePath}.bak`, 'utf8'))).toEqual({
+      offsets: [{ topic: 'T', brokerName: 'b', queueId: 0, offset: 1 }],
+    });
+    await writeFile(a.filePath, '{not json');
+    const b = new LocalFileOffsetStore(dir, 'c', 'g', silentLogger);
+    await expect(b.readOffset(mqOf(0), ReadOffsetType.READ_FROM_STORE)).resolves.toBe(1);
+  });
+
+  it('persist(mq) merges one queue into the file', async () => {
+    const a = new LocalFileOffsetStore(dir, 'c', 'g', silentLogger);
+    a.updateOffset(mqOf(0), 5, true);
+    a.updateOffset(mqOf(1), 6, true);
+    await a.persistAll([mqOf(0)]);
+    await a.persist(mqOf(1));
+    const b = new LocalFileOffsetStore(dir, 'c', 'g', silentLogger);
+    await b.load();
+    expect(b.readOffsetFromMemory(mqOf(0))).toBe(5);
+    expect(b.readOffsetFromMemory(mqOf(1))).toBe(6);
+  });
+
+  it('path components cannot escape the directory', () => {
+    const a = new LocalFileOffsetStore(dir, '../../etc', '..', silentLogger);
+    expect(a.filePath.startsWith(dir)).toBe(true);
+    expect(path.relative(dir, a.filePath).split(path.sep)).toEqual(['.._.._etc', '__', 'offsets.json']);
+  });
+});

@@ -1,0 +1,188 @@
+import { Producer, StateError, InvalidArgumentError } from '../../../src/index.js';
+import { RequestCode } from '../../../src/protocol/index.js';
+import { TransportError } from '../../../src/common/errors.js';
+import { string2messageProperties } from '../../../src/common/codec/index.js';
+import { MQClientInstance } from '../../../src/client/mq-client-instance.js';
+import type { RemotingRequest } from '../../../src/protocol/command.js';
+import { FakeRemotingClient, TestClock, json, ok, routeOf } from './core-fakes.js';
+
+let seq = 0;
+
+/**
+ * A Producer whose client instance uses a fake transport: the instance is acquired first with the
+ * same client id, so the producer's `start()` joins it.
+ */
+async function setup(
+  handler: (addr: string, r: RemotingRequest) => ReturnType<typeof ok> | Promise<ReturnType<typeof ok>>,
+) {
+  const fake = new FakeRemotingClient(handler);
+  const clock = new TestClock();
+  const p = new Producer({ endpoints: 'http://ep:1', instanceName: `prod-${++seq}`, clientIP: '10.1.1.1', clock });
+  const holder = MQClientInstance.acquire(p.options, fake);
+  await p.start();
+  return {
+    fake,
+    p,
+    sends: () => fake.callsOf(RequestCode.SEND_MESSAGE),
+    async close() {
+      await p.shutdown();
+      await holder.release();
+    },
+  };
+}
+
+const sendOk = (r: RemotingRequest) =>
+  ok({ msgId: '0A0000010000000000000000000000AA', queueId: (r.header as { queueId: number }).queueId, queueOffset: 7 });
+
+const twoBrokers = routeOf({ 'broker-a': 'http://a:1', 'broker-b': 'http://b:1' }, 2);
+
+test('send: properties (tags, keys, delay, user, WAIT, UNIQ_KEY), header fields, SendResult', async () => {
+  const s = await setup((_a, r) =>
+    r.code === RequestCode.GET_ROUTEINFO_BY_TOPIC ? ok({}, json(twoBrokers)) : sendOk(r),
+  );
+  const res = await s.p.send({
+    topic: 'T',
+    body: Buffer.from('hi'),
+    tags: 'TagA',
+    keys: ['k1', 'k2'],
+    delayTimeLevel: 3,
+    properties: { color: 'red' },
+    flag: 9,
+  });
+  const call = s.sends()[0]!;
+  const h = call.request.header as Record<string, unknown>;
+  const props = string2messageProperties(h.properties as string);
+  expect(props).toMatchObject({ TAGS: 'TagA', KEYS: 'k1 k2', DELAY: '3', color: 'red', WAIT: 'true' });
+  expect(props.UNIQ_KEY).toMatch(/^[0-9A-F]{32}$/);
+  expect(h).toMatchObject({
+    producerGroup: 'DEFAULT_PRODUCER',
+    topic: 'T',
+    defaultTopic: 'TBW102',
+    defaultTopicQueueNums: 4,
+    sysFlag: 0,
+    flag: 9,
+  });
+  expect(h.bname).toBe((res.messageQueue as { brokerName: string }).brokerName);
+  expect(call.request.body!.toString()).toBe('hi');
+  expect(res).toMatchObject({
+    sendStatus: 'SEND_OK',
+    msgId: props.UNIQ_KEY,
+    offsetMsgId: '0A0000010000000000000000000000AA',
+    queueOffset: 7,
+  });
+  await s.close();
+});
+
+test('RocketMQ: a body of at least 4 KiB is zlib-compressed and COMPRESSED is set', async () => {
+  const s = await setup((_a, r) =>
+    r.code === RequestCode.GET_ROUTEINFO_BY_TOPIC ? ok({}, json(twoBrokers)) : sendOk(r),
+  );
+  await s.p.send({ topic: 'T', body: Buffer.alloc(4095, 'a') });
+  await s.p.send({ topic: 'T', body: Buffer.alloc(4096, 'a') });
+  const [small, big] = s.sends();
+  expect((small!.request.header as { sysFlag: number }).sysFlag).toBe(0);
+  expect((big!.request.header as { sysFlag: number }).sysFlag & 1).toBe(1);
+  expect(big!.request.body!.length).toBeLessThan(4096);
+  await s.close();
+});
+
+test('queues are chosen round robin over every writable queue', async () => {
+  const s = await setup((_a, r) =>
+    r.code === RequestCode.GET_ROUTEINFO_BY_TOPIC ? ok({}, json(twoBrokers)) : sendOk(r),
+  );
+  for (let i = 0; i < 8; i++) await s.p.send({ topic: 'T', body: Buffer.from('x') });
+  const picked = s
+    .sends()
+    .map(
+      (c) => `${(c.request.header as { bname: string }).bname}:${(c.request.header as { queueId: number }).queueId}`,
+    );
+  expect(new Set(picked.slice(0, 4)).size).toBe(4);
+  expect(picked.slice(4)).toEqual(picked.slice(0, 4));
+  await s.close();
+});
+
+test('RocketMQ: a failed send is retried on a queue of another broker (retryTimesWhenSendFailed)', async () => {
+  const s = await setup((addr, r) => {
+    if (r.code === RequestCode.GET_ROUTEINFO_BY_TOPIC) return ok({}, json(twoBrokers));
+    if (addr === 'http://a:1') throw new TransportError('connection refused');
+    return sendOk(r);
+  });
+  const events: number[] = [];
+  s.p.events.on('sendError', (_e, info) => events.push(info.attempt));
+  for (let i = 0; i < 4; i++) {
+    const r = await s.p.send({ topic: 'T', body: Buffer.from('x') });
+    expect(r.messageQueue.brokerName).toBe('broker-b');
+  }
+  const sends = s.sends();
+  for (let i = 1; i < sends.length; i++) {
+    if (sends[i - 1]!.addr === 'http://a:1') expect(sends[i]!.addr).toBe('http://b:1');
+  }
+  expect(events.length).toBeGreaterThan(0);
+  await s.close();
+});
+
+test('non-retriable broker answers are not retried; retries stop after 1 + retryTimesWhenSendFailed attempts', async () => {
+  const s = await setup((_a, r) => {
+    if (r.code === RequestCode.GET_ROUTEINFO_BY_TOPIC) return ok({}, json(twoBrokers));
+    const topic = (r.header as { topic: string }).topic;
+    return topic === 'Bad'
+      ? { code: 13, header: {}, remark: 'illegal' }
+      : { code: 14, header: {}, remark: 'unavailable' };
+  });
+  await expect(s.p.send({ topic: 'Bad', body: Buffer.from('x') })).rejects.toMatchObject({
+    code: 'ERR_MESSAGE_ILLEGAL',
+  });
+  expect(s.sends()).toHaveLength(1);
+  await expect(s.p.send({ topic: 'T', body: Buffer.from('x') })).rejects.toMatchObject({
+    code: 'ERR_SERVICE_NOT_AVAILABLE',
+  });
+  expect(s.sends()).toHaveLength(4);
+  await s.close();
+});
+
+test('RocketMQ: an unknown topic is sent through the TBW102 route with defaultTopicQueueNums queues per broker', async () => {
+  const tbw = routeOf({ 'broker-a': 'http://a:1' }, 8);
+  const s = await setup((_a, r) => {
+    if (r.code === RequestCode.GET_ROUTEINFO_BY_TOPIC)
+      return (r.header as { topic: string }).topic === 'TBW102'
+        ? ok({}, json(tbw))
+        : { code: 17, header: {}, remark: 'no route' };
+    return sendOk(r);
+  });
+  for (let i = 0; i < 6; i++) await s.p.send({ topic: 'NewTopic', body: Buffer.from('x') });
+  for (const c of s.sends()) {
+    expect((c.request.header as { topic: string }).topic).toBe('NewTopic');
+    expect((c.request.header as { queueId: number }).queueId).toBeLessThan(4);
+  }
+  await s.close();
+});
+
+test('validation: topic, body, size, system topics, state', async () => {
+  const s = await setup((_a, r) =>
+    r.code === RequestCode.GET_ROUTEINFO_BY_TOPIC ? ok({}, json(twoBrokers)) : sendOk(r),
+  );
+  const field = async (p: Promise<unknown>) => ((await p.catch((e: unknown) => e)) as InvalidArgumentError).field;
+  expect(await field(s.p.send({ topic: 'a/b', body: Buffer.from('x') }))).toBe('message.topic');
+  expect(await field(s.p.send({ topic: 'TBW102', body: Buffer.from('x') }))).toBe('message.topic');
+  expect(await field(s.p.send({ topic: 'T', body: Buffer.alloc(0) }))).toBe('message.body');
+  expect(await field(s.p.send({ topic: 'T', body: 'str' as never }))).toBe('message.body');
+  expect(await field(s.p.send({ topic: 'T', body: Buffer.alloc(4 * 1024 * 1024 + 1) }))).toBe('message.body');
+  expect(await field(s.p.send({ topic: 'T', body: Buffer.from('x'), delayTimeLevel: -1 }))).toBe(
+    'message.delayTimeLevel',
+  );
+  expect(await field(s.p.send({ topic: 'T', body: Buffer.from('x'), properties: { a: 1 as never } }))).toBe(
+    'message.properties.a',
+  );
+  expect(s.sends()).toHaveLength(0);
+  await s.close();
+  await expect(s.p.send({ topic: 'T', body: Buffer.from('x') })).rejects.toBeInstanceOf(StateError);
+  await expect(s.p.start()).rejects.toBeInstanceOf(StateError);
+});
+
+test('send before start is a StateError; shutdown is idempotent', async () => {
+  const p = new Producer({ endpoints: 'http://127.0.0.1:1' });
+  await expect(p.send({ topic: 'T', body: Buffer.from('x') })).rejects.toBeInstanceOf(StateError);
+  const a = p.shutdown();
+  expect(p.shutdown()).toBe(a);
+  await a;
+});

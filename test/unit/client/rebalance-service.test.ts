@@ -1,0 +1,100 @@
+import { RebalanceService } from '../../../src/client/rebalance-service.js';
+import type { MQConsumerInner } from '../../../src/client/mq-consumer-inner.js';
+import { silentLogger } from '../../../src/common/logger.js';
+import { TestClock, flush } from './core-fakes.js';
+
+function inner(result: () => Promise<void | boolean>): MQConsumerInner {
+  return {
+    groupName: () => 'g',
+    messageModel: () => 'CLUSTERING',
+    consumeType: () => 'CONSUME_PASSIVELY',
+    consumeFromWhere: () => 'CONSUME_FROM_LAST_OFFSET',
+    subscriptions: () => [],
+    doRebalance: result,
+    persistConsumerOffset: async () => undefined,
+    updateTopicSubscribeInfo: () => undefined,
+  };
+}
+
+function setup(result: () => Promise<void | boolean> = async () => undefined) {
+  const clock = new TestClock();
+  const runs: number[] = [];
+  const c = inner(async () => {
+    runs.push(clock.now());
+    return result();
+  });
+  const svc = new RebalanceService(() => [c], { rebalanceIntervalMs: 20_000, clock, logger: silentLogger });
+  return { clock, runs, svc, t0: clock.now() };
+}
+
+test('RocketMQ: wakes every 20 s', async () => {
+  const { clock, runs, svc, t0 } = setup();
+  svc.start();
+  await clock.advance(59_999);
+  expect(runs.map((t) => t - t0)).toEqual([20_000, 40_000]);
+  await svc.shutdown();
+  expect(clock.pendingTimers).toBe(0);
+});
+
+test('RocketMQ: wakeup runs at once, but never less than 1 s after the previous pass', async () => {
+  const { clock, runs, svc, t0 } = setup();
+  svc.start();
+  svc.wakeup();
+  await clock.advance(0);
+  expect(runs.map((t) => t - t0)).toEqual([0]);
+  await clock.advance(200);
+  svc.wakeup();
+  svc.wakeup();
+  await clock.advance(799);
+  expect(runs).toHaveLength(1);
+  await clock.advance(1);
+  expect(runs.map((t) => t - t0)).toEqual([0, 1000]);
+  // The period restarts after a pass.
+  await clock.advance(20_000);
+  expect(runs.map((t) => t - t0)).toEqual([0, 1000, 21_000]);
+  await svc.shutdown();
+});
+
+test('RocketMQ: after an unbalanced pass the next comes after 1 s; a failing consumer counts as unbalanced', async () => {
+  let answer: () => Promise<void | boolean> = async () => false;
+  const { clock, runs, svc, t0 } = setup(() => answer());
+  svc.start();
+  svc.wakeup();
+  await clock.advance(1000);
+  expect(runs.map((t) => t - t0)).toEqual([0, 1000]);
+  answer = async () => {
+    throw new Error('boom');
+  };
+  await clock.advance(1000);
+  expect(runs).toHaveLength(3);
+  answer = async () => undefined;
+  await clock.advance(1000);
+  await clock.advance(19_999);
+  expect(runs).toHaveLength(4);
+  await svc.shutdown();
+});
+
+test('passes never overlap: a wakeup during a pass runs one more pass after it', async () => {
+  let release!: () => void;
+  let calls = 0;
+  const { clock, svc } = setup(() => {
+    calls++;
+    return calls === 1 ? new Promise<void>((r) => (release = r)) : Promise.resolve();
+  });
+  svc.start();
+  svc.wakeup();
+  await clock.advance(0);
+  expect(calls).toBe(1);
+  svc.wakeup();
+  await clock.advance(5000);
+  expect(calls).toBe(1);
+  release();
+  await flush();
+  await clock.advance(1000);
+  expect(calls).toBe(2);
+  await svc.shutdown();
+  svc.wakeup();
+  await clock.advance(60_000);
+  expect(calls).toBe(2);
+  expect(clock.pendingTimers).toBe(0);
+});
