@@ -14,3 +14,41 @@ export {
   type RocketMQErrorOptions,
 } from './common/errors.js';
 export type { Logger } from './common/logger.js';
+
+// ---- client core: producer, pull consumer, selectors, options (issue 7) ----
+export { Producer, type SendResult, type SendOptions, type ProducerEvents } from './client/producer.js';
+export { DEFAULT_PRODUCER_OPTIONS, type ProducerOptions } from './client/producer-options.js';
+export { PullConsumer, type PullOptions } from './client/pull-consumer.js';
+export { DEFAULT_PULL_CONSUMER_OPTIONS, type PullConsumerOptions } from './client/pull-consumer-options.js';
+export { DEFAULT_CLIENT_OPTIONS, type ClientOptions } from './client/client-options.js';
+export { MessageSelector, type ExpressionTypeName } from './client/message-selector.js';
+export { PullStatus, type PullResult } from './client/pull-result.js';
+export { SendStatus, type BoundaryType } from './client/mq-client-api.js';
+export { AbortError, RequestRejectedError, ClosedError } from './remoting/remoting-errors.js';
+
+// ---- push consumer, allocation strategies, consumer enums (issue 8) ----
+export {
+  PushConsumer,
+  type PushConsumerEvents,
+  type PushConsumerListener,
+  type PushConsumerShutdownReport,
+  type RebalanceEvent,
+  type PullErrorEvent,
+  type FlowControlEvent,
+  type StallEvent,
+} from './client/push-consumer.js';
+export { DEFAULT_PUSH_CONSUMER_OPTIONS, type PushConsumerOptions } from './client/push-consumer-options.js';
+export { ConsumeConcurrentlyStatus, ConsumeFromWhere, MessageModel } from './client/consumer-constants.js';
+export type {
+  ConsumeConcurrentlyContext,
+  ConsumeFailureEvent,
+  MessageListenerConcurrently,
+} from './client/consume-message-concurrently-service.js';
+export type { OffsetPersistedEvent } from './client/remote-broker-offset-store.js';
+export {
+  AllocateMessageQueueAveragely,
+  AllocateMessageQueueAveragelyByCircle,
+  AllocateMessageQueueConsistentHash,
+  IllegalArgumentError,
+  type AllocateMessageQueueStrategy,
+} from './client/allocate-message-queue.js';

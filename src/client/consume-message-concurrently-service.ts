@@ -1,0 +1,242 @@
+/**
+ * ConsumeMessageConcurrentlyService (facts §7.6): pulled messages are cut into batches of
+ * `consumeMessageBatchMaxSize`, each batch is one ConsumeRequest run on a p-queue whose concurrency
+ * is `consumeThreadMax` (RocketMQ's fixed thread pool with an unbounded queue). The listener's answer
+ * goes through processConsumeResult: failed messages are sent back (CONSUMER_SEND_MSG_BACK, with the
+ * plain-SEND fallback inside `sendMessageBack`), and when that fails too they stay in the
+ * ProcessQueue — holding the committed offset — and are consumed again locally after 5 s.
+ */
+import PQueue from 'p-queue';
+import type { Clock, TimerHandle } from '../common/clock.js';
+import type { Logger } from '../common/logger.js';
+import type { MessageExt, MessageQueue } from '../common/message.js';
+import { MessageConst, retryTopic } from '../common/message.js';
+import { ConsumeConcurrentlyStatus, MessageModel } from './consumer-constants.js';
+import type { OffsetStore } from './offset-store.js';
+import type { ProcessQueue } from './process-queue.js';
+
+/** RocketMQ: ConsumeConcurrentlyContext.ackIndex default, Integer.MAX_VALUE. */
+export const ACK_INDEX_ALL = 2147483647;
+/** RocketMQ: failed messages whose send-back also failed are consumed again after 5000 ms. */
+export const LOCAL_RECONSUME_DELAY_MS = 5000;
+
+/** RocketMQ's ConsumeConcurrentlyContext. */
+export interface ConsumeConcurrentlyContext {
+  readonly messageQueue: MessageQueue;
+  /**
+   * Delay level for the messages that failed: 0 (default) lets the broker use 3 + reconsumeTimes;
+   * -1 sends them straight to the dead-letter queue; a positive level is used as given.
+   */
+  delayLevelWhenNextConsume: number;
+  /**
+   * With CONSUME_SUCCESS, messages `[0..ackIndex]` succeeded and the rest are retried. Default
+   * 2147483647 (all of them).
+   */
+  ackIndex: number;
+}
+
+/** The listener: return (or resolve to) a status; a throw, a rejection or no value is RECONSUME_LATER. */
+export type MessageListenerConcurrently = (
+  messages: MessageExt[],
+  context: ConsumeConcurrentlyContext,
+) => ConsumeConcurrentlyStatus | void | Promise<ConsumeConcurrentlyStatus | void>;
+
+export interface ConsumeFailureEvent {
+  messageQueue: MessageQueue;
+  messages: MessageExt[];
+  /** The status the listener gave (RECONSUME_LATER for a throw), or CONSUME_SUCCESS with a partial ackIndex. */
+  status: ConsumeConcurrentlyStatus;
+  /** What the listener threw or rejected with, if it did. */
+  error?: unknown;
+  /** Messages handed back to the broker for a later retry. */
+  sentBack: number;
+  /** Messages whose send-back failed: consumed again locally after 5 s. */
+  retriedLocally: number;
+  /** BROADCASTING: failures are dropped (RocketMQ only logs them). */
+  dropped: number;
+}
+
+export interface ConsumeServiceDeps {
+  consumerGroup: string;
+  messageModel: MessageModel;
+  consumeThreadMax: number;
+  consumeMessageBatchMaxSize: number;
+  listener: MessageListenerConcurrently;
+  offsetStore: OffsetStore;
+  clock: Clock;
+  logger: Logger;
+  /** Hands one message back (CONSUMER_SEND_MSG_BACK, then the plain-SEND fallback); true when either worked. */
+  sendMessageBack(msg: MessageExt, delayLevel: number, mq: MessageQueue): Promise<boolean>;
+  onConsumeFailure(e: ConsumeFailureEvent): void;
+}
+
+export interface ConsumeShutdownResult {
+  /** Listener calls still running when the deadline passed. */
+  unfinished: number;
+  /** Consume requests queued but not started, dropped (their messages are re-delivered). */
+  droppedRequests: number;
+}
+
+export class ConsumeMessageConcurrentlyService {
+  private readonly pool: PQueue;
+  private readonly timers = new Set<TimerHandle>();
+  private stopped = false;
+
+  constructor(private readonly d: ConsumeServiceDeps) {
+    this.pool = new PQueue({ concurrency: d.consumeThreadMax });
+  }
+
+  /** Consume requests running now. */
+  get running(): number {
+    return this.pool.pending;
+  }
+
+  /** Consume requests waiting for a slot. */
+  get queued(): number {
+    return this.pool.size;
+  }
+
+  /** RocketMQ: submitConsumeRequest — one ConsumeRequest per batch of consumeMessageBatchMaxSize. */
+  submitConsumeRequest(msgs: readonly MessageExt[], pq: ProcessQueue, mq: MessageQueue): void {
+    if (this.stopped) return;
+    const size = this.d.consumeMessageBatchMaxSize;
+    for (let i = 0; i < msgs.length; i += size) {
+      const batch = size === 1 ? [msgs[i] as MessageExt] : msgs.slice(i, i + size);
+      void this.pool.add(() => this.consume(batch, pq, mq));
+    }
+  }
+
+  /** RocketMQ: submitConsumeRequestLater — after 5 s. */
+  private submitConsumeRequestLater(msgs: MessageExt[], pq: ProcessQueue, mq: MessageQueue): void {
+    if (this.stopped) return;
+    const h = this.d.clock.setTimeout(() => {
+      this.timers.delete(h);
+      this.submitConsumeRequest(msgs, pq, mq);
+    }, LOCAL_RECONSUME_DELAY_MS);
+    this.timers.add(h);
+  }
+
+  /** RocketMQ: ConsumeRequest.run. Never throws. */
+  private async consume(msgs: MessageExt[], pq: ProcessQueue, mq: MessageQueue): Promise<void> {
+    if (pq.dropped) return;
+    const now = String(this.d.clock.now());
+    const group = this.d.consumerGroup;
+    const groupTopic = retryTopic(group);
+    for (const msg of msgs) {
+      const props = (msg.properties ??= {});
+      // RocketMQ: resetRetryAndNamespace — a redelivered message gets its real topic back.
+      const realTopic = props[MessageConst.RETRY_TOPIC];
+      if (realTopic !== undefined && msg.topic === groupTopic) msg.topic = realTopic;
+      props[MessageConst.CONSUME_START_TIME] = now;
+    }
+    const context: ConsumeConcurrentlyContext = {
+      messageQueue: mq,
+      delayLevelWhenNextConsume: 0,
+      ackIndex: ACK_INDEX_ALL,
+    };
+    let status: ConsumeConcurrentlyStatus = ConsumeConcurrentlyStatus.RECONSUME_LATER;
+    let error: unknown;
+    try {
+      const r = await this.d.listener(msgs.slice(), context);
+      if (r === ConsumeConcurrentlyStatus.CONSUME_SUCCESS || r === ConsumeConcurrentlyStatus.RECONSUME_LATER)
+        status = r;
+      else this.d.logger.warn({ mq, returned: r }, 'listener returned no status: treated as RECONSUME_LATER');
+    } catch (err) {
+      error = err;
+      this.d.logger.warn({ err, mq, group }, 'listener threw: treated as RECONSUME_LATER');
+    }
+    if (pq.dropped) {
+      this.d.logger.warn({ mq }, 'queue dropped while consuming: result discarded');
+      return;
+    }
+    try {
+      await this.processConsumeResult(status, context, msgs, pq, mq, error);
+    } catch (err) {
+      this.d.logger.error({ err, mq }, 'processConsumeResult failed');
+    }
+  }
+
+  /** RocketMQ: processConsumeResult (facts §7.6). */
+  async processConsumeResult(
+    status: ConsumeConcurrentlyStatus,
+    context: ConsumeConcurrentlyContext,
+    msgs: MessageExt[],
+    pq: ProcessQueue,
+    mq: MessageQueue,
+    error?: unknown,
+  ): Promise<void> {
+    if (msgs.length === 0) return;
+    let ackIndex = context.ackIndex;
+    if (status === ConsumeConcurrentlyStatus.CONSUME_SUCCESS) {
+      if (ackIndex >= msgs.length) ackIndex = msgs.length - 1;
+    } else {
+      ackIndex = -1;
+    }
+    let remaining = msgs;
+    const failedFrom = Math.max(ackIndex + 1, 0);
+    if (failedFrom < msgs.length) {
+      const failed = msgs.slice(failedFrom);
+      const event: ConsumeFailureEvent = {
+        messageQueue: mq,
+        messages: failed,
+        status,
+        sentBack: 0,
+        retriedLocally: 0,
+        dropped: 0,
+      };
+      if (error !== undefined) event.error = error;
+      if (this.d.messageModel === MessageModel.BROADCASTING) {
+        for (const msg of failed) this.d.logger.warn({ msgId: msg.msgId, mq }, 'BROADCASTING: consume failed, dropped');
+        event.dropped = failed.length;
+      } else {
+        const backFailed: MessageExt[] = [];
+        const results = await Promise.all(
+          failed.map(async (msg) => {
+            // RocketMQ: skip a message no longer held (expired and already sent back by cleanExpiredMsg).
+            if (!pq.containsMessage(msg)) return true;
+            return this.d.sendMessageBack(msg, context.delayLevelWhenNextConsume, mq);
+          }),
+        );
+        failed.forEach((msg, i) => {
+          if (results[i]) return;
+          msg.reconsumeTimes++;
+          backFailed.push(msg);
+        });
+        event.sentBack = failed.length - backFailed.length;
+        event.retriedLocally = backFailed.length;
+        if (backFailed.length) {
+          const back = new Set(backFailed);
+          remaining = msgs.filter((m) => !back.has(m));
+          this.submitConsumeRequestLater(backFailed, pq, mq);
+        }
+      }
+      this.d.onConsumeFailure(event);
+    }
+    const offset = pq.removeMessage(remaining, this.d.clock.now());
+    if (offset >= 0 && !pq.dropped) this.d.offsetStore.updateOffset(mq, offset, true);
+  }
+
+  /**
+   * Stops taking work: queued requests are dropped (their messages stay uncommitted and are
+   * re-delivered), local-retry timers cleared, and the running listeners are awaited until `deadline`.
+   */
+  async shutdown(deadline: number): Promise<ConsumeShutdownResult> {
+    this.stopped = true;
+    for (const t of this.timers) this.d.clock.clearTimeout(t);
+    this.timers.clear();
+    const droppedRequests = this.pool.size;
+    this.pool.clear();
+    const left = deadline - this.d.clock.now();
+    if (this.pool.pending > 0 && left > 0) {
+      let timer: TimerHandle | undefined;
+      await Promise.race([
+        this.pool.onPendingZero(),
+        new Promise<void>((resolve) => {
+          timer = this.d.clock.setTimeout(resolve, left);
+        }),
+      ]);
+      if (timer !== undefined) this.d.clock.clearTimeout(timer);
+    }
+    return { unfinished: this.pool.pending, droppedRequests };
+  }
+}

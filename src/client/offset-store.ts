@@ -1,0 +1,102 @@
+/**
+ * The consumer offset store contract (RocketMQ's OffsetStore, facts §7.7), shared by
+ * RemoteBrokerOffsetStore (CLUSTERING) and LocalFileOffsetStore (BROADCASTING).
+ *
+ * readOffset results: ≥ 0 an offset; -1 no offset is known (RocketMQ: QUERY_NOT_FOUND / no entry);
+ * -2 the store could not be read (an error other than "not found").
+ * @pure
+ */
+import type { MessageQueue } from '../common/message.js';
+import { messageQueueKey } from '../common/message.js';
+
+export const ReadOffsetType = Object.freeze({
+  READ_FROM_MEMORY: 'READ_FROM_MEMORY',
+  READ_FROM_STORE: 'READ_FROM_STORE',
+  MEMORY_FIRST_THEN_STORE: 'MEMORY_FIRST_THEN_STORE',
+} as const);
+export type ReadOffsetType = (typeof ReadOffsetType)[keyof typeof ReadOffsetType];
+
+/** readOffset result: no offset known. */
+export const OFFSET_NOT_FOUND = -1;
+/** readOffset result: the store could not be read. */
+export const OFFSET_READ_ERROR = -2;
+
+export interface OffsetStore {
+  load(): Promise<void>;
+  /** Moves the in-memory offset (never backwards with `increaseOnly`); ignored while frozen. */
+  updateOffset(mq: MessageQueue, offset: number, increaseOnly: boolean): void;
+  /** Sets the offset and blocks later updates until `removeOffset`. */
+  updateAndFreezeOffset(mq: MessageQueue, offset: number): void;
+  /** The in-memory offset or -1, without I/O. */
+  readOffsetFromMemory(mq: MessageQueue): number;
+  readOffset(mq: MessageQueue, type: ReadOffsetType): Promise<number>;
+  /** Persists the offsets of `mqs`; forgets cached queues not in `mqs`. */
+  persistAll(mqs: readonly MessageQueue[]): Promise<void>;
+  persist(mq: MessageQueue): Promise<void>;
+  removeOffset(mq: MessageQueue): void;
+  /** A copy of the in-memory offsets (all topics, or one topic). */
+  cloneOffsetTable(topic?: string): Map<string, { mq: MessageQueue; offset: number }>;
+}
+
+/** RocketMQ: ControllableOffset — a value that can be frozen against later updates. */
+export class ControllableOffset {
+  private frozen = false;
+  constructor(private value: number) {}
+
+  get offset(): number {
+    return this.value;
+  }
+
+  update(target: number, increaseOnly = false): void {
+    if (this.frozen) return;
+    this.value = increaseOnly ? Math.max(this.value, target) : target;
+  }
+
+  updateAndFreeze(target: number): void {
+    this.value = target;
+    this.frozen = true;
+  }
+}
+
+/** The in-memory table both stores share. */
+export class OffsetTable {
+  readonly entries = new Map<string, { mq: MessageQueue; offset: ControllableOffset }>();
+
+  get(mq: MessageQueue): ControllableOffset | undefined {
+    return this.entries.get(messageQueueKey(mq))?.offset;
+  }
+
+  update(mq: MessageQueue, offset: number, increaseOnly: boolean): void {
+    const key = messageQueueKey(mq);
+    const e = this.entries.get(key);
+    if (e) e.offset.update(offset, increaseOnly);
+    else this.entries.set(key, { mq: { ...mq }, offset: new ControllableOffset(offset) });
+  }
+
+  updateAndFreeze(mq: MessageQueue, offset: number): void {
+    const key = messageQueueKey(mq);
+    const e = this.entries.get(key);
+    if (e) e.offset.updateAndFreeze(offset);
+    else {
+      const c = new ControllableOffset(offset);
+      c.updateAndFreeze(offset);
+      this.entries.set(key, { mq: { ...mq }, offset: c });
+    }
+  }
+
+  remove(mq: MessageQueue): void {
+    this.entries.delete(messageQueueKey(mq));
+  }
+
+  read(mq: MessageQueue): number {
+    return this.get(mq)?.offset ?? OFFSET_NOT_FOUND;
+  }
+
+  clone(topic?: string): Map<string, { mq: MessageQueue; offset: number }> {
+    const out = new Map<string, { mq: MessageQueue; offset: number }>();
+    for (const [k, e] of this.entries) {
+      if (topic === undefined || e.mq.topic === topic) out.set(k, { mq: { ...e.mq }, offset: e.offset.offset });
+    }
+    return out;
+  }
+}

@@ -1,0 +1,208 @@
+/**
+ * ProcessQueue: the messages of one queue that have been pulled and not yet consumed, ordered by
+ * queue offset (RocketMQ's ProcessQueue over a TreeMap, facts §7.5). The committed offset of a queue
+ * is always derived from it: the smallest offset still in flight, or `queueOffsetMax + 1` when none
+ * is — so a crash re-delivers, it never skips.
+ *
+ * Offsets arrive in increasing order (one pull in flight per queue), so the map is a plain
+ * `Map<offset, msg>` plus an ascending array of offsets with lazily skipped removed entries at both
+ * ends; an out-of-order insert (never expected) falls back to a sorted splice.
+ * @pure
+ */
+import { MessageConst, type MessageExt } from '../common/message.js';
+
+/** RocketMQ: ProcessQueue.PULL_MAX_IDLE_TIME — a queue not pulled for this long is re-created. */
+export const PULL_MAX_IDLE_TIME_MS = 120_000;
+
+/** RocketMQ: cleanExpiredMsg looks at most at this many head messages per run. */
+const CLEAN_EXPIRED_MAX_PER_RUN = 16;
+
+export class ProcessQueue {
+  private readonly msgs = new Map<number, MessageExt>();
+  /** Ascending offsets; entries before `head` or no longer in `msgs` are stale. */
+  private offsets: number[] = [];
+  private head = 0;
+
+  /** Number of messages held. */
+  msgCount = 0;
+  /** Sum of the body lengths of the messages held (RocketMQ counts bodies only). */
+  msgSize = 0;
+  /** Largest queue offset ever put (-1 before the first put: Java's 0L default is never read then). */
+  queueOffsetMax = 0;
+  /** Backlog behind the last pulled message (MAX_OFFSET property − its offset). */
+  msgAccCnt = 0;
+  /** Set when the queue was taken away (rebalance, offset illegal, shutdown); never cleared. */
+  dropped = false;
+  consuming = false;
+  lastPullTimestamp: number;
+  lastConsumeTimestamp: number;
+
+  constructor(now: number) {
+    this.lastPullTimestamp = now;
+    this.lastConsumeTimestamp = now;
+  }
+
+  /** RocketMQ: isPullExpired — no pull for more than 120 s. */
+  isPullExpired(now: number): boolean {
+    return now - this.lastPullTimestamp > PULL_MAX_IDLE_TIME_MS;
+  }
+
+  /**
+   * RocketMQ: putMessage — inserts by queue offset; a new offset counts once (count, body size,
+   * queueOffsetMax). Returns `dispatchToConsume` (only the orderly service uses it).
+   */
+  putMessage(list: readonly MessageExt[]): boolean {
+    let validMsgCnt = 0;
+    for (const msg of list) {
+      const off = msg.queueOffset;
+      const had = this.msgs.has(off);
+      this.msgs.set(off, msg);
+      if (had) continue;
+      validMsgCnt++;
+      this.queueOffsetMax = off;
+      this.msgSize += msg.body?.length ?? 0;
+      this.insertOffset(off);
+    }
+    this.msgCount += validMsgCnt;
+    let dispatchToConsume = false;
+    if (this.msgs.size > 0 && !this.consuming) {
+      dispatchToConsume = true;
+      this.consuming = true;
+    }
+    const last = list[list.length - 1];
+    if (last) {
+      const max = last.properties?.[MessageConst.MAX_OFFSET];
+      if (max !== undefined) {
+        const accTotal = Number(max) - last.queueOffset;
+        if (accTotal > 0) this.msgAccCnt = accTotal;
+      }
+    }
+    return dispatchToConsume;
+  }
+
+  /**
+   * RocketMQ: removeMessage — the offset to commit after `list` is done: -1 when the queue held
+   * nothing, else the smallest offset still held, or `queueOffsetMax + 1` when none is left.
+   */
+  removeMessage(list: readonly MessageExt[], now: number): number {
+    let result = -1;
+    this.lastConsumeTimestamp = now;
+    if (this.msgs.size === 0) return result;
+    result = this.queueOffsetMax + 1;
+    let removed = 0;
+    for (const msg of list) {
+      const prev = this.msgs.get(msg.queueOffset);
+      if (prev === undefined) continue;
+      this.msgs.delete(msg.queueOffset);
+      removed++;
+      this.msgSize -= prev.body?.length ?? 0;
+    }
+    this.msgCount -= removed;
+    if (this.msgCount === 0) this.msgSize = 0;
+    const first = this.firstKey();
+    if (first !== undefined) result = first;
+    return result;
+  }
+
+  /** RocketMQ: getMaxSpan — lastKey − firstKey of the held messages, 0 when empty. */
+  getMaxSpan(): number {
+    const first = this.firstKey();
+    const last = this.lastKey();
+    return first === undefined || last === undefined ? 0 : last - first;
+  }
+
+  containsMessage(msg: MessageExt): boolean {
+    return this.msgs.get(msg.queueOffset) !== undefined;
+  }
+
+  /** Smallest held offset, or undefined when empty. */
+  firstKey(): number | undefined {
+    while (this.head < this.offsets.length) {
+      const off = this.offsets[this.head] as number;
+      if (this.msgs.has(off)) return off;
+      this.head++;
+    }
+    this.offsets = [];
+    this.head = 0;
+    return undefined;
+  }
+
+  /** Largest held offset, or undefined when empty. */
+  lastKey(): number | undefined {
+    while (this.offsets.length > this.head) {
+      const off = this.offsets[this.offsets.length - 1] as number;
+      if (this.msgs.has(off)) return off;
+      this.offsets.pop();
+    }
+    return undefined;
+  }
+
+  /** The message with the smallest offset, or undefined. */
+  firstMessage(): MessageExt | undefined {
+    const k = this.firstKey();
+    return k === undefined ? undefined : this.msgs.get(k);
+  }
+
+  /** Empties the queue (RocketMQ: clear, used when a queue is dropped for good). */
+  clear(): void {
+    this.msgs.clear();
+    this.offsets = [];
+    this.head = 0;
+    this.msgCount = 0;
+    this.msgSize = 0;
+    this.queueOffsetMax = 0;
+  }
+
+  /**
+   * RocketMQ: cleanExpiredMsg (concurrent consumption only) — looks at up to 16 head messages; a head
+   * whose CONSUME_START_TIME is older than `consumeTimeoutMs` is sent back (delay level 3 by the
+   * caller's `sendBack`) and then removed if it is still the head. A head not yet being consumed (no
+   * start time) or not expired ends the run. `sendBack` failures end the run too (RocketMQ logs them).
+   * Returns the messages removed.
+   */
+  async cleanExpiredMsg(
+    consumeTimeoutMs: number,
+    now: () => number,
+    sendBack: (msg: MessageExt) => Promise<void>,
+  ): Promise<MessageExt[]> {
+    const removed: MessageExt[] = [];
+    const loop = Math.min(this.msgs.size, CLEAN_EXPIRED_MAX_PER_RUN);
+    for (let i = 0; i < loop && !this.dropped; i++) {
+      const msg = this.firstMessage();
+      if (!msg) break;
+      const start = msg.properties?.[MessageConst.CONSUME_START_TIME];
+      if (!start || !(now() - Number(start) > consumeTimeoutMs)) break;
+      try {
+        await sendBack(msg);
+      } catch {
+        break;
+      }
+      if (this.firstKey() === msg.queueOffset) {
+        this.removeMessage([msg], now());
+        removed.push(msg);
+      }
+    }
+    return removed;
+  }
+
+  private insertOffset(off: number): void {
+    const n = this.offsets.length;
+    if (n === this.head || (this.offsets[n - 1] as number) < off) {
+      this.offsets.push(off);
+    } else {
+      let lo = this.head;
+      let hi = n;
+      while (lo < hi) {
+        const mid = (lo + hi) >>> 1;
+        if ((this.offsets[mid] as number) < off) lo = mid + 1;
+        else hi = mid;
+      }
+      this.offsets.splice(lo, 0, off);
+    }
+    // Compact the consumed prefix now and then so the array does not grow without bound.
+    if (this.head > 1024 && this.head * 2 > this.offsets.length) {
+      this.offsets = this.offsets.slice(this.head);
+      this.head = 0;
+    }
+  }
+}

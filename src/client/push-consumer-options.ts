@@ -1,0 +1,208 @@
+/**
+ * PushConsumer options: RocketMQ's DefaultMQPushConsumer fields and ranges (facts §7.2,
+ * DefaultMQPushConsumerImpl.checkConfig) with units in the names, plus the shared client options.
+ * One zod schema, frozen defaults, one resolve function (STYLE habit 5).
+ */
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { z } from 'zod';
+import { InvalidArgumentError } from '../common/errors.js';
+import { groupNameProblem } from '../common/names.js';
+import { AllocateMessageQueueAveragely, type AllocateMessageQueueStrategy } from './allocate-message-queue.js';
+import {
+  clientOptionsShape,
+  finishClientOptions,
+  parseOptions,
+  type ClientOptions,
+  type ResolvedClientOptions,
+} from './client-options.js';
+import { defaultConsumeTimestamp } from './compute-pull-from-where.js';
+import { ConsumeFromWhere, MessageModel } from './consumer-constants.js';
+
+export interface PushConsumerOptions extends ClientOptions {
+  /** The consumer group. Required; RocketMQ's name rules; not `DEFAULT_CONSUMER`. */
+  consumerGroup: string;
+  /** CLUSTERING (default: the group shares the queues) or BROADCASTING (every member gets everything). */
+  messageModel?: MessageModel;
+  /**
+   * Where a group with no committed offset starts, per queue. Default CONSUME_FROM_LAST_OFFSET. An
+   * existing group always resumes from its committed offset. Note RocketMQ's rule: a brand-new group
+   * on a queue whose first message (offset 0) is still in the broker's memory starts at 0.
+   */
+  consumeFromWhere?: ConsumeFromWhere;
+  /** For CONSUME_FROM_TIMESTAMP: `yyyyMMddHHmmss`, local time. Default: 30 minutes before construction. */
+  consumeTimestamp?: string;
+  /** Queue allocation among the group's members. Default `new AllocateMessageQueueAveragely()`. */
+  allocateMessageQueueStrategy?: AllocateMessageQueueStrategy;
+  /** Listener calls running at once (RocketMQ's consumer threads). Default 20, range [1, 1000]. */
+  consumeThreadMax?: number;
+  /** Pause pulling a queue while its held messages span more offsets than this. Default 2000, [1, 65535]. */
+  consumeConcurrentlyMaxSpan?: number;
+  /** Pause pulling a queue while it holds more messages than this. Default 1000, [1, 65535]. */
+  pullThresholdForQueue?: number;
+  /** Pause pulling a queue while its held bodies exceed this many MiB. Default 100, [1, 1024]. */
+  pullThresholdSizeForQueueMiB?: number;
+  /** Topic-wide message limit, split evenly over the queues held (overrides the per-queue one). -1 = off (default), else [1, 6553500]. */
+  pullThresholdForTopic?: number;
+  /** Topic-wide size limit in MiB, split evenly over the queues held. -1 = off (default), else [1, 102400]. */
+  pullThresholdSizeForTopicMiB?: number;
+  /** Wait between two pulls of one queue after messages were found, ms. Default 0, [0, 65535]. */
+  pullIntervalMs?: number;
+  /** Messages per listener call. Default 1, [1, 1024]. */
+  consumeMessageBatchMaxSize?: number;
+  /** Messages asked for per pull. Default 32, [1, 1024]. */
+  pullBatchSize?: number;
+  /** Deliveries before a message goes to `%DLQ%<group>`; -1 (default) means 16. */
+  maxReconsumeTimes?: number;
+  /** A message whose listener call has run longer than this is handed back for retry, minutes. Default 15. */
+  consumeTimeoutMinutes?: number;
+  /** Retry delay after a failed pull, ms. Default 1000 (RocketMQ's pullTimeDelayMillsWhenException). */
+  pullTimeDelayMsWhenException?: number;
+  /** Send the subscription with every pull instead of relying on the heartbeat. Default false. */
+  postSubscriptionWhenPull?: boolean;
+  /** How long the broker may hold an empty pull (long polling), ms. Default 15000. */
+  brokerSuspendMaxTimeMs?: number;
+  /** Client deadline of a held pull, ms; must exceed brokerSuspendMaxTimeMs. Default 30000. */
+  consumerTimeoutMsWhenSuspend?: number;
+  /**
+   * BROADCASTING only: the directory of the local offset files
+   * (`<dir>/<clientId>/<group>/offsets.json`). Default `<os.tmpdir()>/rocketmq-ts-offsets`; set a
+   * durable directory when offsets must survive a reboot.
+   */
+  offsetStoreDir?: string;
+  /**
+   * A queue holding messages with no consume progress for this long raises a `stall` event, ms.
+   * Default 60000; 0 turns the check off.
+   */
+  stallTimeoutMs?: number;
+  /** Default deadline of `shutdown()` for in-flight listeners, ms. Default 10000. */
+  shutdownTimeoutMs?: number;
+  /** Aborting this signal shuts the consumer down (as `shutdown()`). */
+  signal?: AbortSignal;
+}
+
+export const DEFAULT_PUSH_CONSUMER_OPTIONS = Object.freeze({
+  messageModel: MessageModel.CLUSTERING,
+  consumeFromWhere: ConsumeFromWhere.CONSUME_FROM_LAST_OFFSET,
+  consumeThreadMax: 20,
+  consumeConcurrentlyMaxSpan: 2000,
+  pullThresholdForQueue: 1000,
+  pullThresholdSizeForQueueMiB: 100,
+  pullThresholdForTopic: -1,
+  pullThresholdSizeForTopicMiB: -1,
+  pullIntervalMs: 0,
+  consumeMessageBatchMaxSize: 1,
+  pullBatchSize: 32,
+  maxReconsumeTimes: -1,
+  consumeTimeoutMinutes: 15,
+  pullTimeDelayMsWhenException: 1000,
+  postSubscriptionWhenPull: false,
+  brokerSuspendMaxTimeMs: 15_000,
+  consumerTimeoutMsWhenSuspend: 30_000,
+  stallTimeoutMs: 60_000,
+  shutdownTimeoutMs: 10_000,
+});
+
+/** RocketMQ's MixAll.DEFAULT_CONSUMER_GROUP, refused as a group name. */
+const DEFAULT_CONSUMER_GROUP = 'DEFAULT_CONSUMER';
+
+const D = DEFAULT_PUSH_CONSUMER_OPTIONS;
+const intIn = (min: number, max: number) => z.int().min(min).max(max);
+const offOr = (min: number, max: number) =>
+  z.int().refine((v) => v === -1 || (v >= min && v <= max), { message: `must be -1 or within [${min}, ${max}]` });
+
+const strategySchema = z.custom<AllocateMessageQueueStrategy>(
+  (v) =>
+    v !== null &&
+    typeof v === 'object' &&
+    typeof (v as Record<string, unknown>).allocate === 'function' &&
+    typeof (v as Record<string, unknown>).getName === 'function',
+  { message: 'must be an object with allocate() and getName()' },
+);
+
+const schema = z.object({
+  ...clientOptionsShape,
+  consumerGroup: z.string().superRefine((g, ctx) => {
+    const problem = groupNameProblem(g);
+    if (problem) ctx.addIssue({ code: 'custom', message: problem });
+    else if (g === DEFAULT_CONSUMER_GROUP)
+      ctx.addIssue({ code: 'custom', message: `can not equal ${DEFAULT_CONSUMER_GROUP}` });
+  }),
+  messageModel: z.enum([MessageModel.CLUSTERING, MessageModel.BROADCASTING]).default(D.messageModel),
+  consumeFromWhere: z
+    .enum(Object.values(ConsumeFromWhere) as [ConsumeFromWhere, ...ConsumeFromWhere[]])
+    .default(D.consumeFromWhere),
+  consumeTimestamp: z
+    .string()
+    .regex(/^\d{14}$/, { message: 'must be yyyyMMddHHmmss' })
+    .optional(),
+  allocateMessageQueueStrategy: strategySchema.optional(),
+  consumeThreadMax: intIn(1, 1000).default(D.consumeThreadMax),
+  consumeConcurrentlyMaxSpan: intIn(1, 65535).default(D.consumeConcurrentlyMaxSpan),
+  pullThresholdForQueue: intIn(1, 65535).default(D.pullThresholdForQueue),
+  pullThresholdSizeForQueueMiB: intIn(1, 1024).default(D.pullThresholdSizeForQueueMiB),
+  pullThresholdForTopic: offOr(1, 6_553_500).default(D.pullThresholdForTopic),
+  pullThresholdSizeForTopicMiB: offOr(1, 102_400).default(D.pullThresholdSizeForTopicMiB),
+  pullIntervalMs: intIn(0, 65535).default(D.pullIntervalMs),
+  consumeMessageBatchMaxSize: intIn(1, 1024).default(D.consumeMessageBatchMaxSize),
+  pullBatchSize: intIn(1, 1024).default(D.pullBatchSize),
+  maxReconsumeTimes: z.int().min(-1).max(65535).default(D.maxReconsumeTimes),
+  consumeTimeoutMinutes: z.number().positive().max(1440).default(D.consumeTimeoutMinutes),
+  pullTimeDelayMsWhenException: intIn(0, 600_000).default(D.pullTimeDelayMsWhenException),
+  postSubscriptionWhenPull: z.boolean().default(D.postSubscriptionWhenPull),
+  brokerSuspendMaxTimeMs: intIn(0, 600_000).default(D.brokerSuspendMaxTimeMs),
+  consumerTimeoutMsWhenSuspend: intIn(1, 900_000).default(D.consumerTimeoutMsWhenSuspend),
+  offsetStoreDir: z.string().min(1).optional(),
+  stallTimeoutMs: intIn(0, 86_400_000).default(D.stallTimeoutMs),
+  shutdownTimeoutMs: intIn(0, 3_600_000).default(D.shutdownTimeoutMs),
+  signal: z.custom<AbortSignal>((v) => v instanceof AbortSignal, { message: 'must be an AbortSignal' }).optional(),
+});
+
+export interface ResolvedPushConsumerOptions extends ResolvedClientOptions {
+  consumerGroup: string;
+  messageModel: MessageModel;
+  consumeFromWhere: ConsumeFromWhere;
+  consumeTimestamp: string;
+  allocateMessageQueueStrategy: AllocateMessageQueueStrategy;
+  consumeThreadMax: number;
+  consumeConcurrentlyMaxSpan: number;
+  pullThresholdForQueue: number;
+  pullThresholdSizeForQueueMiB: number;
+  pullThresholdForTopic: number;
+  pullThresholdSizeForTopicMiB: number;
+  pullIntervalMs: number;
+  consumeMessageBatchMaxSize: number;
+  pullBatchSize: number;
+  /** Resolved: -1 became 16. */
+  maxReconsumeTimes: number;
+  consumeTimeoutMinutes: number;
+  pullTimeDelayMsWhenException: number;
+  postSubscriptionWhenPull: boolean;
+  brokerSuspendMaxTimeMs: number;
+  consumerTimeoutMsWhenSuspend: number;
+  offsetStoreDir: string;
+  stallTimeoutMs: number;
+  shutdownTimeoutMs: number;
+  signal: AbortSignal | undefined;
+}
+
+/** Validates and defaults PushConsumer options; a bad option throws an InvalidArgumentError naming it. */
+export function resolvePushConsumerOptions(input: PushConsumerOptions): ResolvedPushConsumerOptions {
+  const o = finishClientOptions(parseOptions(schema, input, 'PushConsumer'));
+  if (o.consumerTimeoutMsWhenSuspend <= o.brokerSuspendMaxTimeMs) {
+    throw new InvalidArgumentError(
+      'consumerTimeoutMsWhenSuspend',
+      `must exceed brokerSuspendMaxTimeMs (${o.brokerSuspendMaxTimeMs}) so a held pull is not cut off by the client`,
+    );
+  }
+  return {
+    ...o,
+    consumeTimestamp: o.consumeTimestamp ?? defaultConsumeTimestamp(o.clock.now()),
+    allocateMessageQueueStrategy: o.allocateMessageQueueStrategy ?? new AllocateMessageQueueAveragely(),
+    // RocketMQ: -1 means 16 for concurrent consumption.
+    maxReconsumeTimes: o.maxReconsumeTimes === -1 ? 16 : o.maxReconsumeTimes,
+    offsetStoreDir: o.offsetStoreDir ?? path.join(tmpdir(), 'rocketmq-ts-offsets'),
+    signal: o.signal,
+    accessToken: o.accessToken,
+  };
+}

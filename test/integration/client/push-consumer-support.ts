@@ -1,0 +1,86 @@
+/** Helpers for the PushConsumer integration tests: consumers with test-friendly options, collectors. */
+import { Producer } from '../../../src/client/producer.js';
+import { PushConsumer } from '../../../src/client/push-consumer.js';
+import type { PushConsumerOptions } from '../../../src/client/push-consumer-options.js';
+import { ConsumeConcurrentlyStatus } from '../../../src/client/consumer-constants.js';
+import type { MessageExt, MessageQueue } from '../../../src/common/message.js';
+
+let seq = 0;
+/** A name unique within the test run. */
+export const uniq = (prefix: string): string => `${prefix}_${process.pid}_${Date.now().toString(36)}_${++seq}`;
+
+export const mqKey = (q: MessageQueue): string => `${q.topic}/${q.brokerName}/${q.queueId}`;
+
+export function newConsumer(
+  endpoints: string,
+  consumerGroup: string,
+  extra: Partial<PushConsumerOptions> = {},
+): PushConsumer {
+  return new PushConsumer({
+    endpoints,
+    consumerGroup,
+    consumeFromWhere: 'CONSUME_FROM_FIRST_OFFSET',
+    ...extra,
+  });
+}
+
+/** Records every delivery (body string) per consumer. */
+export class Collector {
+  readonly bodies: string[] = [];
+  readonly messages: MessageExt[] = [];
+  get distinct(): Set<string> {
+    return new Set(this.bodies);
+  }
+  listener = (msgs: MessageExt[]): ConsumeConcurrentlyStatus => {
+    for (const m of msgs) {
+      this.bodies.push(m.body?.toString() ?? '');
+      this.messages.push(m);
+    }
+    return ConsumeConcurrentlyStatus.CONSUME_SUCCESS;
+  };
+}
+
+export async function startProducer(endpoints: string, defaultTopicQueueNums = 8): Promise<Producer> {
+  const p = new Producer({ endpoints, defaultTopicQueueNums });
+  await p.start();
+  return p;
+}
+
+/** Sends `n` messages `prefix-0 ..` to `topic`, `concurrency` at a time. */
+export async function sendMany(
+  producer: Producer,
+  topic: string,
+  n: number,
+  prefix = 'm',
+  extra: (i: number) => { tags?: string; properties?: Record<string, string> } = () => ({}),
+  concurrency = 16,
+): Promise<string[]> {
+  const bodies: string[] = [];
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < n) {
+      const i = next++;
+      const body = `${prefix}-${i}`;
+      bodies.push(body);
+      await producer.send({ topic, body: Buffer.from(body), ...extra(i) });
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, n) }, worker));
+  return bodies;
+}
+
+/** The topic's queues held by each consumer, without the retry topic. */
+export function topicAssignments(consumers: PushConsumer[], topic: string): string[][] {
+  return consumers.map((c) =>
+    c
+      .assignedQueues()
+      .filter((q) => q.topic === topic)
+      .map(mqKey),
+  );
+}
+
+/** True when every queue of `topic` (`total` of them) is held by exactly one of `consumers`. */
+export function settled(consumers: PushConsumer[], topic: string, total: number): boolean {
+  const all = topicAssignments(consumers, topic).flat();
+  return all.length === total && new Set(all).size === total;
+}
