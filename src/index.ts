@@ -17,10 +17,19 @@ export type { Logger } from './common/logger.js';
 
 // ---- client core: producer, pull consumer, selectors, options (issue 7) ----
 export { Producer, type SendResult, type SendOptions, type ProducerEvents } from './client/producer.js';
-export { DEFAULT_PRODUCER_OPTIONS, type ProducerOptions } from './client/producer-options.js';
+export {
+  DEFAULT_PRODUCER_OPTIONS,
+  type ProducerOptions,
+  type ResolvedProducerOptions,
+} from './client/producer-options.js';
 export { PullConsumer, type PullOptions } from './client/pull-consumer.js';
-export { DEFAULT_PULL_CONSUMER_OPTIONS, type PullConsumerOptions } from './client/pull-consumer-options.js';
-export { DEFAULT_CLIENT_OPTIONS, type ClientOptions } from './client/client-options.js';
+export {
+  DEFAULT_PULL_CONSUMER_OPTIONS,
+  type PullConsumerOptions,
+  type ResolvedPullConsumerOptions,
+} from './client/pull-consumer-options.js';
+export { DEFAULT_CLIENT_OPTIONS, type ClientOptions, type ResolvedClientOptions } from './client/client-options.js';
+export type { Clock, TimerHandle } from './common/clock.js';
 export { MessageSelector, type ExpressionTypeName } from './client/message-selector.js';
 export { PullStatus, type PullResult } from './client/pull-result.js';
 export { SendStatus, type BoundaryType } from './client/mq-client-api.js';
@@ -36,8 +45,15 @@ export {
   type PullErrorEvent,
   type FlowControlEvent,
   type StallEvent,
+  type PushConsumerState,
 } from './client/push-consumer.js';
-export { DEFAULT_PUSH_CONSUMER_OPTIONS, type PushConsumerOptions } from './client/push-consumer-options.js';
+export {
+  DEFAULT_PUSH_CONSUMER_OPTIONS,
+  type PushConsumerOptions,
+  type ResolvedPushConsumerOptions,
+} from './client/push-consumer-options.js';
+export type { FlowControlReason } from './client/flow-control.js';
+export type { SafeEventEmitter } from './client/safe-emitter.js';
 export { ConsumeConcurrentlyStatus, ConsumeFromWhere, MessageModel } from './client/consumer-constants.js';
 export type {
   ConsumeConcurrentlyContext,

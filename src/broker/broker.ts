@@ -36,15 +36,26 @@ export class Broker {
   /** The port the server is bound to. */
   readonly port: number;
   readonly options: ResolvedBrokerOptions;
-  /** The parts processors see (exposed for tests and tools). */
+  /**
+   * The parts processors see (exposed for tests and tools; not a stable API).
+   * @internal
+   */
   readonly context: BrokerContext;
+  /** @internal */
   readonly store: MessageStore;
+  /** @internal */
   readonly topicConfigManager: TopicConfigManager;
+  /** @internal */
   readonly subscriptionGroupManager: SubscriptionGroupManager;
+  /** @internal */
   readonly consumerOffsetManager: ConsumerOffsetManager;
+  /** @internal */
   readonly consumerManager: ConsumerManager;
+  /** @internal */
   readonly consumerFilterManager: ConsumerFilterManager;
+  /** @internal */
   readonly scheduleMessageService: ScheduleMessageService;
+  /** @internal */
   readonly pullRequestHoldService: PullRequestHoldService;
   private readonly http: HttpServer;
   private readonly table: ReadonlyMap<number, Processor>;
@@ -190,7 +201,10 @@ export class Broker {
     return broker;
   }
 
-  /** Answers one validated command (what the HTTP server calls; tests may call it directly). */
+  /**
+   * Answers one validated command (what the HTTP server calls; tests may call it directly).
+   * @internal
+   */
   handle(request: BrokerRequest, connection: ConnectionInfo): Promise<RemotingResponse> {
     if (this.shutdownPromise) {
       return Promise.resolve({ code: ResponseCode.SYSTEM_BUSY, header: {}, remark: 'the broker is shutting down' });

@@ -12,4 +12,7 @@ export {
   type BrokerStoreOptions,
   type ResolvedBrokerOptions,
 } from './broker-options.js';
-export type { BrokerContext, BrokerRequest, ConnectionInfo, Processor, TopicConfig } from './broker-context.js';
+export type { TopicConfig } from './broker-context.js';
+export type { MessageStoreOptions, FlushDiskType, BrokerRole } from '../store/index.js';
+export type { Clock, TimerHandle } from '../common/clock.js';
+export type { Logger } from '../common/logger.js';

@@ -119,7 +119,8 @@ export interface PushConsumerShutdownReport {
 /** A listener function, or an object with RocketMQ's `consumeMessage` method. */
 export type PushConsumerListener = MessageListenerConcurrently | { consumeMessage: MessageListenerConcurrently };
 
-type State = 'CREATE_JUST' | 'STARTING' | 'RUNNING' | 'SHUTTING_DOWN' | 'SHUTDOWN' | 'START_FAILED';
+/** The lifecycle state of a PushConsumer. */
+export type PushConsumerState = 'CREATE_JUST' | 'STARTING' | 'RUNNING' | 'SHUTTING_DOWN' | 'SHUTDOWN' | 'START_FAILED';
 
 interface Running {
   instance: MQClientInstance;
@@ -142,7 +143,7 @@ export class PushConsumer {
   readonly #stallSince = new WeakMap<ProcessQueue, number>();
   readonly #stalled = new WeakSet<ProcessQueue>();
   #listener: MessageListenerConcurrently | undefined;
-  #state: State = 'CREATE_JUST';
+  #state: PushConsumerState = 'CREATE_JUST';
   #paused = false;
   #run: Running | undefined;
   #startPromise: Promise<void> | undefined;
@@ -174,7 +175,7 @@ export class PushConsumer {
     return this.#run?.instance.clientId;
   }
 
-  get state(): State {
+  get state(): PushConsumerState {
     return this.#state;
   }
 
