@@ -3,6 +3,7 @@
  * function that validates with zod and throws an InvalidArgumentError naming the option. Defaults are
  * RocketMQ's BrokerConfig values unless a comment says why ours differ.
  */
+import { parseStrictOptions } from '../common/option-errors.js';
 import { z } from 'zod';
 import { systemClock, type Clock } from '../common/clock.js';
 import { InvalidArgumentError } from '../common/errors.js';
@@ -160,12 +161,7 @@ export function resolveBrokerOptions(options: BrokerOptions): ResolvedBrokerOpti
   }
   const { clock, logger, ...rest } = options;
   const defined = Object.fromEntries(Object.entries(rest).filter(([, v]) => v !== undefined));
-  const parsed = schema.safeParse({ ...BROKER_DEFAULTS, ...defined });
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    throw new InvalidArgumentError(issue?.path.join('.') || 'options', issue?.message ?? 'invalid');
-  }
-  const v = parsed.data;
+  const v = parseStrictOptions(schema, { ...BROKER_DEFAULTS, ...defined }, 'Broker');
   return Object.freeze({
     ...v,
     accessToken: v.accessToken,

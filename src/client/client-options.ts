@@ -5,6 +5,7 @@
  * parse function that throws an `InvalidArgumentError` whose `field` is the option's name
  * (STYLE habit 5).
  */
+import { parseStrictOptions } from '../common/option-errors.js';
 import { hrtime, pid } from 'node:process';
 import { networkInterfaces } from 'node:os';
 import { z } from 'zod';
@@ -146,11 +147,7 @@ export const clientOptionsShape = {
 export function parseOptions<S extends z.ZodType>(schema: S, input: unknown, what: string): z.output<S> {
   if (input === null || typeof input !== 'object' || Array.isArray(input))
     throw new InvalidArgumentError('options', `${what} options must be an object`);
-  const result = schema.safeParse(input);
-  if (result.success) return result.data;
-  const issue = result.error.issues[0];
-  const field = issue && issue.path.length > 0 ? issue.path.map(String).join('.') : 'options';
-  throw new InvalidArgumentError(field, `${issue?.message ?? 'invalid'} (${what} option)`);
+  return parseStrictOptions(schema, input, what);
 }
 
 /** The first non-internal IPv4 address of this host, or `127.0.0.1` (RocketMQ's RemotingUtil.getLocalAddress). */

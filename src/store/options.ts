@@ -3,6 +3,7 @@
  * resolve function that validates with zod and throws an InvalidArgumentError naming the option.
  * Defaults are RocketMQ's MessageStoreConfig values.
  */
+import { parseStrictOptions } from '../common/option-errors.js';
 import { statfsSync } from 'node:fs';
 import os from 'node:os';
 import { z } from 'zod';
@@ -154,13 +155,11 @@ export function resolveStoreOptions(options: MessageStoreOptions): ResolvedStore
   }
   const { clock, logger, ...rest } = options;
   const defined = Object.fromEntries(Object.entries(rest).filter(([, v]) => v !== undefined));
-  const parsed = schema.safeParse({ ...STORE_DEFAULTS, totalPhysicalMemoryBytes: os.totalmem(), ...defined });
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    const field = issue?.path.join('.') || 'options';
-    throw new InvalidArgumentError(field, issue?.message ?? 'invalid');
-  }
-  const v = parsed.data;
+  const v = parseStrictOptions(
+    schema,
+    { ...STORE_DEFAULTS, totalPhysicalMemoryBytes: os.totalmem(), ...defined },
+    'MessageStore',
+  );
   return {
     ...v,
     storeHost: { ...v.storeHost },

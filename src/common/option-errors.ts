@@ -1,0 +1,23 @@
+/**
+ * One way to turn a failed zod validation of an options object into the error callers see: an
+ * InvalidArgumentError whose `field` names the first bad option (or the unknown one).
+ * @pure
+ */
+import { z } from 'zod';
+import { InvalidArgumentError } from './errors.js';
+
+/**
+ * Validates `input` against `schema` with unknown keys refused (a misspelt option fails loudly instead
+ * of silently keeping its default) and returns the parsed value, or throws InvalidArgumentError.
+ */
+export function parseStrictOptions<S extends z.ZodType>(schema: S, input: unknown, what: string): z.output<S> {
+  const strict = schema instanceof z.ZodObject ? schema.strict() : schema;
+  const result = strict.safeParse(input);
+  if (result.success) return result.data as z.output<S>;
+  const issue = result.error.issues[0];
+  if (issue?.code === 'unrecognized_keys') {
+    throw new InvalidArgumentError(String(issue.keys[0]), `unknown ${what} option`);
+  }
+  const field = issue && issue.path.length > 0 ? issue.path.map(String).join('.') : 'options';
+  throw new InvalidArgumentError(field, `${issue?.message ?? 'invalid'} (${what} option)`);
+}
