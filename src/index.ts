@@ -60,7 +60,7 @@ export type {
   ConsumeFailureEvent,
   MessageListenerConcurrently,
 } from './client/consume-message-concurrently-service.js';
-export type { OffsetPersistedEvent } from './client/remote-broker-offset-store.js';
+export type { OffsetPersistedEvent } from './client/offset-store.js';
 export {
   AllocateMessageQueueAveragely,
   AllocateMessageQueueAveragelyByCircle,

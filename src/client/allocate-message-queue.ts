@@ -37,6 +37,9 @@ export class IllegalArgumentError extends InvalidArgumentError {
   }
 }
 
+/** The consumer ids a strategy is given (RocketMQ passes a List<String> that may hold null). */
+type CidList = readonly (string | null)[];
+
 /**
  * RocketMQ: AbstractAllocateMessageQueueStrategy.check — throws on empty inputs, returns false when
  * currentCID is not among cidAll.
@@ -44,7 +47,7 @@ export class IllegalArgumentError extends InvalidArgumentError {
 function check(
   currentCID: string | null | undefined,
   mqAll: readonly MessageQueue[] | null | undefined,
-  cidAll: readonly (string | null)[] | null | undefined,
+  cidAll: CidList | null | undefined,
 ): currentCID is string {
   if (currentCID === null || currentCID === undefined || currentCID.length < 1) {
     throw new IllegalArgumentError('currentCID', 'currentCID is empty');
@@ -58,8 +61,11 @@ function check(
   return cidAll.includes(currentCID);
 }
 
-/** RocketMQ: AVG — each consumer a contiguous block; the first `n % c` consumers get one more. */
-export class AllocateMessageQueueAveragely implements AllocateMessageQueueStrategy {
+/**
+ * RocketMQ: AbstractAllocateMessageQueueStrategy — `allocate` runs `check` first; a strategy only
+ * says how the checked inputs are divided.
+ */
+abstract class AbstractAllocateMessageQueueStrategy implements AllocateMessageQueueStrategy {
   allocate(
     _consumerGroup: string,
     currentCID: string | null | undefined,
@@ -67,6 +73,26 @@ export class AllocateMessageQueueAveragely implements AllocateMessageQueueStrate
     cidAll: readonly (string | null)[] | null | undefined,
   ): MessageQueue[] {
     if (!check(currentCID, mqAll, cidAll) || !mqAll || !cidAll) return [];
+    return this.allocateChecked(currentCID, mqAll, cidAll);
+  }
+
+  /**
+   * `currentCID` is in `cidAll`, and neither list is empty.
+   * @internal
+   */
+  protected abstract allocateChecked(
+    currentCID: string,
+    mqAll: readonly MessageQueue[],
+    cidAll: CidList,
+  ): MessageQueue[];
+
+  abstract getName(): string;
+}
+
+/** RocketMQ: AVG — each consumer a contiguous block; the first `n % c` consumers get one more. */
+export class AllocateMessageQueueAveragely extends AbstractAllocateMessageQueueStrategy {
+  /** @internal */
+  protected allocateChecked(currentCID: string, mqAll: readonly MessageQueue[], cidAll: CidList): MessageQueue[] {
     const index = cidAll.indexOf(currentCID);
     const n = mqAll.length;
     const c = cidAll.length;
@@ -85,14 +111,9 @@ export class AllocateMessageQueueAveragely implements AllocateMessageQueueStrate
 }
 
 /** RocketMQ: AVG_BY_CIRCLE — round robin: positions index, index + c, index + 2c, ... */
-export class AllocateMessageQueueAveragelyByCircle implements AllocateMessageQueueStrategy {
-  allocate(
-    _consumerGroup: string,
-    currentCID: string | null | undefined,
-    mqAll: readonly MessageQueue[] | null | undefined,
-    cidAll: readonly (string | null)[] | null | undefined,
-  ): MessageQueue[] {
-    if (!check(currentCID, mqAll, cidAll) || !mqAll || !cidAll) return [];
+export class AllocateMessageQueueAveragelyByCircle extends AbstractAllocateMessageQueueStrategy {
+  /** @internal */
+  protected allocateChecked(currentCID: string, mqAll: readonly MessageQueue[], cidAll: CidList): MessageQueue[] {
     const index = cidAll.indexOf(currentCID);
     const result: MessageQueue[] = [];
     for (let i = index; i < mqAll.length; i++) {
@@ -125,23 +146,19 @@ export const messageQueueToString = (mq: MessageQueue): string =>
  * position is overwritten by the later node (TreeMap.put). A queue goes to the first position at or
  * above `hash(mq.toString())`, wrapping to the lowest. Results keep mqAll order.
  */
-export class AllocateMessageQueueConsistentHash implements AllocateMessageQueueStrategy {
+export class AllocateMessageQueueConsistentHash extends AbstractAllocateMessageQueueStrategy {
   readonly virtualNodeCnt: number;
 
   constructor(virtualNodeCnt = 10) {
+    super();
     if (!Number.isInteger(virtualNodeCnt) || virtualNodeCnt < 0) {
       throw new IllegalArgumentError('virtualNodeCnt', `illegal virtualNodeCnt :${virtualNodeCnt}`);
     }
     this.virtualNodeCnt = virtualNodeCnt;
   }
 
-  allocate(
-    _consumerGroup: string,
-    currentCID: string | null | undefined,
-    mqAll: readonly MessageQueue[] | null | undefined,
-    cidAll: readonly (string | null)[] | null | undefined,
-  ): MessageQueue[] {
-    if (!check(currentCID, mqAll, cidAll) || !mqAll || !cidAll) return [];
+  /** @internal */
+  protected allocateChecked(currentCID: string, mqAll: readonly MessageQueue[], cidAll: CidList): MessageQueue[] {
     const ring = buildRing(cidAll, this.virtualNodeCnt);
     const result: MessageQueue[] = [];
     for (const mq of mqAll) {

@@ -76,3 +76,32 @@ export function perQueueThreshold(topicLimit: number, queueCount: number): numbe
   if (topicLimit === -1 || queueCount <= 0) return undefined;
   return Math.max(1, Math.trunc(topicLimit / queueCount));
 }
+
+/**
+ * The per-queue limits `decidePull` compares against: the per-queue options at first, then after each
+ * rebalance the per-queue share of a topic-wide limit, when one is set.
+ */
+export class PullThresholds {
+  pullThresholdForQueue: number;
+  pullThresholdSizeForQueueMiB: number;
+
+  constructor(
+    private readonly o: {
+      readonly pullThresholdForQueue: number;
+      readonly pullThresholdSizeForQueueMiB: number;
+      readonly pullThresholdForTopic: number;
+      readonly pullThresholdSizeForTopicMiB: number;
+    },
+  ) {
+    this.pullThresholdForQueue = o.pullThresholdForQueue;
+    this.pullThresholdSizeForQueueMiB = o.pullThresholdSizeForQueueMiB;
+  }
+
+  /** RocketMQ: RebalancePushImpl.messageQueueChanged, with the number of queues the consumer holds. */
+  update(queueCount: number): void {
+    const q = perQueueThreshold(this.o.pullThresholdForTopic, queueCount);
+    if (q !== undefined) this.pullThresholdForQueue = q;
+    const s = perQueueThreshold(this.o.pullThresholdSizeForTopicMiB, queueCount);
+    if (s !== undefined) this.pullThresholdSizeForQueueMiB = s;
+  }
+}

@@ -16,8 +16,7 @@ import path from 'node:path';
 import type { Logger } from '../common/logger.js';
 import type { MessageQueue } from '../common/message.js';
 import { messageQueueKey } from '../common/message.js';
-import { OFFSET_NOT_FOUND, OffsetTable, ReadOffsetType, type OffsetStore } from './offset-store.js';
-import type { OffsetPersistedEvent } from './remote-broker-offset-store.js';
+import { OFFSET_NOT_FOUND, OffsetTableStore, type OffsetPersistedEvent } from './offset-store.js';
 
 interface OffsetFile {
   offsets: { topic: string; brokerName: string; queueId: number; offset: number }[];
@@ -29,8 +28,7 @@ export function safePathComponent(s: string): string {
   return /^\.*$/.test(out) ? out.replace(/\./g, '_') || '_' : out;
 }
 
-export class LocalFileOffsetStore implements OffsetStore {
-  private readonly table = new OffsetTable();
+export class LocalFileOffsetStore extends OffsetTableStore {
   readonly filePath: string;
   private writing: Promise<void> = Promise.resolve();
 
@@ -41,6 +39,7 @@ export class LocalFileOffsetStore implements OffsetStore {
     private readonly logger: Logger,
     private readonly onPersisted: (e: OffsetPersistedEvent) => void = () => {},
   ) {
+    super();
     this.filePath = path.join(offsetStoreDir, safePathComponent(clientId), safePathComponent(group), 'offsets.json');
   }
 
@@ -52,25 +51,8 @@ export class LocalFileOffsetStore implements OffsetStore {
     }
   }
 
-  updateOffset(mq: MessageQueue, offset: number, increaseOnly: boolean): void {
-    this.table.update(mq, offset, increaseOnly);
-  }
-
-  updateAndFreezeOffset(mq: MessageQueue, offset: number): void {
-    this.table.updateAndFreeze(mq, offset);
-  }
-
-  readOffsetFromMemory(mq: MessageQueue): number {
-    return this.table.read(mq);
-  }
-
-  async readOffset(mq: MessageQueue, type: ReadOffsetType): Promise<number> {
-    if (type === ReadOffsetType.READ_FROM_MEMORY) return this.table.read(mq);
-    if (type === ReadOffsetType.MEMORY_FIRST_THEN_STORE) {
-      const c = this.table.get(mq);
-      if (c) return c.offset;
-    }
-    // RocketMQ: READ_FROM_STORE reads the file; no entry gives -1.
+  /** RocketMQ: READ_FROM_STORE reads the file; no entry gives -1. */
+  protected async readOffsetFromStore(mq: MessageQueue): Promise<number> {
     const file = await this.readFileOffsets();
     const key = messageQueueKey(mq);
     const e = file?.offsets.find((o) => messageQueueKey(o) === key);
@@ -113,10 +95,6 @@ export class LocalFileOffsetStore implements OffsetStore {
 
   removeOffset(): void {
     // RocketMQ: the local store keeps the entry (the queue may come back after a route change).
-  }
-
-  cloneOffsetTable(topic?: string): Map<string, { mq: MessageQueue; offset: number }> {
-    return this.table.clone(topic);
   }
 
   private async readFileOffsets(): Promise<OffsetFile | undefined> {

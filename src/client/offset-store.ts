@@ -21,6 +21,12 @@ export const OFFSET_NOT_FOUND = -1;
 /** readOffset result: the store could not be read. */
 export const OFFSET_READ_ERROR = -2;
 
+/** What `offsetPersisted` reports: a queue's offset written to the broker or the local file. */
+export interface OffsetPersistedEvent {
+  messageQueue: MessageQueue;
+  offset: number;
+}
+
 export interface OffsetStore {
   load(): Promise<void>;
   /** Moves the in-memory offset (never backwards with `increaseOnly`); ignored while frozen. */
@@ -67,21 +73,11 @@ export class OffsetTable {
   }
 
   update(mq: MessageQueue, offset: number, increaseOnly: boolean): void {
-    const key = messageQueueKey(mq);
-    const e = this.entries.get(key);
-    if (e) e.offset.update(offset, increaseOnly);
-    else this.entries.set(key, { mq: { ...mq }, offset: new ControllableOffset(offset) });
+    this.entry(mq, offset).update(offset, increaseOnly);
   }
 
   updateAndFreeze(mq: MessageQueue, offset: number): void {
-    const key = messageQueueKey(mq);
-    const e = this.entries.get(key);
-    if (e) e.offset.updateAndFreeze(offset);
-    else {
-      const c = new ControllableOffset(offset);
-      c.updateAndFreeze(offset);
-      this.entries.set(key, { mq: { ...mq }, offset: c });
-    }
+    this.entry(mq, offset).updateAndFreeze(offset);
   }
 
   remove(mq: MessageQueue): void {
@@ -92,11 +88,59 @@ export class OffsetTable {
     return this.get(mq)?.offset ?? OFFSET_NOT_FOUND;
   }
 
+  /** The queue's offset, created at `initial` when the queue has none yet. */
+  private entry(mq: MessageQueue, initial: number): ControllableOffset {
+    const key = messageQueueKey(mq);
+    let e = this.entries.get(key);
+    if (!e) this.entries.set(key, (e = { mq: { ...mq }, offset: new ControllableOffset(initial) }));
+    return e.offset;
+  }
+
   clone(topic?: string): Map<string, { mq: MessageQueue; offset: number }> {
     const out = new Map<string, { mq: MessageQueue; offset: number }>();
     for (const [k, e] of this.entries) {
       if (topic === undefined || e.mq.topic === topic) out.set(k, { mq: { ...e.mq }, offset: e.offset.offset });
     }
     return out;
+  }
+}
+
+/**
+ * The part both stores share: the in-memory offsets and the memory side of readOffset. A subclass
+ * says only where offsets are persisted and read from (the broker, or a local file).
+ */
+export abstract class OffsetTableStore implements OffsetStore {
+  protected readonly table = new OffsetTable();
+
+  abstract load(): Promise<void>;
+  abstract persistAll(mqs: readonly MessageQueue[]): Promise<void>;
+  abstract persist(mq: MessageQueue): Promise<void>;
+  abstract removeOffset(mq: MessageQueue): void;
+  /** READ_FROM_STORE: the persisted offset (cached in memory when found), -1 or -2. */
+  protected abstract readOffsetFromStore(mq: MessageQueue): Promise<number>;
+
+  updateOffset(mq: MessageQueue, offset: number, increaseOnly: boolean): void {
+    this.table.update(mq, offset, increaseOnly);
+  }
+
+  updateAndFreezeOffset(mq: MessageQueue, offset: number): void {
+    this.table.updateAndFreeze(mq, offset);
+  }
+
+  readOffsetFromMemory(mq: MessageQueue): number {
+    return this.table.read(mq);
+  }
+
+  async readOffset(mq: MessageQueue, type: ReadOffsetType): Promise<number> {
+    if (type === ReadOffsetType.READ_FROM_MEMORY) return this.table.read(mq);
+    if (type === ReadOffsetType.MEMORY_FIRST_THEN_STORE) {
+      const c = this.table.get(mq);
+      if (c) return c.offset;
+    }
+    return this.readOffsetFromStore(mq);
+  }
+
+  cloneOffsetTable(topic?: string): Map<string, { mq: MessageQueue; offset: number }> {
+    return this.table.clone(topic);
   }
 }

@@ -8,7 +8,7 @@
 import type { Logger } from '../common/logger.js';
 import type { MessageQueue } from '../common/message.js';
 import { messageQueueKey } from '../common/message.js';
-import { OFFSET_NOT_FOUND, OFFSET_READ_ERROR, OffsetTable, ReadOffsetType, type OffsetStore } from './offset-store.js';
+import { OFFSET_NOT_FOUND, OFFSET_READ_ERROR, OffsetTableStore, type OffsetPersistedEvent } from './offset-store.js';
 
 /** The broker calls the store needs; the push consumer adapts MQClientAPI/MQClientInstance to it. */
 export interface RemoteOffsetBackend {
@@ -18,43 +18,21 @@ export interface RemoteOffsetBackend {
   updateConsumerOffset(mq: MessageQueue, offset: number): Promise<void>;
 }
 
-export interface OffsetPersistedEvent {
-  messageQueue: MessageQueue;
-  offset: number;
-}
-
-export class RemoteBrokerOffsetStore implements OffsetStore {
-  private readonly table = new OffsetTable();
-
+export class RemoteBrokerOffsetStore extends OffsetTableStore {
   constructor(
     private readonly backend: RemoteOffsetBackend,
     private readonly logger: Logger,
     private readonly onPersisted: (e: OffsetPersistedEvent) => void = () => {},
     private readonly onPersistError: (mq: MessageQueue, err: unknown) => void = () => {},
-  ) {}
+  ) {
+    super();
+  }
 
   async load(): Promise<void> {
     // RocketMQ: nothing to load; offsets are read from the broker per queue.
   }
 
-  updateOffset(mq: MessageQueue, offset: number, increaseOnly: boolean): void {
-    this.table.update(mq, offset, increaseOnly);
-  }
-
-  updateAndFreezeOffset(mq: MessageQueue, offset: number): void {
-    this.table.updateAndFreeze(mq, offset);
-  }
-
-  readOffsetFromMemory(mq: MessageQueue): number {
-    return this.table.read(mq);
-  }
-
-  async readOffset(mq: MessageQueue, type: ReadOffsetType): Promise<number> {
-    if (type === ReadOffsetType.READ_FROM_MEMORY) return this.table.read(mq);
-    if (type === ReadOffsetType.MEMORY_FIRST_THEN_STORE) {
-      const c = this.table.get(mq);
-      if (c) return c.offset;
-    }
+  protected async readOffsetFromStore(mq: MessageQueue): Promise<number> {
     try {
       const brokerOffset = await this.backend.queryConsumerOffset(mq);
       if (brokerOffset < 0) return OFFSET_NOT_FOUND;
@@ -84,10 +62,6 @@ export class RemoteBrokerOffsetStore implements OffsetStore {
 
   removeOffset(mq: MessageQueue): void {
     this.table.remove(mq);
-  }
-
-  cloneOffsetTable(topic?: string): Map<string, { mq: MessageQueue; offset: number }> {
-    return this.table.clone(topic);
   }
 
   /** Never rejects: a failed update is logged and reported, and retried by the next persistAll. */

@@ -34,22 +34,26 @@ export function javaDecimalDigit(c: number): number {
 const INT_MAX = 2147483647;
 
 /**
+ * Java's sign rule in `Integer.valueOf` / `Long.valueOf`: a first char below `'0'` must be `+` or `-`
+ * and must be followed by more. Returns where the digits start (0 or 1), or -1 when Java throws.
+ */
+function digitsStart(s: string): number {
+  if (s.length === 0) return -1;
+  const first = s.charCodeAt(0);
+  if (first >= 0x30) return 0;
+  return (first === 0x2d || first === 0x2b) && s.length > 1 ? 1 : -1;
+}
+
+/**
  * Java's `Integer.valueOf(String)` (radix 10): an optional `+`/`-`, then one or more digits of any
  * script (`"٣"` is 3), no whitespace, no decimal point, within int range. `undefined` when Java throws
  * NumberFormatException.
  */
 export function parseJavaInt(s: string): number | undefined {
+  let i = digitsStart(s);
+  if (i < 0) return undefined;
+  const negative = i === 1 && s.charCodeAt(0) === 0x2d;
   const len = s.length;
-  if (len === 0) return undefined;
-  let i = 0;
-  let negative = false;
-  const first = s.charCodeAt(0);
-  if (first < 0x30) {
-    if (first === 0x2d) negative = true;
-    else if (first !== 0x2b) return undefined;
-    if (len === 1) return undefined;
-    i = 1;
-  }
   const limit = negative ? INT_MAX + 1 : INT_MAX;
   let result = 0;
   for (; i < len; i++) {
@@ -68,17 +72,10 @@ const LONG_MAX = 2n ** 63n - 1n;
 
 /** Java's `Long.valueOf(String)` (radix 10), same rules as {@link parseJavaInt} with the long range. */
 export function parseJavaLong(s: string): bigint | undefined {
+  let i = digitsStart(s);
+  if (i < 0) return undefined;
+  const negative = i === 1 && s.charCodeAt(0) === 0x2d;
   const len = s.length;
-  if (len === 0) return undefined;
-  let i = 0;
-  let negative = false;
-  const first = s.charCodeAt(0);
-  if (first < 0x30) {
-    if (first === 0x2d) negative = true;
-    else if (first !== 0x2b) return undefined;
-    if (len === 1) return undefined;
-    i = 1;
-  }
   let digits = '';
   for (; i < len; i++) {
     const d = javaDecimalDigit(s.charCodeAt(i));

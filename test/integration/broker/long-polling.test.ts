@@ -17,17 +17,29 @@ afterAll(async () => {
 
 const held = (): number => f.broker.pullRequestHoldService.size;
 
+type PullArgs = Parameters<BrokerFixture['client']['pull']>[0];
+
+/**
+ * A suspended pull (offset 1, 20 s suspend, a new group unless given) and whether it has settled yet.
+ */
+function heldPull(topic: string, extra: Partial<PullArgs> = {}, signal?: AbortSignal) {
+  let settled = false;
+  const pending = f.client
+    .pull(
+      { group: uniqueName('g'), topic, offset: 1, suspend: true, suspendTimeoutMillis: 20_000, ...extra },
+      { signal },
+    )
+    .finally(() => {
+      settled = true;
+    });
+  return { pending, settled: () => settled };
+}
+
 describe('long polling', () => {
   test('RocketMQ: a suspended pull wakes on arrival, at once', async () => {
     const topic = uniqueName('T');
     await f.client.send(topic, 'first');
-    const pending = f.client.pull({
-      group: uniqueName('g'),
-      topic,
-      offset: 1,
-      suspend: true,
-      suspendTimeoutMillis: 20_000,
-    });
+    const { pending } = heldPull(topic);
     await waitFor(() => held() === 1);
     const sentAt = Date.now();
     expect((await f.client.send(topic, 'second')).code).toBe(ResponseCode.SUCCESS);
@@ -41,13 +53,7 @@ describe('long polling', () => {
   test('a pull at offset 0 of an empty queue is held too (NO_MESSAGE_IN_QUEUE at 0 is PULL_NOT_FOUND)', async () => {
     const topic = uniqueName('T');
     await f.client.call('UPDATE_AND_CREATE_TOPIC', { topic, readQueueNums: 1, writeQueueNums: 1, perm: 6 });
-    const pending = f.client.pull({
-      group: uniqueName('g'),
-      topic,
-      offset: 0,
-      suspend: true,
-      suspendTimeoutMillis: 20_000,
-    });
+    const { pending } = heldPull(topic, { offset: 0 });
     await waitFor(() => held() >= 1);
     await f.client.send(topic, 'x');
     const r = await pending;
@@ -57,24 +63,12 @@ describe('long polling', () => {
   test('RocketMQ: a message whose tag does not match does not wake the pull; a matching one does', async () => {
     const topic = uniqueName('T');
     await f.client.send(topic, 'zero', { tags: 'TagA' });
-    let settled = false;
-    const pending = f.client
-      .pull({
-        group: uniqueName('g'),
-        topic,
-        offset: 1,
-        subscription: 'TagA',
-        suspend: true,
-        suspendTimeoutMillis: 20_000,
-      })
-      .finally(() => {
-        settled = true;
-      });
+    const { pending, settled } = heldPull(topic, { subscription: 'TagA' });
     await waitFor(() => held() === 1);
     await f.client.send(topic, 'other', { tags: 'TagB' });
     // The arrival was announced synchronously with the send; a round trip later the pull is still held.
     await f.client.call('GET_MAX_OFFSET', { topic, queueId: 0 });
-    expect(settled).toBe(false);
+    expect(settled()).toBe(false);
     expect(held()).toBe(1);
     await f.client.send(topic, 'match', { tags: 'TagA' });
     const r = await pending;
@@ -85,24 +79,11 @@ describe('long polling', () => {
   test('a SQL92 pull is woken only by a message whose properties match', async () => {
     const topic = uniqueName('T');
     await f.client.send(topic, 'zero');
-    let settled = false;
-    const pending = f.client
-      .pull({
-        group: uniqueName('g'),
-        topic,
-        offset: 1,
-        subscription: 'n > 5',
-        expressionType: 'SQL92',
-        suspend: true,
-        suspendTimeoutMillis: 20_000,
-      })
-      .finally(() => {
-        settled = true;
-      });
+    const { pending, settled } = heldPull(topic, { subscription: 'n > 5', expressionType: 'SQL92' });
     await waitFor(() => held() === 1);
     await f.client.send(topic, 'small', { properties: { n: '1' } });
     await f.client.call('GET_MAX_OFFSET', { topic, queueId: 0 });
-    expect(settled).toBe(false);
+    expect(settled()).toBe(false);
     await f.client.send(topic, 'big', { properties: { n: '9' } });
     const r = await pending;
     expect(decodeMessages(r.body).map((m) => m.body?.toString())).toEqual(['big']);
@@ -129,14 +110,7 @@ describe('long polling', () => {
   test('timed out after only non-matching arrivals: the re-run answers PULL_RETRY_IMMEDIATELY past them', async () => {
     const topic = uniqueName('T');
     await f.client.send(topic, 'zero', { tags: 'TagA' });
-    const pending = f.client.pull({
-      group: uniqueName('g'),
-      topic,
-      offset: 1,
-      subscription: 'TagA',
-      suspend: true,
-      suspendTimeoutMillis: 400,
-    });
+    const { pending } = heldPull(topic, { subscription: 'TagA', suspendTimeoutMillis: 400 });
     await waitFor(() => held() === 1);
     await f.client.send(topic, 'b1', { tags: 'TagB' });
     await f.client.send(topic, 'b2', { tags: 'TagB' });
@@ -163,10 +137,7 @@ describe('long polling', () => {
     const topic = uniqueName('T');
     await f.client.send(topic, 'only');
     const ac = new AbortController();
-    const pending = f.client.pull(
-      { group: uniqueName('g'), topic, offset: 1, suspend: true, suspendTimeoutMillis: 20_000 },
-      { signal: ac.signal },
-    );
+    const { pending } = heldPull(topic, {}, ac.signal);
     await waitFor(() => held() === 1);
     ac.abort();
     await expect(pending).rejects.toThrow();
@@ -179,9 +150,7 @@ describe('long polling', () => {
   test('held pulls do not block other calls; many held pulls on one queue all wake', async () => {
     const topic = uniqueName('T');
     await f.client.send(topic, 'zero');
-    const pulls = Array.from({ length: 5 }, () =>
-      f.client.pull({ group: uniqueName('g'), topic, offset: 1, suspend: true, suspendTimeoutMillis: 20_000 }),
-    );
+    const pulls = Array.from({ length: 5 }, () => heldPull(topic).pending);
     await waitFor(() => held() === 5);
     expect((await f.client.call('GET_MAX_OFFSET', { topic, queueId: 0 })).header.offset).toBe(1);
     await f.client.send(topic, 'one');
@@ -193,14 +162,7 @@ describe('long polling', () => {
     const topic = uniqueName('T');
     const group = uniqueName('g');
     await f.client.send(topic, 'zero');
-    const pending = f.client.pull({
-      group,
-      topic,
-      offset: 1,
-      suspend: true,
-      suspendTimeoutMillis: 20_000,
-      commitOffset: 1,
-    });
+    const { pending } = heldPull(topic, { group, commitOffset: 1 });
     await waitFor(() => held() === 1);
     expect(f.broker.consumerOffsetManager.queryOffset(group, topic, 0)).toBe(1);
     // Another client moves the offset meanwhile; the wake-up must not write the old value back.

@@ -26,6 +26,9 @@ const query = (group: string, topic: string, queueId = 0, setZeroIfNotFound?: bo
     ...(setZeroIfNotFound !== undefined ? { setZeroIfNotFound } : {}),
   });
 
+const update = (group: string, topic: string, commitOffset: number, queueId = 0) =>
+  f.client.call('UPDATE_CONSUMER_OFFSET', { consumerGroup: group, topic, queueId, commitOffset });
+
 describe('QUERY_CONSUMER_OFFSET / UPDATE_CONSUMER_OFFSET', () => {
   test('RocketMQ: a new group on a young queue gets offset 0; an empty queue gives QUERY_NOT_FOUND', async () => {
     const topic = uniqueName('T');
@@ -51,15 +54,10 @@ describe('QUERY_CONSUMER_OFFSET / UPDATE_CONSUMER_OFFSET', () => {
     const group = uniqueName('g');
     await f.client.send(topic, 'x');
     await f.client.pull({ group, topic }); // creates the group
-    const u = await f.client.call('UPDATE_CONSUMER_OFFSET', {
-      consumerGroup: group,
-      topic,
-      queueId: 0,
-      commitOffset: 7,
-    });
+    const u = await update(group, topic, 7);
     expect(u.code).toBe(ResponseCode.SUCCESS);
     expect((await query(group, topic)).header.offset).toBe(7);
-    await f.client.call('UPDATE_CONSUMER_OFFSET', { consumerGroup: group, topic, queueId: 0, commitOffset: 3 });
+    await update(group, topic, 3);
     expect((await query(group, topic)).header.offset).toBe(3);
   });
 
@@ -67,22 +65,12 @@ describe('QUERY_CONSUMER_OFFSET / UPDATE_CONSUMER_OFFSET', () => {
     const topic = uniqueName('T');
     await f.client.send(topic, 'x');
     const group = uniqueName('g');
-    const noGroup = await f.client.call('UPDATE_CONSUMER_OFFSET', {
-      consumerGroup: group,
-      topic,
-      queueId: 0,
-      commitOffset: 1,
-    });
+    const noGroup = await update(group, topic, 1);
     expect(noGroup.code).toBe(ResponseCode.SUBSCRIPTION_GROUP_NOT_EXIST);
     expect(noGroup.remark).toBe(`Group ${group} not exist!`);
     await f.client.pull({ group, topic });
     const missing = uniqueName('Missing');
-    const noTopic = await f.client.call('UPDATE_CONSUMER_OFFSET', {
-      consumerGroup: group,
-      topic: missing,
-      queueId: 0,
-      commitOffset: 1,
-    });
+    const noTopic = await update(group, missing, 1);
     expect(noTopic.code).toBe(ResponseCode.TOPIC_NOT_EXIST);
     expect(noTopic.remark).toBe(`Topic ${missing} not exist!`);
   });

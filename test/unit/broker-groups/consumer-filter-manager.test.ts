@@ -1,6 +1,6 @@
 import { ConsumerFilterManager } from '../../../src/broker/consumer-filter-manager.js';
 import type { BrokerSubscriptionData } from '../../../src/broker/broker-context.js';
-import { FakeClock } from './fake-clock.js';
+import { ManualClock } from '../../support/manual-clock.js';
 
 const sql = (topic: string, subString: string, subVersion: number): BrokerSubscriptionData => ({
   topic,
@@ -14,7 +14,7 @@ const sql = (topic: string, subString: string, subVersion: number): BrokerSubscr
 const tag = (topic: string): BrokerSubscriptionData => ({ ...sql(topic, '*', 1), expressionType: 'TAG' });
 
 function setup() {
-  const clock = new FakeClock();
+  const clock = new ManualClock();
   const warnings: unknown[] = [];
   const logger = { debug() {}, info() {}, error() {}, warn: (o: unknown) => warnings.push(o) };
   return { clock, warnings, fm: new ConsumerFilterManager({ clock, logger }) };
@@ -78,7 +78,7 @@ describe('ConsumerFilterManager (RocketMQ: ConsumerFilterManager.register)', () 
   });
 
   test('dead filters are forgotten after the retention time', () => {
-    const clock = new FakeClock();
+    const clock = new ManualClock();
     const fm = new ConsumerFilterManager({ clock, deadRetentionMs: 1000 });
     fm.register('g', [sql('T', 'a > 5', 100)]);
     fm.unRegister('g');

@@ -1,6 +1,6 @@
 import { ConsumerManager } from '../../../src/broker/consumer-manager.js';
 import type { BrokerSubscriptionData, ConsumerRegistration } from '../../../src/broker/broker-context.js';
-import { FakeClock } from './fake-clock.js';
+import { ManualClock } from '../../support/manual-clock.js';
 
 const sub = (topic: string, subVersion = 1, subString = '*', expressionType = 'TAG'): BrokerSubscriptionData => ({
   topic,
@@ -23,7 +23,7 @@ const reg = (clientId: string, over: Partial<ConsumerRegistration> = {}): Consum
 });
 
 function setup(options: { expire?: number; grace?: number } = {}) {
-  const clock = new FakeClock();
+  const clock = new ManualClock();
   const registered: string[] = [];
   const removed: string[] = [];
   const cm = new ConsumerManager({
@@ -223,7 +223,7 @@ describe('WATCH_CONSUMER_IDS (ConsumerManager.watch)', () => {
     cm.shutdown();
     cm.shutdown();
     await expect(w).resolves.toEqual({ version: cm.getVersion('g'), clientIds: ['c1'] });
-    expect(clock.pending).toBe(0);
+    expect(clock.pendingTimers).toBe(0);
   });
 });
 

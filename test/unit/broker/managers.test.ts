@@ -12,7 +12,7 @@ import { TopicConfigManager } from '../../../src/broker/topic-config-manager.js'
 import { resolveBrokerOptions } from '../../../src/broker/broker-options.js';
 import { pullResponseCode } from '../../../src/broker/processors/pull-message.js';
 import { ResponseCode } from '../../../src/protocol/index.js';
-import { ManualClock } from './manual-clock.js';
+import { ManualClock } from '../../support/manual-clock.js';
 
 let dir: string;
 beforeEach(() => {
@@ -126,7 +126,7 @@ describe('ConsumerOffsetManager', () => {
     expect(make().queryOffset('g', 'T', 1)).toBe(7);
     m.commitOffset('c', 'g', '%RETRY%g', 0, 3);
     await m.shutdown();
-    expect(clock.pending).toBe(0);
+    expect(clock.pendingTimers).toBe(0);
     const again = make();
     expect(again.queryOffset('g', '%RETRY%g', 0)).toBe(3);
     expect([...again.offsetsOfGroup('g').keys()].sort()).toEqual(['%RETRY%g', 'T']);

@@ -4,7 +4,7 @@
 import { silentLogger } from '../../../src/common/logger.js';
 import { PullRequestHoldService, type HeldPullRequest } from '../../../src/broker/pull-request-hold-service.js';
 import type { MessageFilter } from '../../../src/store/index.js';
-import { ManualClock } from './manual-clock.js';
+import { ManualClock } from '../../support/manual-clock.js';
 
 const TAG_A = 2598919; // "TagA".hashCode()
 
@@ -121,7 +121,7 @@ describe('PullRequestHoldService', () => {
     s.service.onMessageArriving('T', 0, 6, TAG_A, null);
     s.clock.advance(20_000);
     expect(s.events).toEqual(['p:drop']);
-    expect(s.clock.pending).toBe(1); // only the service's periodic check
+    expect(s.clock.pendingTimers).toBe(1); // only the service's periodic check
   });
 
   test('with long polling off, arrivals do not wake; the request waits its polling time', () => {
@@ -140,7 +140,7 @@ describe('PullRequestHoldService', () => {
     s.hold('b', { queueId: 3 });
     s.service.shutdown();
     expect(s.events.sort()).toEqual(['a:wake', 'b:wake']);
-    expect(s.clock.pending).toBe(0);
+    expect(s.clock.pendingTimers).toBe(0);
     s.hold('c');
     expect(s.events).toContain('c:wake');
   });

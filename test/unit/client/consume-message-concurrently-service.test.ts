@@ -12,7 +12,8 @@ import { ProcessQueue } from '../../../src/client/process-queue.js';
 import { RemoteBrokerOffsetStore } from '../../../src/client/remote-broker-offset-store.js';
 import { silentLogger } from '../../../src/common/logger.js';
 import type { MessageExt } from '../../../src/common/message.js';
-import { ManualClock, mqOf, msgAt } from './helpers.js';
+import { ManualClock } from '../../support/manual-clock.js';
+import { mqOf, msgAt } from './helpers.js';
 
 const mq = mqOf(0);
 

@@ -4,7 +4,8 @@ import { TransportError } from '../../../src/common/errors.js';
 import { silentLogger } from '../../../src/common/logger.js';
 import { RequestCode } from '../../../src/protocol/index.js';
 import type { InvokeOptions } from '../../../src/remoting/remoting-client.js';
-import { FakeRemotingClient, TestClock, flush, json, ok } from './core-fakes.js';
+import { ManualClock, flush } from '../../support/manual-clock.js';
+import { FakeRemotingClient, json, ok } from './core-fakes.js';
 
 /** A broker stand-in: answers a watch at once when the version differs, else holds it until `bump`. */
 class Membership {
@@ -30,7 +31,7 @@ class Membership {
 }
 
 function setup() {
-  const clock = new TestClock();
+  const clock = new ManualClock();
   const m = new Membership();
   const fake = new FakeRemotingClient((_a, r, o) => m.handle(r, o));
   const changes: Array<[string, string, string[]]> = [];
@@ -81,14 +82,14 @@ test('errors back off (200 ms, doubling) and the first answer after an error cou
   w.sync(['g'], ['http://a:1']);
   await flush();
   expect(fake.calls).toHaveLength(1);
-  await clock.advance(199);
+  await clock.advanceAsync(199);
   expect(fake.calls).toHaveLength(1);
-  await clock.advance(1);
+  await clock.advanceAsync(1);
   expect(fake.calls).toHaveLength(2);
-  await clock.advance(399);
+  await clock.advanceAsync(399);
   expect(fake.calls).toHaveLength(2);
   m.fail = false;
-  await clock.advance(1);
+  await clock.advanceAsync(1);
   await flush();
   expect(changes).toHaveLength(1);
   await w.shutdown();

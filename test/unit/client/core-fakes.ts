@@ -1,6 +1,6 @@
 /**
  * Fakes for the client-core unit tests: a RemotingClient answering from a handler (unit tests only;
- * integration tests use the real broker over HTTP), and a hand-driven clock.
+ * integration tests use the real broker over HTTP). The hand-driven clock is test/support/manual-clock.ts.
  */
 import type { RemotingRequest, RemotingResponse } from '../../../src/protocol/command.js';
 import type { InvokeOptions, RemotingClient } from '../../../src/remoting/remoting-client.js';
@@ -60,52 +60,4 @@ export function routeOf(brokers: Record<string, string>, queues = 4, perm = 6): 
       topicSysFlag: 0,
     })),
   };
-}
-
-/** A hand-driven clock: timers fire only when `advance` passes them. */
-export class TestClock {
-  t = 1_700_000_000_000;
-  #seq = 0;
-  readonly #timers = new Map<number, { at: number; fn: () => void; every?: number }>();
-  now = (): number => this.t;
-  setTimeout = (fn: () => void, ms: number) => {
-    const id = ++this.#seq;
-    this.#timers.set(id, { at: this.t + ms, fn });
-    return id as unknown as ReturnType<typeof setTimeout>;
-  };
-  clearTimeout = (h: unknown): void => {
-    this.#timers.delete(h as number);
-  };
-  setInterval = (fn: () => void, ms: number) => {
-    const id = ++this.#seq;
-    this.#timers.set(id, { at: this.t + ms, fn, every: ms });
-    return id as unknown as ReturnType<typeof setTimeout>;
-  };
-  clearInterval = (h: unknown): void => {
-    this.#timers.delete(h as number);
-  };
-  get pendingTimers(): number {
-    return this.#timers.size;
-  }
-  /** Moves time forward, firing due timers in order; yields to promises between timers. */
-  async advance(ms: number): Promise<void> {
-    const end = this.t + ms;
-    for (;;) {
-      let next: [number, { at: number; fn: () => void; every?: number }] | undefined;
-      for (const e of this.#timers) if (e[1].at <= end && (!next || e[1].at < next[1].at)) next = e;
-      if (!next) break;
-      this.t = next[1].at;
-      if (next[1].every) next[1].at += next[1].every;
-      else this.#timers.delete(next[0]);
-      next[1].fn();
-      await flush();
-    }
-    this.t = end;
-    await flush();
-  }
-}
-
-/** Lets queued promise callbacks run. */
-export async function flush(): Promise<void> {
-  for (let i = 0; i < 20; i++) await Promise.resolve();
 }

@@ -10,10 +10,11 @@ import { resolvePullConsumerOptions } from '../../../src/client/pull-consumer-op
 import { InvalidArgumentError, StateError } from '../../../src/common/errors.js';
 import { buildSubscriptionData } from '../../../src/filter/index.js';
 import type { MessageQueue } from '../../../src/common/message.js';
-import { FakeRemotingClient, TestClock, flush, json, ok, routeOf } from './core-fakes.js';
+import { ManualClock, flush } from '../../support/manual-clock.js';
+import { FakeRemotingClient, json, ok, routeOf } from './core-fakes.js';
 
 let seq = 0;
-function options(clock: TestClock, extra: Record<string, unknown> = {}) {
+function options(clock: ManualClock, extra: Record<string, unknown> = {}) {
   return resolvePullConsumerOptions({
     endpoints: ['http://ep1:1', 'http://ep2:1'],
     consumerGroup: 'g',
@@ -78,7 +79,7 @@ test('route → queue sets: readable queues sorted for subscribe, writable maste
 });
 
 test('acquire shares one instance per client id; the last release shuts it down and clears every timer', async () => {
-  const clock = new TestClock();
+  const clock = new ManualClock();
   const fake = new FakeRemotingClient(() => ok({}, json(routeOf({ a: 'http://a:1' }))));
   const o = options(clock);
   const i1 = MQClientInstance.acquire(o, fake);
@@ -102,7 +103,7 @@ test('acquire shares one instance per client id; the last release shuts it down 
 });
 
 test('registering a consumer group twice in one instance throws', async () => {
-  const clock = new TestClock();
+  const clock = new ManualClock();
   const inst = MQClientInstance.acquire(options(clock), new FakeRemotingClient(() => ok()));
   inst.registerConsumer('g1', consumer('g1', []).inner);
   expect(() => inst.registerConsumer('g1', consumer('g1', []).inner)).toThrow(InvalidArgumentError);
@@ -110,7 +111,7 @@ test('registering a consumer group twice in one instance throws', async () => {
 });
 
 test('updateTopicRouteInfo: a non-retriable failure of an endpoint surfaces at once', async () => {
-  const clock = new TestClock();
+  const clock = new ManualClock();
   const fake = new FakeRemotingClient(() => {
     throw new InvalidArgumentError('x', 'refused');
   });
@@ -121,7 +122,7 @@ test('updateTopicRouteInfo: a non-retriable failure of an endpoint surfaces at o
 });
 
 test('updateTopicRouteInfo rotates endpoints on retriable errors and notifies consumers', async () => {
-  const clock = new TestClock();
+  const clock = new ManualClock();
   const { TransportError } = await import('../../../src/common/errors.js');
   let queues = 4;
   const fake = new FakeRemotingClient((addr, r) => {
@@ -171,7 +172,7 @@ test('updateTopicRouteInfo rotates endpoints on retriable errors and notifies co
 });
 
 test('TOPIC_NOT_EXIST: updateTopicRouteInfo resolves null and fetchSubscribeMessageQueues throws ERR_TOPIC_NOT_EXIST', async () => {
-  const clock = new TestClock();
+  const clock = new ManualClock();
   const inst = MQClientInstance.acquire(
     options(clock),
     new FakeRemotingClient(() => ({ code: 17, header: {}, remark: 'no' })),
@@ -182,7 +183,7 @@ test('TOPIC_NOT_EXIST: updateTopicRouteInfo resolves null and fetchSubscribeMess
 });
 
 test('scheduled tasks: route at 10 ms, heartbeat at 1 s then every 30 s to every broker, offsets persisted every 5 s', async () => {
-  const clock = new TestClock();
+  const clock = new ManualClock();
   const fake = new FakeRemotingClient((_a, r, opts) =>
     r.code === RequestCode.GET_ROUTEINFO_BY_TOPIC
       ? ok({}, json(routeOf(routeFor(r) === 'T' ? { 'broker-a': 'http://a:1', 'broker-b': 'http://b:1' } : {})))
@@ -194,9 +195,9 @@ test('scheduled tasks: route at 10 ms, heartbeat at 1 s then every 30 s to every
   const c = consumer('g', ['T']);
   inst.registerConsumer('g', c.inner);
   await inst.start();
-  await clock.advance(10);
+  await clock.advanceAsync(10);
   expect(fake.callsOf(RequestCode.GET_ROUTEINFO_BY_TOPIC)).toHaveLength(1);
-  await clock.advance(990);
+  await clock.advanceAsync(990);
   const hbs = fake.callsOf(RequestCode.HEART_BEAT);
   expect(hbs.map((h) => h.addr).sort()).toEqual(['http://a:1', 'http://b:1']);
   const data = JSON.parse(hbs[0]!.request.body!.toString());
@@ -224,7 +225,7 @@ test('scheduled tasks: route at 10 ms, heartbeat at 1 s then every 30 s to every
     ],
     producerDataSet: [],
   });
-  await clock.advance(30_000);
+  await clock.advanceAsync(30_000);
   expect(fake.callsOf(RequestCode.HEART_BEAT)).toHaveLength(4);
   expect(c.persists).toBe(6);
   // The membership watcher holds one watch per master broker for the CLUSTERING group.
@@ -245,7 +246,7 @@ test('scheduled tasks: route at 10 ms, heartbeat at 1 s then every 30 s to every
 });
 
 test('a heartbeat failure is reported as heartbeatError and does not stop the others', async () => {
-  const clock = new TestClock();
+  const clock = new ManualClock();
   const fake = new FakeRemotingClient((addr, r) => {
     if (r.code === RequestCode.GET_ROUTEINFO_BY_TOPIC)
       return ok({}, json(routeOf({ a: 'http://a:1', b: 'http://b:1' })));
@@ -264,7 +265,7 @@ test('a heartbeat failure is reported as heartbeatError and does not stop the ot
 });
 
 test('concurrent heartbeats coalesce into one more run', async () => {
-  const clock = new TestClock();
+  const clock = new ManualClock();
   const fake = new FakeRemotingClient((_a, r) =>
     r.code === RequestCode.GET_ROUTEINFO_BY_TOPIC ? ok({}, json(routeOf({ a: 'http://a:1' }))) : ok(),
   );
@@ -281,7 +282,7 @@ test('concurrent heartbeats coalesce into one more run', async () => {
 });
 
 test('rebalanceImmediately wakes the RebalanceService, which calls doRebalance of every consumer', async () => {
-  const clock = new TestClock();
+  const clock = new ManualClock();
   const fake = new FakeRemotingClient(() => ok());
   const inst = MQClientInstance.acquire(options(clock), fake);
   const c1 = consumer('g1', []);
@@ -290,19 +291,19 @@ test('rebalanceImmediately wakes the RebalanceService, which calls doRebalance o
   inst.registerConsumer('g2', c2.inner);
   await inst.start();
   inst.rebalanceImmediately();
-  await clock.advance(0);
+  await clock.advanceAsync(0);
   expect([c1.rebalances, c2.rebalances]).toEqual([1, 1]);
-  await clock.advance(20_000);
+  await clock.advanceAsync(20_000);
   expect([c1.rebalances, c2.rebalances]).toEqual([2, 2]);
   await inst.unregisterConsumer('g2');
-  await clock.advance(20_000);
+  await clock.advanceAsync(20_000);
   expect([c1.rebalances, c2.rebalances]).toEqual([3, 2]);
   await inst.release();
   await flush();
 });
 
 test('findConsumerIdList asks a broker of the topic; an empty group is []', async () => {
-  const clock = new TestClock();
+  const clock = new ManualClock();
   const fake = new FakeRemotingClient((_a, r) => {
     if (r.code === RequestCode.GET_ROUTEINFO_BY_TOPIC) return ok({}, json(routeOf({ a: 'http://a:1' })));
     if ((r.header as { consumerGroup: string }).consumerGroup === 'empty')

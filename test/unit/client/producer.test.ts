@@ -4,7 +4,8 @@ import { TransportError } from '../../../src/common/errors.js';
 import { string2messageProperties } from '../../../src/common/codec/index.js';
 import { MQClientInstance } from '../../../src/client/mq-client-instance.js';
 import type { RemotingRequest } from '../../../src/protocol/command.js';
-import { FakeRemotingClient, TestClock, json, ok, routeOf } from './core-fakes.js';
+import { ManualClock } from '../../support/manual-clock.js';
+import { FakeRemotingClient, json, ok, routeOf } from './core-fakes.js';
 
 let seq = 0;
 
@@ -16,7 +17,7 @@ async function setup(
   handler: (addr: string, r: RemotingRequest) => ReturnType<typeof ok> | Promise<ReturnType<typeof ok>>,
 ) {
   const fake = new FakeRemotingClient(handler);
-  const clock = new TestClock();
+  const clock = new ManualClock();
   const p = new Producer({ endpoints: 'http://ep:1', instanceName: `prod-${++seq}`, clientIP: '10.1.1.1', clock });
   const holder = MQClientInstance.acquire(p.options, fake);
   await p.start();

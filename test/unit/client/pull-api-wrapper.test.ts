@@ -10,7 +10,8 @@ import {
 import { PullStatus, type PullResultExt } from '../../../src/client/pull-result.js';
 import { resolvePullConsumerOptions } from '../../../src/client/pull-consumer-options.js';
 import { BrokerResponseError } from '../../../src/protocol/response-error.js';
-import { FakeRemotingClient, TestClock, json, ok, routeOf } from './core-fakes.js';
+import { ManualClock } from '../../support/manual-clock.js';
+import { FakeRemotingClient, json, ok, routeOf } from './core-fakes.js';
 
 const mq = { topic: 'T', brokerName: 'broker-a', queueId: 1 };
 const host = { ip: '127.0.0.1', port: 10911 };
@@ -43,7 +44,7 @@ function ext(body: Buffer | undefined, status: PullResultExt['pullStatus'] = Pul
 let seq = 0;
 function setup(handler: ConstructorParameters<typeof FakeRemotingClient>[0]) {
   const fake = new FakeRemotingClient(handler);
-  const clock = new TestClock();
+  const clock = new ManualClock();
   const o = resolvePullConsumerOptions({
     endpoints: 'http://ep:1',
     consumerGroup: 'g',

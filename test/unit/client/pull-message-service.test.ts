@@ -2,7 +2,8 @@ import { ProcessQueue } from '../../../src/client/process-queue.js';
 import { PullMessageService } from '../../../src/client/pull-message-service.js';
 import { createPullRequest } from '../../../src/client/pull-request.js';
 import { silentLogger } from '../../../src/common/logger.js';
-import { ManualClock, mqOf } from './helpers.js';
+import { ManualClock } from '../../support/manual-clock.js';
+import { mqOf } from './helpers.js';
 
 const tick = (): Promise<void> => new Promise((r) => setImmediate(r));
 

@@ -5,7 +5,8 @@ import type { PullRequest } from '../../../src/client/pull-request.js';
 import { FIRST_PULL_DELAY_MS, RebalanceImpl, type RebalanceHost } from '../../../src/client/rebalance-impl.js';
 import { silentLogger } from '../../../src/common/logger.js';
 import type { MessageQueue } from '../../../src/common/message.js';
-import { ManualClock, mqOf } from './helpers.js';
+import { ManualClock } from '../../support/manual-clock.js';
+import { mqOf } from './helpers.js';
 
 function setup(opts: { cids: string[]; me: string; queues: MessageQueue[]; model?: MessageModel; topics?: string[] }) {
   const clock = new ManualClock();

@@ -1,7 +1,7 @@
 import { RebalanceService } from '../../../src/client/rebalance-service.js';
 import type { MQConsumerInner } from '../../../src/client/mq-consumer-inner.js';
 import { silentLogger } from '../../../src/common/logger.js';
-import { TestClock, flush } from './core-fakes.js';
+import { ManualClock, flush } from '../../support/manual-clock.js';
 
 function inner(result: () => Promise<void | boolean>): MQConsumerInner {
   return {
@@ -17,7 +17,7 @@ function inner(result: () => Promise<void | boolean>): MQConsumerInner {
 }
 
 function setup(result: () => Promise<void | boolean> = async () => undefined) {
-  const clock = new TestClock();
+  const clock = new ManualClock();
   const runs: number[] = [];
   const c = inner(async () => {
     runs.push(clock.now());
@@ -30,7 +30,7 @@ function setup(result: () => Promise<void | boolean> = async () => undefined) {
 test('RocketMQ: wakes every 20 s', async () => {
   const { clock, runs, svc, t0 } = setup();
   svc.start();
-  await clock.advance(59_999);
+  await clock.advanceAsync(59_999);
   expect(runs.map((t) => t - t0)).toEqual([20_000, 40_000]);
   await svc.shutdown();
   expect(clock.pendingTimers).toBe(0);
@@ -40,17 +40,17 @@ test('RocketMQ: wakeup runs at once, but never less than 1 s after the previous 
   const { clock, runs, svc, t0 } = setup();
   svc.start();
   svc.wakeup();
-  await clock.advance(0);
+  await clock.advanceAsync(0);
   expect(runs.map((t) => t - t0)).toEqual([0]);
-  await clock.advance(200);
+  await clock.advanceAsync(200);
   svc.wakeup();
   svc.wakeup();
-  await clock.advance(799);
+  await clock.advanceAsync(799);
   expect(runs).toHaveLength(1);
-  await clock.advance(1);
+  await clock.advanceAsync(1);
   expect(runs.map((t) => t - t0)).toEqual([0, 1000]);
   // The period restarts after a pass.
-  await clock.advance(20_000);
+  await clock.advanceAsync(20_000);
   expect(runs.map((t) => t - t0)).toEqual([0, 1000, 21_000]);
   await svc.shutdown();
 });
@@ -60,16 +60,16 @@ test('RocketMQ: after an unbalanced pass the next comes after 1 s; a failing con
   const { clock, runs, svc, t0 } = setup(() => answer());
   svc.start();
   svc.wakeup();
-  await clock.advance(1000);
+  await clock.advanceAsync(1000);
   expect(runs.map((t) => t - t0)).toEqual([0, 1000]);
   answer = async () => {
     throw new Error('boom');
   };
-  await clock.advance(1000);
+  await clock.advanceAsync(1000);
   expect(runs).toHaveLength(3);
   answer = async () => undefined;
-  await clock.advance(1000);
-  await clock.advance(19_999);
+  await clock.advanceAsync(1000);
+  await clock.advanceAsync(19_999);
   expect(runs).toHaveLength(4);
   await svc.shutdown();
 });
@@ -83,18 +83,18 @@ test('passes never overlap: a wakeup during a pass runs one more pass after it',
   });
   svc.start();
   svc.wakeup();
-  await clock.advance(0);
+  await clock.advanceAsync(0);
   expect(calls).toBe(1);
   svc.wakeup();
-  await clock.advance(5000);
+  await clock.advanceAsync(5000);
   expect(calls).toBe(1);
   release();
   await flush();
-  await clock.advance(1000);
+  await clock.advanceAsync(1000);
   expect(calls).toBe(2);
   await svc.shutdown();
   svc.wakeup();
-  await clock.advance(60_000);
+  await clock.advanceAsync(60_000);
   expect(calls).toBe(2);
   expect(clock.pendingTimers).toBe(0);
 });

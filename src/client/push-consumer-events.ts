@@ -1,0 +1,70 @@
+/**
+ * The types a PushConsumer shows its users: its typed events, its lifecycle state, the listener shapes
+ * it accepts and the shutdown report. Exported through `push-consumer.ts` and `src/index.ts`.
+ * @pure
+ */
+import type { MessageQueue } from '../common/message.js';
+import type { ConsumeFailureEvent, MessageListenerConcurrently } from './consume-message-concurrently-service.js';
+import type { FlowControlReason } from './flow-control.js';
+import type { OffsetPersistedEvent } from './offset-store.js';
+
+export interface RebalanceEvent {
+  topic: string;
+  /** Queues this member started consuming. */
+  added: MessageQueue[];
+  /** Queues this member stopped consuming. */
+  removed: MessageQueue[];
+  /** Every queue of the topic this member now holds. */
+  assigned: MessageQueue[];
+}
+
+export interface PullErrorEvent {
+  messageQueue: MessageQueue;
+  error: unknown;
+  /** When the queue is pulled again, ms. */
+  retryInMs: number;
+}
+
+export interface FlowControlEvent {
+  messageQueue: MessageQueue;
+  reason: FlowControlReason;
+  msgCount: number;
+  /** Body bytes held by the queue. */
+  msgSize: number;
+  maxSpan: number;
+  delayMs: number;
+}
+
+export interface StallEvent {
+  messageQueue: MessageQueue;
+  /** `noConsumeProgress`: messages held and none finished for `idleMs`; `noPull`: no pull for `idleMs`. */
+  reason: 'noConsumeProgress' | 'noPull';
+  msgCount: number;
+  idleMs: number;
+}
+
+/** Typed events (eventemitter3). A handler that throws is logged; it never reaches the consumer. */
+export interface PushConsumerEvents {
+  rebalance: [event: RebalanceEvent];
+  pullError: [event: PullErrorEvent];
+  consumeFailure: [event: ConsumeFailureEvent];
+  offsetPersisted: [event: OffsetPersistedEvent];
+  flowControl: [event: FlowControlEvent];
+  stall: [event: StallEvent];
+}
+
+/** What `shutdown()` could not finish. */
+export interface PushConsumerShutdownReport {
+  /** Listener calls still running at the deadline: their messages are not committed and will be re-delivered. */
+  unfinishedListeners: number;
+  /** Consume requests queued but not started; their messages will be re-delivered. */
+  droppedConsumeRequests: number;
+  /** Shutdown steps that failed (every step runs even when one fails). */
+  errors: { step: string; error: unknown }[];
+}
+
+/** A listener function, or an object with RocketMQ's `consumeMessage` method. */
+export type PushConsumerListener = MessageListenerConcurrently | { consumeMessage: MessageListenerConcurrently };
+
+/** The lifecycle state of a PushConsumer. */
+export type PushConsumerState = 'CREATE_JUST' | 'STARTING' | 'RUNNING' | 'SHUTTING_DOWN' | 'SHUTDOWN' | 'START_FAILED';

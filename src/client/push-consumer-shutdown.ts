@@ -1,0 +1,70 @@
+/**
+ * Taking a started PushConsumer apart (RocketMQ: DefaultMQPushConsumerImpl.shutdown, with a deadline
+ * and a report). In order: stop pulling (held pulls aborted), give running listeners until the
+ * deadline, let a rebalance in progress end, drop every queue (late listener results then no longer
+ * move offsets), persist the offsets, unregister and release the client instance. Every step runs
+ * even when an earlier one fails; failures are collected in the report.
+ */
+import { StateError } from '../common/errors.js';
+import type { Logger } from '../common/logger.js';
+import type { MQClientInstance } from './mq-client-instance.js';
+import type { PullMessageService } from './pull-message-service.js';
+import type { PushConsumerShutdownReport } from './push-consumer-events.js';
+import type { PushConsumerRun } from './push-consumer-run.js';
+
+export interface ShutdownRunOptions {
+  /** When running listeners stop being waited for (clock ms). */
+  deadline: number;
+  consumerGroup: string;
+  logger: Logger;
+  /** Aborts the pulls held by the broker. */
+  pullAbort: AbortController;
+  /** The consumer's `routeChanged` listener on the instance, removed before unregistering. */
+  onRouteChanged: (topic: string) => void;
+}
+
+export async function shutdownRun(run: PushConsumerRun, o: ShutdownRunOptions): Promise<PushConsumerShutdownReport> {
+  const report: PushConsumerShutdownReport = { unfinishedListeners: 0, droppedConsumeRequests: 0, errors: [] };
+  const step = async (name: string, fn: () => Promise<unknown> | void): Promise<void> => {
+    try {
+      await fn();
+    } catch (error) {
+      report.errors.push({ step: name, error });
+      o.logger.warn({ err: error, step: name }, 'PushConsumer shutdown step failed');
+    }
+  };
+  await step('stop pulling', async () => {
+    o.pullAbort.abort(new StateError('the PushConsumer is shutting down'));
+    await run.pulls.shutdown();
+  });
+  await step('wait for listeners', async () => {
+    const r = await run.consume.shutdown(o.deadline);
+    report.unfinishedListeners = r.unfinished;
+    report.droppedConsumeRequests = r.droppedRequests;
+  });
+  await step('wait for rebalance', () => run.rebalance.idle());
+  const queues = run.rebalance.allocatedQueues();
+  // From here on, late listener results no longer move offsets.
+  run.rebalance.dropAll();
+  await step('persist offsets', () => run.offsetStore.persistAll(queues));
+  run.instance.events.off('routeChanged', o.onRouteChanged);
+  await step('unregister', () => run.instance.unregisterConsumer(o.consumerGroup));
+  await step('release client instance', () => run.instance.release());
+  return report;
+}
+
+/** After a failed start: stop the pulls begun (if any), unregister and release the instance; never throws. */
+export async function releaseAfterFailedStart(
+  instance: MQClientInstance,
+  pulls: PullMessageService | undefined,
+  consumerGroup: string,
+  logger: Logger,
+): Promise<void> {
+  try {
+    await pulls?.shutdown();
+    await instance.unregisterConsumer(consumerGroup);
+  } catch (err) {
+    logger.warn({ err }, 'cleanup after a failed start failed');
+  }
+  await instance.release().catch(() => {});
+}

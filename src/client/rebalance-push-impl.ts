@@ -1,0 +1,80 @@
+/**
+ * RebalancePushImpl (facts §7.8): what the push consumer plugs into RebalanceImpl — where a new queue
+ * starts (computePullFromWhere), what happens to the offset of a removed queue, how pull requests are
+ * dispatched, and messageQueueChanged (a new subVersion, the per-queue thresholds, a heartbeat and the
+ * `rebalance` event).
+ */
+import type { MessageQueue } from '../common/message.js';
+import { computePullFromWhere } from './compute-pull-from-where.js';
+import type { ConsumeFromWhere } from './consumer-constants.js';
+import type { MQClientInstance } from './mq-client-instance.js';
+import { ReadOffsetType, type OffsetStore } from './offset-store.js';
+import type { PullMessageService } from './pull-message-service.js';
+import type { PushConsumerRoutes } from './push-consumer-routes.js';
+import type { PushConsumerHost } from './push-consumer-run.js';
+import { RebalanceImpl } from './rebalance-impl.js';
+
+export function createRebalancePushImpl(
+  host: PushConsumerHost,
+  routes: PushConsumerRoutes,
+  instance: MQClientInstance,
+  offsetStore: OffsetStore,
+  pulls: PullMessageService,
+): RebalanceImpl {
+  const o = host.options;
+  return new RebalanceImpl(
+    {
+      consumerGroup: o.consumerGroup,
+      messageModel: o.messageModel,
+      clientId: instance.clientId,
+      strategy: o.allocateMessageQueueStrategy,
+      subscribedTopics: () => [...host.subscriptions.keys()],
+      topicSubscribeInfo: (topic) => routes.routeOf(topic),
+      findConsumerIdList: async (topic) => {
+        const ids = await instance.findConsumerIdList(topic, o.consumerGroup);
+        // The broker does not know this member yet (first route just found, broker restarted): heartbeat now.
+        if (!ids.includes(instance.clientId)) routes.heartbeatSoon();
+        return ids;
+      },
+      computePullFromWhere: (mq) =>
+        computePullFromWhere(mq, {
+          consumeFromWhere: o.consumeFromWhere as ConsumeFromWhere,
+          consumeTimestamp: o.consumeTimestamp,
+          readOffsetFromStore: (q) => offsetStore.readOffset(q, ReadOffsetType.READ_FROM_STORE),
+          maxOffset: async (q) =>
+            instance.api.getMaxOffset((await instance.findBrokerAddressForQueue(q)).brokerAddr, q),
+          searchOffset: async (q, ts) =>
+            instance.api.searchOffset((await instance.findBrokerAddressForQueue(q)).brokerAddr, q, ts),
+        }),
+      removeUnnecessaryMessageQueue: async (mq) => {
+        // RocketMQ (push, concurrently): persist the offset, then forget it.
+        await offsetStore.persist(mq);
+        offsetStore.removeOffset(mq);
+        return true;
+      },
+      removeDirtyOffset: (mq) => offsetStore.removeOffset(mq),
+      dispatchPullRequest: (requests, delayMs) => {
+        for (const r of requests) pulls.executePullRequestLater(r, delayMs);
+      },
+      messageQueueChanged: (topic, _mqAll, mqDivided, change) => messageQueueChanged(host, topic, mqDivided, change),
+    },
+    o.clock,
+    host.logger,
+  );
+}
+
+/** RocketMQ: RebalancePushImpl.messageQueueChanged. */
+function messageQueueChanged(
+  host: PushConsumerHost,
+  topic: string,
+  mqDivided: readonly MessageQueue[],
+  change: { added: MessageQueue[]; removed: MessageQueue[] },
+): void {
+  const run = host.run();
+  const sd = host.subscriptions.get(topic);
+  // A new subVersion: the broker refuses older versions once it has the heartbeat that carries it.
+  if (sd) sd.subVersion = Math.max(host.options.clock.now(), sd.subVersion + 1);
+  host.thresholds.update(run?.rebalance.processQueueTable.size ?? 0);
+  run?.instance.sendHeartbeatToAllBrokers().catch(() => {});
+  host.events.emit('rebalance', { topic, added: change.added, removed: change.removed, assigned: [...mqDivided] });
+}
