@@ -25,13 +25,22 @@ export interface CommandLookup {
   segment: string;
 }
 
+/** Lookups of known commands by segment (bounded: known names and codes of at most 9 digits). */
+const KNOWN_LOOKUPS = new Map<string, CommandLookup>();
+
 export function lookupCommand(segment: string): CommandLookup {
+  const known = KNOWN_LOOKUPS.get(segment);
+  if (known) return known;
+  let lookup: CommandLookup;
   if (/^\d{1,9}$/.test(segment)) {
     const code = Number(segment);
-    return { code, spec: COMMANDS.get(code), segment };
+    lookup = { code, spec: COMMANDS.get(code), segment };
+  } else {
+    const spec = COMMANDS_BY_NAME.get(segment);
+    lookup = { code: spec?.code, spec, segment };
   }
-  const spec = COMMANDS_BY_NAME.get(segment);
-  return { code: spec?.code, spec, segment };
+  if (lookup.spec) KNOWN_LOOKUPS.set(segment, Object.freeze(lookup));
+  return lookup;
 }
 
 /** RocketMQ: an unknown request code is answered REQUEST_CODE_NOT_SUPPORTED " request type <code> not supported". */

@@ -40,21 +40,26 @@ export class HttpServer {
   private readonly server: http.Server;
   private readonly options: HttpServerOptions;
   private readonly tokenHash: Buffer | undefined;
-  private readonly inFlight = new Set<Promise<void>>();
-  private readonly sockets = new Set<Socket>();
+  /** Requests being handled, and who waits for the count to reach zero (close). */
+  private active = 0;
+  private idleWaiters: Array<() => void> = [];
+  /** Every open socket with its peer's `ip:port`, worked out once per connection rather than per call. */
+  private readonly sockets = new Map<Socket, string>();
   private closing: Promise<void> | undefined;
 
   constructor(options: HttpServerOptions) {
     this.options = options;
     this.tokenHash = options.accessToken === undefined ? undefined : sha256(options.accessToken);
     this.server = http.createServer({ keepAlive: true }, (req, res) => {
-      const p = this.onRequest(req, res).catch((e: unknown) => {
-        options.logger.error({ err: e }, 'HTTP request handling failed');
-        if (!res.headersSent && !res.destroyed) this.sendJson(res, 400, 'BAD_REQUEST', 'the request could not be read');
-        else res.destroy();
-      });
-      this.inFlight.add(p);
-      void p.finally(() => this.inFlight.delete(p));
+      this.active++;
+      this.onRequest(req, res)
+        .catch((e: unknown) => {
+          options.logger.error({ err: e }, 'HTTP request handling failed');
+          if (!res.headersSent && !res.destroyed)
+            this.sendJson(res, 400, 'BAD_REQUEST', 'the request could not be read');
+          else res.destroy();
+        })
+        .then(this.requestDone, this.requestDone);
     });
     // Held pulls may last long: no socket inactivity timeout, and the request timeouts only bound how long
     // a client may take to send its request.
@@ -63,7 +68,7 @@ export class HttpServer {
     this.server.requestTimeout = 300_000;
     this.server.keepAliveTimeout = 65_000;
     this.server.on('connection', (socket: Socket) => {
-      this.sockets.add(socket);
+      this.sockets.set(socket, `${socket.remoteAddress ?? 'unknown'}:${socket.remotePort ?? 0}`);
       socket.on('close', () => this.sockets.delete(socket));
     });
     this.server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
@@ -99,28 +104,36 @@ export class HttpServer {
     this.server.closeIdleConnections();
   }
 
+  private readonly requestDone = (): void => {
+    if (--this.active > 0) return;
+    for (const w of this.idleWaiters.splice(0)) w();
+  };
+
   /** Waits up to `timeoutMs` for calls in flight, then closes every socket. Idempotent. */
   async close(timeoutMs: number): Promise<void> {
     this.stopAccepting();
-    if (this.inFlight.size > 0) {
+    if (this.active > 0) {
       let timer: ReturnType<typeof setTimeout> | undefined;
-      await Promise.race([
-        Promise.allSettled([...this.inFlight]),
-        new Promise<void>((r) => {
-          timer = setTimeout(r, timeoutMs);
-        }),
-      ]);
+      await new Promise<void>((r) => {
+        this.idleWaiters.push(r);
+        timer = setTimeout(r, timeoutMs);
+      });
       clearTimeout(timer);
     }
     this.server.closeAllConnections();
-    for (const s of this.sockets) s.destroy();
+    for (const s of this.sockets.keys()) s.destroy();
     await this.closing;
   }
 
   private async onRequest(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
-    const controller = new AbortController();
+    // The abort signal is made only for the processors that ask for it (held pulls, watches): an
+    // AbortController per call cost more than the rest of answering a GET_MAX_OFFSET.
+    let controller: AbortController | undefined;
+    let gone = false;
     res.on('close', () => {
-      if (!res.writableFinished) controller.abort(new Error('client went away'));
+      if (res.writableFinished) return;
+      gone = true;
+      controller?.abort(new Error('client went away'));
     });
     if (this.tokenHash && !this.authorized(req.headers.authorization)) {
       await this.drain(req);
@@ -157,9 +170,16 @@ export class HttpServer {
     const validated = validateRequest(lookup.spec, frame.header, frame.body);
     if (!validated.ok) return this.sendJson(res, 400, 'BAD_REQUEST', validated.message, validated.field);
 
+    const socket = req.socket;
     const connection: ConnectionInfo = {
-      remoteAddress: `${req.socket.remoteAddress ?? 'unknown'}:${req.socket.remotePort ?? 0}`,
-      signal: controller.signal,
+      remoteAddress: this.sockets.get(socket) ?? `${socket.remoteAddress ?? 'unknown'}:${socket.remotePort ?? 0}`,
+      get signal(): AbortSignal {
+        if (!controller) {
+          controller = new AbortController();
+          if (gone) controller.abort(new Error('client went away'));
+        }
+        return controller.signal;
+      },
     };
     let response: RemotingResponse;
     try {
@@ -168,7 +188,7 @@ export class HttpServer {
       this.options.logger.error({ err: e }, 'broker handle failed');
       response = { code: ResponseCode.SYSTEM_ERROR, header: {}, remark: (e as Error)?.message ?? 'system error' };
     }
-    if (controller.signal.aborted || res.destroyed) return;
+    if (gone || res.destroyed) return;
     this.sendFrame(res, response);
   }
 
@@ -210,7 +230,8 @@ export class HttpServer {
         if (settled) return;
         if (tooLarge) return tooLargeAnswer(false);
         settled = true;
-        resolve(Buffer.concat(chunks, size));
+        // A body that came in one chunk is used as it is (a view of that socket read), not copied.
+        resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size));
       });
       req.on('error', () => {
         if (settled) return;

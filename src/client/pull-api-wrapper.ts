@@ -151,7 +151,9 @@ export class PullAPIWrapper {
       msgFoundList: [],
     };
     if (pullResult.pullStatus !== PullStatus.FOUND || !pullResult.messageBinary) return result;
-    const decoded = decodeMessages(pullResult.messageBinary);
+    // The pull body belongs to this pull alone (a RemotingClient never reuses a response body), so the
+    // bodies may be views of it: no second copy of the whole body per pull.
+    const decoded = decodeMessages(pullResult.messageBinary, { bodyViews: true });
     const kept: MessageExt[] = [];
     const minOffset = String(pullResult.minOffset);
     const maxOffset = String(pullResult.maxOffset);

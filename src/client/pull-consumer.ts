@@ -179,6 +179,10 @@ export class PullConsumer {
       );
     if (opts.signal?.aborted)
       throw new AbortError('the pull was aborted before it was sent', { cause: opts.signal.reason });
+    // Without a caller signal, our shutdown signal is the pull's signal as it is: an AbortController
+    // and two listeners per pull are a measurable share of a 32-message pull's client CPU.
+    if (!opts.signal)
+      return this.#pullOnce(wrapper, mq, sd, offset, maxNums, block, timeoutMs, this.#shutdownController.signal);
     // One signal for the caller's abort and our shutdown (listeners removed after the call, so a
     // long-lived caller signal does not collect one per pull).
     const controller = new AbortController();

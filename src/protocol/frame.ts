@@ -23,10 +23,15 @@ export interface Frame {
 }
 
 export function encodeFrame(header: unknown, body?: Buffer): Buffer {
-  const json = Buffer.from(JSON.stringify(header), 'utf8');
-  const prefix = Buffer.allocUnsafe(4);
-  prefix.writeUInt32BE(json.length, 0);
-  return body && body.length > 0 ? Buffer.concat([prefix, json, body]) : Buffer.concat([prefix, json]);
+  // One allocation: the JSON is written in place rather than through a buffer of its own and a concat.
+  const json = JSON.stringify(header);
+  const n = Buffer.byteLength(json, 'utf8');
+  const bodyLength = body ? body.length : 0;
+  const out = Buffer.allocUnsafe(4 + n + bodyLength);
+  out.writeUInt32BE(n, 0);
+  out.write(json, 4, 'utf8');
+  if (body && bodyLength > 0) out.set(body, 4 + n);
+  return out;
 }
 
 /** Decodes a frame; a malformed one throws DecodeError naming what is wrong. */

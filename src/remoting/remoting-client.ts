@@ -22,7 +22,8 @@ export interface RemotingClient {
    * Sends `request` to the broker at `addr` (for HTTP: its base URL) and resolves with the answer,
    * whatever its response code. Rejects with a `TransportError` (retriable) when the broker cannot be
    * reached or the call times out, an `AbortError` when `signal` aborts, and a `RequestRejectedError`
-   * when the broker refuses the request itself (malformed, unauthorized).
+   * when the broker refuses the request itself (malformed, unauthorized). The answer's `body` is the
+   * caller's: the transport never reuses or changes it afterwards (the pull path decodes views of it).
    */
   invoke(addr: string, request: RemotingRequest, opts: InvokeOptions): Promise<RemotingResponse>;
   /**

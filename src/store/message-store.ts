@@ -592,7 +592,7 @@ export class MessageStore {
       const flushedOffset = this.commitLog.flushedOffset;
       const key = `${dispatched}/${flushedOffset}/${logicsTs}/${this.physicMsgTimestamp}`;
       if (key === this.lastCheckpoint && fds.length === 0) return; // nothing changed: no write, no fsync
-      writeCheckpoint(this.storePath, {
+      await writeCheckpoint(this.storePath, {
         physicMsgTimestamp: this.physicMsgTimestamp,
         logicsMsgTimestamp: logicsTs,
         commitLogFlushedOffset: flushedOffset,

@@ -255,7 +255,13 @@ export async function processPullRequest(
 
   switch (code) {
     case ResponseCode.SUCCESS:
-      return { code, header, remark, body: Buffer.concat(result.messages, result.bufferTotalSize) };
+      // The store already copied the records into one buffer (messagesBuffer): send it as it is.
+      return {
+        code,
+        header,
+        remark,
+        body: result.messagesBuffer ?? Buffer.concat(result.messages, result.bufferTotalSize),
+      };
     case ResponseCode.PULL_NOT_FOUND:
       if (brokerAllowSuspend && hasSuspendFlag(h.sysFlag)) {
         const pollingTimeMills = ctx.brokerConfig.longPollingEnable

@@ -10,7 +10,8 @@
  * Bodies are COPIES, never views of the caller's buffer, so the caller may reuse or overwrite it.
  * `decodeMessages` makes one private copy of the input and hands out each body as a view of it (one
  * allocation per pull body); keeping any one body keeps that copy (about the pull body's size) alive,
- * as Node's own 8 KiB pool does for small buffers. Decompressed bodies are fresh buffers.
+ * as Node's own 8 KiB pool does for small buffers. Decompressed bodies are fresh buffers. A caller that
+ * owns the input and never reuses it (the client's pull response) may ask for `bodyViews` instead.
  */
 import type { HostAddress, MessageExt } from '../message.js';
 import { DecodeError, InvalidArgumentError } from '../errors.js';
@@ -30,6 +31,12 @@ export interface DecodeOptions {
   checkCRC?: boolean;
   /** Decompression-bomb guard: largest decompressed body accepted, bytes. Default 64 MiB. */
   maxDecompressedBytes?: number;
+  /**
+   * `decodeMessages` only: bodies are views of the input itself rather than of a private copy of it,
+   * which spares one allocation and one copy of the whole input. Only for an input the caller owns and
+   * will never reuse or change (a pull response received into a fresh buffer). Default false.
+   */
+  bodyViews?: boolean;
 }
 
 interface ResolvedOptions {
@@ -37,6 +44,7 @@ interface ResolvedOptions {
   readBody: boolean;
   checkCRC: boolean;
   maxDecompressed: number;
+  bodyViews: boolean;
 }
 
 const DEFAULTS: ResolvedOptions = Object.freeze({
@@ -44,6 +52,7 @@ const DEFAULTS: ResolvedOptions = Object.freeze({
   readBody: true,
   checkCRC: false,
   maxDecompressed: DEFAULT_MAX_DECOMPRESSED_BYTES,
+  bodyViews: false,
 });
 
 function resolve(options: DecodeOptions | undefined): ResolvedOptions {
@@ -57,6 +66,7 @@ function resolve(options: DecodeOptions | undefined): ResolvedOptions {
     readBody: options.readBody ?? true,
     checkCRC: options.checkCRC ?? false,
     maxDecompressed: max,
+    bodyViews: options.bodyViews ?? false,
   };
 }
 
@@ -273,7 +283,7 @@ export function decodeMessages(buffer: Buffer | Uint8Array, options?: DecodeOpti
   const b = asBuffer(buffer);
   const o = resolve(options);
   const out: MessageExt[] = [];
-  const shared: BodyCopy = { copy: null, base: 0 };
+  const shared: BodyCopy = o.bodyViews ? { copy: b, base: 0 } : { copy: null, base: 0 };
   let p = 0;
   while (p < b.length) {
     out.push(decodeAt(b, p, o, shared));
