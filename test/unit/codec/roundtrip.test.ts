@@ -19,7 +19,14 @@ function expectedProps(p: EncodableMessage['properties']): Record<string, string
   if (p === null || p === undefined) return null;
   const out: Record<string, string> = {};
   for (const [k, v] of p instanceof Map ? p : Object.entries(p)) {
-    if (typeof v === 'string') out[javaUtf8RoundTrip(k)] = javaUtf8RoundTrip(v);
+    // defineProperty, not assignment: a generated key may be `__proto__`, which must stay an own property.
+    if (typeof v === 'string')
+      Object.defineProperty(out, javaUtf8RoundTrip(k), {
+        value: javaUtf8RoundTrip(v),
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
   }
   return Object.keys(out).length === 0 ? null : out; // nothing written: decodes as null
 }
