@@ -75,19 +75,34 @@ export class PullMessageService {
     await Promise.allSettled([...this.inFlight]);
   }
 
+  /**
+   * Starts the pull for `request` in this very turn, without passing through the queue. The pull
+   * callback uses it after FOUND so the next request is on the wire before the listener runs
+   * (RocketMQ's PullMessageService thread takes it while the consume pool works); never call it
+   * from inside a synchronous `pullMessage` path, only after that pull's I/O completed.
+   */
+  startPullRequestNow(request: PullRequest): void {
+    if (this.stopped || request.processQueue.dropped) return;
+    this.start(request);
+  }
+
   private drain(): void {
     this.drainScheduled = false;
     const batch = this.queue.splice(0, this.queue.length);
     for (const request of batch) {
       if (this.stopped) return;
       if (request.processQueue.dropped) continue;
-      const p = this.pullMessage(request).catch((err: unknown) => {
-        // pullMessage handles its own errors; this is a safety net so a queue never stalls silently.
-        this.logger.error({ err, mq: request.messageQueue }, 'pullMessage failed unexpectedly; retrying in 1000 ms');
-        this.executePullRequestLater(request, UNEXPECTED_ERROR_DELAY_MS);
-      });
-      this.inFlight.add(p);
-      void p.finally(() => this.inFlight.delete(p));
+      this.start(request);
     }
+  }
+
+  private start(request: PullRequest): void {
+    const p = this.pullMessage(request).catch((err: unknown) => {
+      // pullMessage handles its own errors; this is a safety net so a queue never stalls silently.
+      this.logger.error({ err, mq: request.messageQueue }, 'pullMessage failed unexpectedly; retrying in 1000 ms');
+      this.executePullRequestLater(request, UNEXPECTED_ERROR_DELAY_MS);
+    });
+    this.inFlight.add(p);
+    void p.finally(() => this.inFlight.delete(p));
   }
 }

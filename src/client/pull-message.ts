@@ -116,9 +116,11 @@ function onPullResult(host: PushConsumerHost, run: PushConsumerRun, req: PullReq
         return;
       }
       pq.putMessage(list);
-      run.consume.submitConsumeRequest(list, pq, mq);
+      // The next pull goes out before the listener runs, so the broker serves it while this batch is
+      // consumed (RocketMQ hands the batch to the consume pool and re-queues the request at once).
       if (host.options.pullIntervalMs > 0) run.pulls.executePullRequestLater(req, host.options.pullIntervalMs);
-      else run.pulls.executePullRequestImmediately(req);
+      else run.pulls.startPullRequestNow(req);
+      run.consume.submitConsumeRequest(list, pq, mq);
       return;
     }
     case PullStatus.NO_NEW_MSG:

@@ -66,4 +66,26 @@ describe('PullMessageService (RocketMQ: PullMessageService)', () => {
     expect(calls).toBe(2);
     await svc.shutdown();
   });
+
+  it('startPullRequestNow starts the pull in the same turn, but never for a dropped queue or after shutdown', async () => {
+    const clock = new ManualClock();
+    const pulled: number[] = [];
+    const svc = new PullMessageService(
+      async (r) => {
+        pulled.push(r.messageQueue.queueId);
+      },
+      clock,
+      silentLogger,
+    );
+    const a = createPullRequest('g', mqOf(0), new ProcessQueue(0), 0);
+    const b = createPullRequest('g', mqOf(1), new ProcessQueue(0), 0);
+    svc.startPullRequestNow(a);
+    expect(pulled).toEqual([0]); // synchronously, no setImmediate hop
+    b.processQueue.dropped = true;
+    svc.startPullRequestNow(b);
+    await svc.shutdown();
+    svc.startPullRequestNow(a);
+    await tick();
+    expect(pulled).toEqual([0]);
+  });
 });
