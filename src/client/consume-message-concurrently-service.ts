@@ -77,8 +77,25 @@ export interface ConsumeShutdownResult {
   droppedRequests: number;
 }
 
+interface ConsumeRequest {
+  msgs: MessageExt[];
+  pq: ProcessQueue;
+  mq: MessageQueue;
+}
+
 export class ConsumeMessageConcurrentlyService {
+  /**
+   * RocketMQ's consume pool is a fixed set of `consumeThreadMax` threads taking ConsumeRequests from
+   * one unbounded queue. Here the p-queue (concurrency `consumeThreadMax`) runs the "threads": each
+   * worker takes requests from `requests` until it is empty. One p-queue task per worker rather than
+   * per request keeps the per-message cost low (a promise and queue events per message cost ~15% of
+   * drain throughput with batches of one).
+   */
   private readonly pool: PQueue;
+  private readonly requests: ConsumeRequest[] = [];
+  private head = 0;
+  private workers = 0;
+  private busy = 0;
   private readonly timers = new Set<TimerHandle>();
   private stopped = false;
 
@@ -88,12 +105,12 @@ export class ConsumeMessageConcurrentlyService {
 
   /** Consume requests running now. */
   get running(): number {
-    return this.pool.pending;
+    return this.busy;
   }
 
   /** Consume requests waiting for a slot. */
   get queued(): number {
-    return this.pool.size;
+    return this.requests.length - this.head;
   }
 
   /** RocketMQ: submitConsumeRequest — one ConsumeRequest per batch of consumeMessageBatchMaxSize. */
@@ -102,7 +119,40 @@ export class ConsumeMessageConcurrentlyService {
     const size = this.d.consumeMessageBatchMaxSize;
     for (let i = 0; i < msgs.length; i += size) {
       const batch = size === 1 ? [msgs[i] as MessageExt] : msgs.slice(i, i + size);
-      void this.pool.add(() => this.consume(batch, pq, mq));
+      this.requests.push({ msgs: batch, pq, mq });
+    }
+    // Start a worker for each waiting request that no started-but-not-yet-busy worker will take.
+    while (this.workers < this.d.consumeThreadMax && this.workers - this.busy < this.queued) {
+      this.workers++;
+      void this.pool.add(() => this.worker());
+    }
+  }
+
+  private take(): ConsumeRequest | undefined {
+    if (this.head >= this.requests.length) return undefined;
+    const r = this.requests[this.head];
+    this.requests[this.head++] = undefined as unknown as ConsumeRequest;
+    if (this.head === this.requests.length || this.head > 4096) {
+      this.requests.splice(0, this.head);
+      this.head = 0;
+    }
+    return r;
+  }
+
+  private async worker(): Promise<void> {
+    try {
+      for (let r = this.take(); r !== undefined && !this.stopped; r = this.take()) {
+        this.busy++;
+        try {
+          await this.consume(r.msgs, r.pq, r.mq);
+        } catch (err) {
+          this.d.logger.error({ err, mq: r.mq }, 'a consume request failed unexpectedly');
+        } finally {
+          this.busy--;
+        }
+      }
+    } finally {
+      this.workers--;
     }
   }
 
@@ -224,7 +274,9 @@ export class ConsumeMessageConcurrentlyService {
     this.stopped = true;
     for (const t of this.timers) this.d.clock.clearTimeout(t);
     this.timers.clear();
-    const droppedRequests = this.pool.size;
+    const droppedRequests = this.queued;
+    this.requests.length = 0;
+    this.head = 0;
     this.pool.clear();
     const left = deadline - this.d.clock.now();
     if (this.pool.pending > 0 && left > 0) {
@@ -237,6 +289,6 @@ export class ConsumeMessageConcurrentlyService {
       ]);
       if (timer !== undefined) this.d.clock.clearTimeout(timer);
     }
-    return { unfinished: this.pool.pending, droppedRequests };
+    return { unfinished: this.busy, droppedRequests };
   }
 }
