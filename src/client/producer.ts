@@ -11,6 +11,7 @@
  * - UNIQ_KEY (the msgId) is set on the client (MessageClientIDSetter), unless the message has one;
  * - bodies of at least `compressMsgBodyOverBytes` are zlib-compressed (level 5) with COMPRESSED set.
  */
+import { buildClientId } from './client-options.js';
 import { InvalidArgumentError, RocketMQError, StateError } from '../common/errors.js';
 import { MessageConst, RETRY_GROUP_TOPIC_PREFIX, type Message, type MessageQueue } from '../common/message.js';
 import type { Logger } from '../common/logger.js';
@@ -102,7 +103,7 @@ export class Producer {
 
   /** The client id (`ip@instanceName`). */
   get clientId(): string {
-    return `${this.options.clientIP}@${this.options.instanceName}`;
+    return buildClientId(this.options);
   }
 
   /** Joins (or creates) the client instance and registers the producer group. Idempotent. */

@@ -13,6 +13,7 @@
  * - A broker restart makes calls in flight fail with a retriable TransportError; the next call
  *   reconnects.
  */
+import { buildClientId } from './client-options.js';
 import { InvalidArgumentError, StateError } from '../common/errors.js';
 import type { Logger } from '../common/logger.js';
 import type { MessageExt, MessageQueue } from '../common/message.js';
@@ -77,7 +78,7 @@ export class PullConsumer {
 
   /** The client id (`ip@instanceName`). */
   get clientId(): string {
-    return `${this.options.clientIP}@${this.options.instanceName}`;
+    return buildClientId(this.options);
   }
 
   /** Joins (or creates) the client instance and registers the consumer group. Idempotent. */
