@@ -36,6 +36,40 @@ const DRAIN_FACTOR = 4;
 
 const sha256 = (s: string): Buffer => createHash('sha256').update(s, 'utf8').digest();
 
+/**
+ * The caller's side of one request, as processors see it. A class, not an object literal with a
+ * getter: V8 keeps such a literal's accessor in old space, and the accessor's closure then held the
+ * whole request (its IncomingMessage, ServerResponse, body) across young-generation collections:
+ * ~2 MB promoted per scavenge at 2,000 sends/s and 5-12 ms scavenge pauses, the send-latency tail.
+ * The AbortController is made only when a processor asks for the signal (held pulls, watches): one per
+ * call cost more than the rest of answering a GET_MAX_OFFSET.
+ */
+class RequestConnection implements ConnectionInfo {
+  #controller: AbortController | undefined;
+  #gone = false;
+
+  constructor(readonly remoteAddress: string) {}
+
+  /** True once the client closed the request before it was answered. */
+  get gone(): boolean {
+    return this.#gone;
+  }
+
+  get signal(): AbortSignal {
+    if (!this.#controller) {
+      this.#controller = new AbortController();
+      if (this.#gone) this.#controller.abort(new Error('client went away'));
+    }
+    return this.#controller.signal;
+  }
+
+  clientGone(): void {
+    if (this.#gone) return;
+    this.#gone = true;
+    this.#controller?.abort(new Error('client went away'));
+  }
+}
+
 export class HttpServer {
   private readonly server: http.Server;
   private readonly options: HttpServerOptions;
@@ -126,14 +160,12 @@ export class HttpServer {
   }
 
   private async onRequest(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
-    // The abort signal is made only for the processors that ask for it (held pulls, watches): an
-    // AbortController per call cost more than the rest of answering a GET_MAX_OFFSET.
-    let controller: AbortController | undefined;
-    let gone = false;
+    const socket = req.socket;
+    const connection = new RequestConnection(
+      this.sockets.get(socket) ?? `${socket.remoteAddress ?? 'unknown'}:${socket.remotePort ?? 0}`,
+    );
     res.on('close', () => {
-      if (res.writableFinished) return;
-      gone = true;
-      controller?.abort(new Error('client went away'));
+      if (!res.writableFinished) connection.clientGone();
     });
     if (this.tokenHash && !this.authorized(req.headers.authorization)) {
       await this.drain(req);
@@ -170,17 +202,6 @@ export class HttpServer {
     const validated = validateRequest(lookup.spec, frame.header, frame.body);
     if (!validated.ok) return this.sendJson(res, 400, 'BAD_REQUEST', validated.message, validated.field);
 
-    const socket = req.socket;
-    const connection: ConnectionInfo = {
-      remoteAddress: this.sockets.get(socket) ?? `${socket.remoteAddress ?? 'unknown'}:${socket.remotePort ?? 0}`,
-      get signal(): AbortSignal {
-        if (!controller) {
-          controller = new AbortController();
-          if (gone) controller.abort(new Error('client went away'));
-        }
-        return controller.signal;
-      },
-    };
     let response: RemotingResponse;
     try {
       response = await this.options.handle(validated.request, connection);
@@ -188,7 +209,7 @@ export class HttpServer {
       this.options.logger.error({ err: e }, 'broker handle failed');
       response = { code: ResponseCode.SYSTEM_ERROR, header: {}, remark: (e as Error)?.message ?? 'system error' };
     }
-    if (gone || res.destroyed) return;
+    if (connection.gone || res.destroyed) return;
     this.sendFrame(res, response);
   }
 
