@@ -54,12 +54,25 @@ export interface SubscriptionGroupManagerApi {
   containsSubscriptionGroup(group: string): boolean;
 }
 
+/**
+ * The client going away before its call is answered, as a held call needs to know it. Cheaper than an
+ * AbortSignal: a held pull per queue per consumer is the broker's most frequent call, and an
+ * AbortController with an 'abort' listener per call kept the request alive across young-generation
+ * collections (~2 MB/s promoted at 2,000 messages/s).
+ */
+export interface ClientGone {
+  /** True once the client closed the call before it was answered. */
+  readonly gone: boolean;
+  /** Calls `listener` once when the client goes away; returns the function that cancels it. */
+  onGone(listener: () => void): () => void;
+}
+
 /** What a processor knows of the caller. */
-export interface ConnectionInfo {
+export interface ConnectionInfo extends ClientGone {
   /** `ip:port` of the peer. */
-  remoteAddress: string;
+  readonly remoteAddress: string;
   /** Aborted when the client goes away (its HTTP request closed) before an answer was sent. */
-  signal: AbortSignal;
+  readonly signal: AbortSignal;
 }
 
 /** A subscription as the broker keeps it (RocketMQ's SubscriptionData). */

@@ -41,16 +41,16 @@ const sha256 = (s: string): Buffer => createHash('sha256').update(s, 'utf8').dig
  * getter: V8 keeps such a literal's accessor in old space, and the accessor's closure then held the
  * whole request (its IncomingMessage, ServerResponse, body) across young-generation collections:
  * ~2 MB promoted per scavenge at 2,000 sends/s and 5-12 ms scavenge pauses, the send-latency tail.
- * The AbortController is made only when a processor asks for the signal (held pulls, watches): one per
- * call cost more than the rest of answering a GET_MAX_OFFSET.
+ * The AbortController is made only when a processor asks for `signal` (watches); held pulls use
+ * `onGone`, which costs an array at most.
  */
 class RequestConnection implements ConnectionInfo {
   #controller: AbortController | undefined;
+  #listeners: Array<() => void> | undefined;
   #gone = false;
 
   constructor(readonly remoteAddress: string) {}
 
-  /** True once the client closed the request before it was answered. */
   get gone(): boolean {
     return this.#gone;
   }
@@ -63,10 +63,21 @@ class RequestConnection implements ConnectionInfo {
     return this.#controller.signal;
   }
 
+  onGone(listener: () => void): () => void {
+    (this.#listeners ??= []).push(listener);
+    return () => {
+      const i = this.#listeners?.indexOf(listener) ?? -1;
+      if (i >= 0) this.#listeners?.splice(i, 1);
+    };
+  }
+
   clientGone(): void {
     if (this.#gone) return;
     this.#gone = true;
     this.#controller?.abort(new Error('client went away'));
+    const listeners = this.#listeners;
+    this.#listeners = undefined;
+    if (listeners) for (const l of listeners) l();
   }
 }
 

@@ -14,6 +14,7 @@
 import type { Clock, TimerHandle } from '../common/clock.js';
 import type { Logger } from '../common/logger.js';
 import type { MessageFilter } from '../store/index.js';
+import type { ClientGone } from './broker-context.js';
 
 /** A suspended pull (RocketMQ: PullRequest). */
 export interface HeldPullRequest {
@@ -26,8 +27,8 @@ export interface HeldPullRequest {
   /** How long it may be held, ms. */
   timeoutMillis: number;
   filter: MessageFilter;
-  /** Aborted when the client goes away. */
-  signal: AbortSignal;
+  /** The client's side: a request whose client went away is dropped, not answered. */
+  client: ClientGone;
   /** Runs the request again (no suspension, no commit) and answers the client. Called at most once. */
   wake(): void;
   /** Ends the request without answering (its client is gone). Called at most once. */
@@ -48,11 +49,13 @@ export interface PullRequestHoldServiceOptions {
 interface Entry {
   req: HeldPullRequest;
   timer: TimerHandle;
-  onAbort: () => void;
+  /** Cancels the client-gone listener. */
+  unlisten: () => void;
   done: boolean;
 }
 
 const TOPIC_QUEUE_SEPARATOR = '@';
+const NO_OP = (): void => undefined;
 
 export class PullRequestHoldService {
   private readonly table = new Map<string, Set<Entry>>();
@@ -86,7 +89,7 @@ export class PullRequestHoldService {
       req.wake();
       return;
     }
-    if (req.signal.aborted) {
+    if (req.client.gone) {
       req.drop();
       return;
     }
@@ -94,7 +97,7 @@ export class PullRequestHoldService {
     const entry: Entry = {
       req,
       done: false,
-      onAbort: () => this.finish(key, entry, 'drop'),
+      unlisten: NO_OP,
       timer: this.options.clock.setTimeout(
         () => this.finish(key, entry, 'wake'),
         Math.max(0, req.suspendTimestamp + req.timeoutMillis - this.options.clock.now()),
@@ -106,7 +109,7 @@ export class PullRequestHoldService {
       this.table.set(key, set);
     }
     set.add(entry);
-    req.signal.addEventListener('abort', entry.onAbort, { once: true });
+    entry.unlisten = req.client.onGone(() => this.finish(key, entry, 'drop'));
     if (this.options.longPollingEnable && this.safeMaxOffset(req.topic, req.queueId) > req.pullFromThisOffset) {
       this.finish(key, entry, 'wake');
     }
@@ -169,7 +172,7 @@ export class PullRequestHoldService {
     if (this.interval !== undefined) this.options.clock.clearInterval(this.interval);
     this.interval = undefined;
     for (const [key, set] of [...this.table]) {
-      for (const entry of [...set]) this.finish(key, entry, entry.req.signal.aborted ? 'drop' : 'wake');
+      for (const entry of [...set]) this.finish(key, entry, entry.req.client.gone ? 'drop' : 'wake');
     }
   }
 
@@ -177,14 +180,14 @@ export class PullRequestHoldService {
     if (entry.done) return;
     entry.done = true;
     this.options.clock.clearTimeout(entry.timer);
-    entry.req.signal.removeEventListener('abort', entry.onAbort);
+    entry.unlisten();
     const set = this.table.get(key);
     if (set) {
       set.delete(entry);
       if (set.size === 0) this.table.delete(key);
     }
     try {
-      if (how === 'wake' && !entry.req.signal.aborted) entry.req.wake();
+      if (how === 'wake' && !entry.req.client.gone) entry.req.wake();
       else entry.req.drop();
     } catch (e) {
       this.options.logger.error({ err: e, key }, 'answering a held pull failed');

@@ -305,7 +305,7 @@ function suspend(
       suspendTimestamp: ctx.clock.now(),
       timeoutMillis: pollingTimeMills,
       filter,
-      signal: connection.signal,
+      client: connection,
       wake: () => {
         processPullRequest(ctx, request, connection, false).then(resolve, (e: unknown) => {
           ctx.logger.error({ err: e }, 'held pull failed on wake-up');

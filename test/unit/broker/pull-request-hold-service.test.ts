@@ -35,7 +35,15 @@ function setup(opts: { longPollingEnable?: boolean; maxOffset?: number } = {}) {
       suspendTimestamp: clock.now(),
       timeoutMillis: 15_000,
       filter: tagFilter(TAG_A),
-      signal: ac.signal,
+      client: {
+        get gone() {
+          return ac.signal.aborted;
+        },
+        onGone(listener: () => void) {
+          ac.signal.addEventListener('abort', listener, { once: true });
+          return () => ac.signal.removeEventListener('abort', listener);
+        },
+      },
       wake: () => events.push(`${name}:wake`),
       drop: () => events.push(`${name}:drop`),
       ...extra,
