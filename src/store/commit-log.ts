@@ -20,6 +20,11 @@ import { ReadCache } from './read-cache.js';
 export interface ReadWindow {
   start: number;
   buf: Buffer | null;
+  /**
+   * Where the bytes the reader expects to ask for end (known from the consume-queue units it holds),
+   * so a read-ahead stops there instead of reading bytes nobody asked for; 0 when unknown.
+   */
+  wantEnd: number;
 }
 
 /** The bytes one batch writes into one segment. */
@@ -450,7 +455,8 @@ export class CommitLog {
   /**
    * A view of a record's bytes for a synchronous reader: from the ring (valid until the next write
    * completes, so the caller copies before yielding to the event loop), else from `window`, else by a
-   * positional read of up to `readAheadBytes` into a new window. Null when the segment is gone.
+   * positional read into a new window of up to `readAheadBytes`, or up to `window.wantEnd` when that is
+   * known. A window is a new buffer, never overwritten: its views may be kept. Null when the segment is gone.
    */
   viewSync(offset: number, size: number, window: ReadWindow, readAheadBytes: number): Buffer | null {
     const v = this.cache.view(offset, size);
@@ -461,7 +467,11 @@ export class CommitLog {
     if (size <= 0 || offset + size > this.writePos) return null;
     const seg = this.segmentAt(offset);
     if (!seg || offset + size > seg.start + this.o.fileSize) return null;
-    const len = Math.max(size, Math.min(readAheadBytes, seg.start + this.o.fileSize - offset, this.writePos - offset));
+    const wanted = window.wantEnd > offset ? window.wantEnd - offset : readAheadBytes;
+    const len = Math.max(
+      size,
+      Math.min(readAheadBytes, wanted, seg.start + this.o.fileSize - offset, this.writePos - offset),
+    );
     const buf = Buffer.allocUnsafe(len);
     const n = fs.readSync(seg.fd, buf, 0, len, offset - seg.start);
     if (n < size) return null;

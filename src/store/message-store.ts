@@ -395,26 +395,21 @@ export class MessageStore {
       commitLogMaxOffset: this.commitLog.maxOffset,
       filter,
     });
-    // The scan runs synchronously: records are views (ring or read-ahead window), copied into one
-    // buffer below before anything else can run. Disk reads are positional reads of up to 64 KiB.
-    const window: ReadWindow = { start: 0, buf: null };
+    // The scan runs synchronously: records are views (ring or read window), copied into one buffer
+    // below before anything else can run, unless they already lie back to back in one read window.
+    const window: ReadWindow = { start: 0, buf: null, wantEnd: 0 };
     let step = scan.next();
     while (!step.done) {
       const req = step.value;
       let answer: Buffer | null;
-      if (req.kind === 'units') answer = cq.readUnits(req.from, req.maxUnits);
-      else answer = this.recordView(req.offset, req.size, window);
+      if (req.kind === 'units') {
+        answer = cq.readUnits(req.from, req.maxUnits);
+        window.wantEnd = answer ? unitsSpanEnd(answer, maxMsgNums, READ_AHEAD_BYTES) : 0;
+      } else answer = this.recordView(req.offset, req.size, window);
       step = scan.next(answer);
     }
     const r = step.value;
-    const arena = Buffer.allocUnsafe(r.bufferTotalSize);
-    let at = 0;
-    r.messages = r.messages.map((m) => {
-      arena.set(m, at);
-      at += m.length;
-      return arena.subarray(at - m.length, at);
-    });
-    Object.assign(result, r, { messageCount: r.messages.length, messagesBuffer: arena });
+    Object.assign(result, r, { messageCount: r.messages.length, messagesBuffer: pullBody(r, window) });
     return result;
   }
 
@@ -678,4 +673,55 @@ export class MessageStore {
 
 function refusal(status: PutMessageStatus, remark: string): PutMessageResult {
   return { status, physicalOffset: -1, queueOffset: -1, storeTimestamp: 0, msgId: '', wroteBytes: 0, remark };
+}
+
+/**
+ * Where the records named by the first `maxMsgNums` units end, counting only those within
+ * `readAhead` bytes of the first: the extent one read should cover for a pull. 0 for no units.
+ */
+function unitsSpanEnd(units: Buffer, maxMsgNums: number, readAhead: number): number {
+  const count = Math.min(Math.floor(units.length / CQ_UNIT_SIZE), maxMsgNums);
+  if (count === 0) return 0;
+  const at = (i: number): number =>
+    units.readUInt32BE(i * CQ_UNIT_SIZE) * 0x1_0000_0000 + units.readUInt32BE(i * CQ_UNIT_SIZE + 4);
+  const base = at(0);
+  let end = 0;
+  for (let i = 0; i < count; i++) {
+    const offset = at(i);
+    const recordEnd = offset + units.readInt32BE(i * CQ_UNIT_SIZE + 8);
+    if (offset >= base && recordEnd - base <= readAhead && recordEnd > end) end = recordEnd;
+  }
+  return end;
+}
+
+/**
+ * The pull body: the records back to back. When they already lie so in the read window (one disk
+ * read of a contiguous run, the common case for a backlog) that window is the body, with no copy;
+ * otherwise (ring views, which later appends overwrite, or records from several reads) they are copied
+ * into one new buffer and `r.messages` become views of it.
+ */
+function pullBody(r: { messages: Buffer[]; bufferTotalSize: number }, window: ReadWindow): Buffer {
+  const msgs = r.messages;
+  const win = window.buf;
+  if (win && msgs.length > 0) {
+    // Each record must lie inside this window (a small window can share its ArrayBuffer with another
+    // from Node's buffer pool), right after the one before.
+    let at = (msgs[0] as Buffer).byteOffset - win.byteOffset;
+    const from = at;
+    let inside = true;
+    for (let i = 0; i < msgs.length && inside; i++) {
+      const m = msgs[i] as Buffer;
+      inside = m.buffer === win.buffer && m.byteOffset - win.byteOffset === at && at >= 0;
+      at += m.length;
+    }
+    if (inside && at <= win.length) return win.subarray(from, at);
+  }
+  const arena = Buffer.allocUnsafe(r.bufferTotalSize);
+  let at = 0;
+  r.messages = msgs.map((m) => {
+    arena.set(m, at);
+    at += m.length;
+    return arena.subarray(at - m.length, at);
+  });
+  return arena;
 }
