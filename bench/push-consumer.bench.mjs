@@ -28,6 +28,8 @@ const MEM_N = env('PC_MEMORY_MESSAGES', 1_000_000);
 const MEM_BODY = env('PC_MEMORY_BODY_BYTES', 256);
 const MEM_SECONDS = env('PC_MEMORY_SECONDS', 15);
 const QUEUES = 8;
+/** Extra node flags for the broker child, e.g. PC_BROKER_NODE_ARGS=--trace-gc to see its collections. */
+const brokerNodeArgs = (process.env.PC_BROKER_NODE_ARGS ?? '').split(' ').filter(Boolean);
 
 const report = (name, value, unit) => console.log(`${name} ${Number(Number(value).toFixed(3))} ${unit}`);
 const pct = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
@@ -39,14 +41,13 @@ const storePath = mkdtempSync(path.join(os.tmpdir(), 'rmq-bench-push-'));
 async function startBrokerChild() {
   const child = spawn(
     process.execPath,
-    [path.join(root, 'dist/cli.js'), 'broker', '--store', storePath, '--port', '0'],
-    {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    },
+    [...brokerNodeArgs, path.join(root, 'dist/cli.js'), 'broker', '--store', storePath, '--port', '0'],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
   );
   const address = await new Promise((resolve, reject) => {
     let out = '';
     child.stdout.on('data', (d) => {
+      if (brokerNodeArgs.length > 0) process.stderr.write(d);
       out += d;
       const m = /listening on (\S+)/.exec(out);
       if (m) resolve(m[1]);
