@@ -15,21 +15,34 @@ import { ResponseCode } from '../../../src/protocol/index.js';
 import { ManualClock } from '../../support/manual-clock.js';
 
 let dir: string;
+/** Managers whose background writes must end before the directory goes (else they recreate it). */
+let managers: Array<{ persist(): Promise<void> }> = [];
+const tracked = <M extends { persist(): Promise<void> }>(m: M): M => {
+  managers.push(m);
+  return m;
+};
 beforeEach(() => {
   dir = mkdtempSync(path.join(os.tmpdir(), 'rmq-mgr-'));
 });
-afterEach(() => rmSync(dir, { recursive: true, force: true }));
+afterEach(async () => {
+  // persist() is queued behind every earlier write of the same file, so this waits for all of them.
+  await Promise.all(managers.map((m) => m.persist().catch(() => undefined)));
+  managers = [];
+  rmSync(dir, { recursive: true, force: true });
+});
 
 const topics = (autoCreateTopicEnable = true) =>
-  new TopicConfigManager({
-    storePath: dir,
-    brokerName: 'broker-a',
-    clusterName: 'DefaultCluster',
-    autoCreateTopicEnable,
-    defaultTopicQueueNums: 8,
-    scheduleTopicQueueNums: 18,
-    logger: silentLogger,
-  });
+  tracked(
+    new TopicConfigManager({
+      storePath: dir,
+      brokerName: 'broker-a',
+      clusterName: 'DefaultCluster',
+      autoCreateTopicEnable,
+      defaultTopicQueueNums: 8,
+      scheduleTopicQueueNums: 18,
+      logger: silentLogger,
+    }),
+  );
 
 describe('TopicConfigManager', () => {
   test('RocketMQ: TBW102 has 8 queues and INHERIT; a topic created from it gets min(client, 8) queues without INHERIT', () => {
@@ -80,7 +93,9 @@ describe('TopicConfigManager', () => {
 
 describe('SubscriptionGroupManager', () => {
   test('auto-creates valid groups with RocketMQ defaults; never invalid names', async () => {
-    const m = new SubscriptionGroupManager({ storePath: dir, autoCreateSubscriptionGroup: true, logger: silentLogger });
+    const m = tracked(
+      new SubscriptionGroupManager({ storePath: dir, autoCreateSubscriptionGroup: true, logger: silentLogger }),
+    );
     expect(m.findSubscriptionGroupConfig('g1')).toMatchObject({
       groupName: 'g1',
       consumeEnable: true,
