@@ -221,6 +221,50 @@ describe('ConsumeRequest (RocketMQ: ConsumeRequest.run)', () => {
     expect(s.store.readOffsetFromMemory(mq)).toBe(12);
   });
 
+  it('a sync listener takes the requests back to back, and lets I/O in after a 5 ms slice', async () => {
+    const s: ReturnType<typeof setup> = setup({
+      listener: () => {
+        s.clock.advance(2); // each call "takes" 2 ms
+        return ConsumeConcurrentlyStatus.CONSUME_SUCCESS;
+      },
+    });
+    const msgs = Array.from({ length: 20 }, (_, i) => msgAt(i));
+    s.pq.putMessage(msgs);
+    s.svc.submitConsumeRequest(msgs, s.pq, mq);
+    // Three calls (6 ms) ran before submit returned; then the worker yielded to the event loop.
+    expect(s.store.readOffsetFromMemory(mq)).toBe(3);
+    const seen: number[] = [];
+    for (let i = 0; i < 20 && s.store.readOffsetFromMemory(mq) < 20; i++) {
+      seen.push(await new Promise<number>((r) => setImmediate(() => r(s.store.readOffsetFromMemory(mq)))));
+    }
+    // The event loop got a turn after every three calls (one 6 ms slice), until all 20 were done.
+    expect(seen).toEqual([6, 9, 12, 15, 18, 20]);
+  });
+
+  it('an async listener parks its worker and another worker takes the next request', async () => {
+    const started: number[] = [];
+    const release: (() => void)[] = [];
+    const s = setup({
+      consumeThreadMax: 2,
+      listener: (ms) => {
+        started.push(ms[0]!.queueOffset);
+        // Offset 0 answers later; the others at once.
+        if (ms[0]!.queueOffset !== 0) return ConsumeConcurrentlyStatus.CONSUME_SUCCESS;
+        return new Promise((r) => release.push(() => r(ConsumeConcurrentlyStatus.CONSUME_SUCCESS)));
+      },
+    });
+    const msgs = Array.from({ length: 5 }, (_, i) => msgAt(i));
+    s.pq.putMessage(msgs);
+    s.svc.submitConsumeRequest(msgs, s.pq, mq);
+    await new Promise((r) => setImmediate(r));
+    expect(started).toEqual([0, 1, 2, 3, 4]);
+    // Offset 0 is still in flight: the committed offset stays at it.
+    expect(s.store.readOffsetFromMemory(mq)).toBe(0);
+    release[0]!();
+    await s.svc.shutdown(s.clock.now() + 1000);
+    expect(s.store.readOffsetFromMemory(mq)).toBe(5);
+  });
+
   it('skips a dropped queue and discards the result of a queue dropped while consuming', async () => {
     let calls = 0;
     const s: ReturnType<typeof setup> = setup({
