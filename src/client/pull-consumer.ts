@@ -14,6 +14,7 @@
  *   reconnects.
  */
 import { buildClientId } from './client-options.js';
+import { onAbort } from '../common/abort.js';
 import { InvalidArgumentError, StateError } from '../common/errors.js';
 import type { Logger } from '../common/logger.js';
 import type { MessageExt, MessageQueue } from '../common/message.js';
@@ -187,15 +188,15 @@ export class PullConsumer {
     // One signal for the caller's abort and our shutdown (listeners removed after the call, so a
     // long-lived caller signal does not collect one per pull).
     const controller = new AbortController();
-    const onAbort = (): void => controller.abort(opts.signal?.reason);
-    const onShutdown = (): void => controller.abort(this.#shutdownController.signal.reason);
-    opts.signal?.addEventListener('abort', onAbort, { once: true });
-    this.#shutdownController.signal.addEventListener('abort', onShutdown, { once: true });
+    const callerSignal = opts.signal;
+    const shutdownSignal = this.#shutdownController.signal;
+    const unlistenCaller = onAbort(callerSignal, () => controller.abort(callerSignal.reason));
+    const unlistenShutdown = onAbort(shutdownSignal, () => controller.abort(shutdownSignal.reason));
     try {
       return await this.#pullOnce(wrapper, mq, sd, offset, maxNums, block, timeoutMs, controller.signal);
     } finally {
-      opts.signal?.removeEventListener('abort', onAbort);
-      this.#shutdownController.signal.removeEventListener('abort', onShutdown);
+      unlistenCaller();
+      unlistenShutdown();
     }
   }
 

@@ -17,6 +17,7 @@ import { Pool, type Dispatcher } from 'undici';
 import type { z } from 'zod';
 import { InvalidArgumentError, RocketMQError, TransportError } from '../common/errors.js';
 import { silentLogger, type Logger } from '../common/logger.js';
+import { onAbort } from '../common/abort.js';
 import { systemClock, type Clock } from '../common/clock.js';
 import type { RemotingRequest, RemotingResponse } from '../protocol/command.js';
 import { COMMANDS } from '../protocol/commands/index.js';
@@ -213,11 +214,12 @@ export class HttpRemotingClient implements RemotingClient {
     const timer = this.#clock.setTimeout(() => {
       if (handler?.abort(new Error(`${spec.name} timed out`))) ended = 'timeout';
     }, opts.timeoutMs);
-    const onAbort = (): void => {
-      const reason = signal?.reason instanceof Error ? signal.reason : new Error(`${spec.name} aborted`);
-      if (handler?.abort(reason)) ended = 'aborted';
-    };
-    signal?.addEventListener('abort', onAbort, { once: true });
+    const unlisten =
+      signal &&
+      onAbort(signal, () => {
+        const reason = signal.reason instanceof Error ? signal.reason : new Error(`${spec.name} aborted`);
+        if (handler?.abort(reason)) ended = 'aborted';
+      });
     try {
       const answer = await new Promise<RawAnswer>((resolve, reject) => {
         handler = new CallHandler(resolve, reject);
@@ -238,7 +240,7 @@ export class HttpRemotingClient implements RemotingClient {
       throw new TransportError(`${spec.name} to ${addr} failed: ${(e as Error)?.message ?? String(e)}`, { cause: e });
     } finally {
       this.#clock.clearTimeout(timer);
-      signal?.removeEventListener('abort', onAbort);
+      unlisten?.();
     }
   }
 
