@@ -69,6 +69,51 @@ describe('ProcessQueue (RocketMQ: committed offset = smallest offset still in fl
     expect(pq.putMessage([msgAt(1)])).toBe(false);
   });
 
+  it('agrees with a sorted-map model over random puts (duplicates, out of order) and removals', () => {
+    let seed = 42;
+    const rand = (n: number): number => {
+      seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
+      return seed % n;
+    };
+    const pq = new ProcessQueue(0);
+    const model = new Map<number, number>(); // offset → body length
+    let next = 0;
+    for (let step = 0; step < 20_000; step++) {
+      const op = rand(10);
+      if (op < 4) {
+        // A pull: a run of ascending offsets, sometimes with gaps, an old offset or a duplicate.
+        const batch = [];
+        for (let k = rand(8); k >= 0; k--) {
+          const off = rand(20) === 0 ? Math.max(0, next - 1 - rand(50)) : (next += 1 + rand(3));
+          batch.push(msgAt(off, 1 + (off % 5))); // one body size per offset, so a duplicate changes no size
+        }
+        pq.putMessage(batch);
+        for (const m of batch) if (!model.has(m.queueOffset)) model.set(m.queueOffset, m.body!.length);
+      } else {
+        // Done: a few held offsets (mostly near the head) and sometimes one never held.
+        const held = [...model.keys()].sort((a, b) => a - b);
+        const done = [];
+        for (let k = rand(4); k >= 0 && held.length > 0; k--) {
+          const pick = held.splice(rand(2) === 0 ? 0 : rand(held.length), 1)[0]!;
+          done.push(msgAt(pick));
+        }
+        if (rand(5) === 0) done.push(msgAt(next + 1000));
+        const expectEmpty = model.size === 0;
+        for (const m of done) model.delete(m.queueOffset);
+        const sorted = [...model.keys()].sort((a, b) => a - b);
+        const got = pq.removeMessage(done, step);
+        expect(got).toBe(expectEmpty ? -1 : (sorted[0] ?? pq.queueOffsetMax + 1));
+      }
+      const sorted = [...model.keys()].sort((a, b) => a - b);
+      expect(pq.msgCount).toBe(model.size);
+      expect(pq.msgSize).toBe([...model.values()].reduce((a, b) => a + b, 0));
+      expect(pq.firstKey()).toBe(sorted[0]);
+      expect(pq.lastKey()).toBe(sorted[sorted.length - 1]);
+      if (sorted.length > 0) expect(pq.containsMessage(msgAt(sorted[rand(sorted.length)]!))).toBe(true);
+      expect(pq.containsMessage(msgAt(next + 1000))).toBe(false);
+    }
+  });
+
   it('handles an out-of-order put and many removals', () => {
     const pq = new ProcessQueue(0);
     pq.putMessage([msgAt(5), msgAt(7)]);
