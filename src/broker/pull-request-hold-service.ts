@@ -13,6 +13,7 @@
  */
 import type { Clock, TimerHandle } from '../common/clock.js';
 import type { Logger } from '../common/logger.js';
+import { SlotSet } from '../common/slot-set.js';
 import type { MessageFilter } from '../store/index.js';
 import type { ClientGone } from './broker-context.js';
 
@@ -52,13 +53,20 @@ interface Entry {
   /** Cancels the client-gone listener. */
   unlisten: () => void;
   done: boolean;
+  /** Where the entry sits in its key's SlotSet. */
+  slot: number;
 }
 
 const TOPIC_QUEUE_SEPARATOR = '@';
 const NO_OP = (): void => undefined;
 
 export class PullRequestHoldService {
-  private readonly table = new Map<string, Set<Entry>>();
+  /**
+   * Held requests per `topic@queueId`. SlotSets, and a key stays while empty (dropped by the periodic
+   * check): with long polling every pull is held and woken, and a Map or Set with that churn keeps
+   * what passed through it alive across young collections (see SlotSet).
+   */
+  private readonly table = new Map<string, SlotSet<Entry>>();
   private readonly options: PullRequestHoldServiceOptions;
   private interval: TimerHandle | undefined;
   private stopped = false;
@@ -97,6 +105,7 @@ export class PullRequestHoldService {
     const entry: Entry = {
       req,
       done: false,
+      slot: -1,
       unlisten: NO_OP,
       timer: this.options.clock.setTimeout(
         () => this.finish(key, entry, 'wake'),
@@ -105,10 +114,10 @@ export class PullRequestHoldService {
     };
     let set = this.table.get(key);
     if (!set) {
-      set = new Set();
+      set = new SlotSet();
       this.table.set(key, set);
     }
-    set.add(entry);
+    entry.slot = set.add(entry);
     entry.unlisten = req.client.onGone(() => this.finish(key, entry, 'drop'));
     if (this.options.longPollingEnable && this.safeMaxOffset(req.topic, req.queueId) > req.pullFromThisOffset) {
       this.finish(key, entry, 'wake');
@@ -130,7 +139,7 @@ export class PullRequestHoldService {
     const set = this.table.get(key);
     if (!set || set.size === 0) return;
     const now = this.options.clock.now();
-    for (const entry of [...set]) {
+    for (const entry of set.toArray()) {
       const { req } = entry;
       let newest = maxOffset;
       if (newest <= req.pullFromThisOffset) newest = this.safeMaxOffset(topic, queueId);
@@ -157,10 +166,12 @@ export class PullRequestHoldService {
 
   /** RocketMQ: checkHoldRequest — every key is checked against the queue's current max offset. */
   checkHoldRequest(): void {
-    for (const key of [...this.table.keys()]) {
-      const set = this.table.get(key);
-      const first = set?.values().next().value;
-      if (!first) continue;
+    for (const [key, set] of [...this.table]) {
+      const first = set.any();
+      if (!first) {
+        this.table.delete(key);
+        continue;
+      }
       const { topic, queueId } = first.req;
       this.notifyMessageArriving(topic, queueId, this.safeMaxOffset(topic, queueId), null, null);
     }
@@ -172,7 +183,7 @@ export class PullRequestHoldService {
     if (this.interval !== undefined) this.options.clock.clearInterval(this.interval);
     this.interval = undefined;
     for (const [key, set] of [...this.table]) {
-      for (const entry of [...set]) this.finish(key, entry, entry.req.client.gone ? 'drop' : 'wake');
+      for (const entry of set.toArray()) this.finish(key, entry, entry.req.client.gone ? 'drop' : 'wake');
     }
   }
 
@@ -181,11 +192,7 @@ export class PullRequestHoldService {
     entry.done = true;
     this.options.clock.clearTimeout(entry.timer);
     entry.unlisten();
-    const set = this.table.get(key);
-    if (set) {
-      set.delete(entry);
-      if (set.size === 0) this.table.delete(key);
-    }
+    this.table.get(key)?.delete(entry.slot, entry);
     try {
       if (how === 'wake' && !entry.req.client.gone) entry.req.wake();
       else entry.req.drop();

@@ -15,6 +15,7 @@ import { buildClientId } from './client-options.js';
 import { InvalidArgumentError, RocketMQError, StateError } from '../common/errors.js';
 import { MessageConst, RETRY_GROUP_TOPIC_PREFIX, type Message, type MessageQueue } from '../common/message.js';
 import type { Logger } from '../common/logger.js';
+import { SlotSet } from '../common/slot-set.js';
 import {
   CompressionType,
   MessageSysFlag,
@@ -91,7 +92,7 @@ export class Producer {
   #shutdownPromise: Promise<void> | undefined;
   readonly #publish = new Map<string, PublishEntry>();
   readonly #sendWhichQueue = new Map<string, number>();
-  readonly #inflight = new Set<Promise<unknown>>();
+  readonly #inflight = new SlotSet<Promise<unknown>>();
 
   constructor(options: ProducerOptions) {
     this.options = resolveProducerOptions(options);
@@ -153,11 +154,9 @@ export class Producer {
   }
 
   #track<T>(p: Promise<T>): Promise<T> {
-    this.#inflight.add(p);
-    void p.then(
-      () => this.#inflight.delete(p),
-      () => this.#inflight.delete(p),
-    );
+    const slot = this.#inflight.add(p);
+    const untrack = (): void => this.#inflight.delete(slot, p);
+    void p.then(untrack, untrack);
     return p;
   }
 
@@ -381,7 +380,7 @@ export class Producer {
     const starting = this.#startPromise;
     this.#state = 'SHUTDOWN';
     if (starting) await starting.catch(() => undefined);
-    await Promise.allSettled([...this.#inflight]);
+    await Promise.allSettled(this.#inflight.toArray());
     const instance = this.#instance;
     this.#instance = undefined;
     if (!instance) return;

@@ -9,6 +9,7 @@
  */
 import type { Clock, TimerHandle } from '../common/clock.js';
 import type { Logger } from '../common/logger.js';
+import { SlotSet } from '../common/slot-set.js';
 import type { PullRequest } from './pull-request.js';
 
 const UNEXPECTED_ERROR_DELAY_MS = 1000;
@@ -16,7 +17,7 @@ const UNEXPECTED_ERROR_DELAY_MS = 1000;
 export class PullMessageService {
   private readonly queue: PullRequest[] = [];
   private readonly timers = new Set<TimerHandle>();
-  private readonly inFlight = new Set<Promise<void>>();
+  private readonly inFlight = new SlotSet<Promise<void>>();
   private drainScheduled = false;
   private stopped = false;
 
@@ -72,7 +73,7 @@ export class PullMessageService {
     for (const t of this.timers) this.clock.clearTimeout(t);
     this.timers.clear();
     this.queue.length = 0;
-    await Promise.allSettled([...this.inFlight]);
+    await Promise.allSettled(this.inFlight.toArray());
   }
 
   /**
@@ -102,7 +103,7 @@ export class PullMessageService {
       this.logger.error({ err, mq: request.messageQueue }, 'pullMessage failed unexpectedly; retrying in 1000 ms');
       this.executePullRequestLater(request, UNEXPECTED_ERROR_DELAY_MS);
     });
-    this.inFlight.add(p);
-    void p.finally(() => this.inFlight.delete(p));
+    const slot = this.inFlight.add(p);
+    void p.finally(() => this.inFlight.delete(slot, p));
   }
 }

@@ -3,18 +3,20 @@
  * signal, a caller's shutdown signal).
  * @pure
  */
+import { SlotSet } from './slot-set.js';
 
-const callbacksBySignal = new WeakMap<AbortSignal, Set<() => void>>();
+const callbacksBySignal = new WeakMap<AbortSignal, SlotSet<() => void>>();
 
 /**
  * Runs `fn` once when `signal` aborts (at once if it already has), unless the returned function is
  * called first. `fn` must not throw.
  *
- * Every call on one signal shares one 'abort' listener and one Set, instead of adding and removing a
- * listener per call. Node's EventTarget leaves a removed listener linked to its neighbours. Once one
+ * Every call on one signal shares one 'abort' listener and one SlotSet, instead of adding and removing
+ * a listener per call. Node's EventTarget leaves a removed listener linked to its neighbours. Once one
  * listener had lived long enough to reach the old generation (a held pull does), it kept the next
  * calls' listeners, and through their closures each pull's whole answer, alive across young-generation
- * collections. A push consumer's drain then spent 2-4x as long in GC. A Set entry is cleared on delete.
+ * collections. A push consumer's drain then spent 2-4x as long in GC. A SlotSet slot is cleared on
+ * delete (and a Set would chain its tables the same way: see SlotSet).
  */
 export function onAbort(signal: AbortSignal, fn: () => void): () => void {
   if (signal.aborted) {
@@ -23,22 +25,19 @@ export function onAbort(signal: AbortSignal, fn: () => void): () => void {
   }
   let callbacks = callbacksBySignal.get(signal);
   if (callbacks === undefined) {
-    const created = new Set<() => void>();
+    const created = new SlotSet<() => void>();
     callbacks = created;
     callbacksBySignal.set(signal, created);
     signal.addEventListener(
       'abort',
       () => {
         callbacksBySignal.delete(signal);
-        for (const f of created) f();
-        created.clear();
+        for (const f of created.toArray()) f();
       },
       { once: true },
     );
   }
   const set = callbacks;
-  set.add(fn);
-  return () => {
-    set.delete(fn);
-  };
+  const slot = set.add(fn);
+  return () => set.delete(slot, fn);
 }
