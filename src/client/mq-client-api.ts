@@ -119,15 +119,18 @@ export class MQClientAPI {
     return res;
   }
 
-  /** SEND_MESSAGE (10) or, with `batch`, SEND_BATCH_MESSAGE (320). RocketMQ: processSendResponse. */
+  /**
+   * SEND_MESSAGE (10) or, when `header.batch` is true, SEND_BATCH_MESSAGE (320). The header is sent as
+   * given. RocketMQ: processSendResponse.
+   */
   async sendMessage(
     addr: string,
     header: SendMessageRequestHeader,
     body: Buffer,
-    opts: CallOptions & { batch?: boolean } = {},
+    opts: CallOptions = {},
   ): Promise<SendResponse> {
-    const code = opts.batch ? RequestCode.SEND_BATCH_MESSAGE : RequestCode.SEND_MESSAGE;
-    const res = await this.invoke(addr, { code, header: { ...header, batch: opts.batch || undefined }, body }, opts);
+    const code = header.batch === true ? RequestCode.SEND_BATCH_MESSAGE : RequestCode.SEND_MESSAGE;
+    const res = await this.invoke(addr, { code, header, body }, opts);
     let sendStatus: SendStatus;
     switch (res.code) {
       case ResponseCode.SUCCESS:
