@@ -12,11 +12,10 @@ const callbacksBySignal = new WeakMap<AbortSignal, SlotSet<() => void>>();
  * called first. `fn` must not throw.
  *
  * Every call on one signal shares one 'abort' listener and one SlotSet, instead of adding and removing
- * a listener per call. Node's EventTarget leaves a removed listener linked to its neighbours. Once one
- * listener had lived long enough to reach the old generation (a held pull does), it kept the next
- * calls' listeners, and through their closures each pull's whole answer, alive across young-generation
- * collections. A push consumer's drain then spent 2-4x as long in GC. A SlotSet slot is cleared on
- * delete (and a Set would chain its tables the same way: see SlotSet).
+ * a listener per call. Node's EventTarget leaves a removed listener linked to its neighbours, so once
+ * one listener had lived long enough to reach the old generation (a held pull's does), it could keep
+ * later calls' listeners, and through their closures each pull's answer, alive across young-generation
+ * collections. A SlotSet slot is cleared on delete (a Set would chain its tables: see SlotSet).
  */
 export function onAbort(signal: AbortSignal, fn: () => void): () => void {
   if (signal.aborted) {
