@@ -50,7 +50,7 @@ export class RemoteBrokerOffsetStore extends OffsetTableStore {
     const jobs: Promise<void>[] = [];
     for (const [key, e] of [...this.table.entries]) {
       if (wanted.has(key)) jobs.push(this.send(e.mq, e.offset.offset));
-      else this.table.entries.delete(key); // RocketMQ: cached queues not in mqs are forgotten
+      else this.table.deleteKey(key); // RocketMQ: cached queues not in mqs are forgotten
     }
     await Promise.all(jobs);
   }

@@ -70,6 +70,9 @@ describe('RemoteBrokerOffsetStore (RocketMQ: RemoteBrokerOffsetStore, facts §7.
     await store.persistAll([q0]);
     expect(updates).toEqual([[0, 1]]);
     expect(store.readOffsetFromMemory(q1)).toBe(-1);
+    // A forgotten queue starts afresh: its old offset (2) does not come back through a later update.
+    store.updateOffset(q1, 1, true);
+    expect(store.readOffsetFromMemory(q1)).toBe(1);
   });
 
   it('a failed update is logged, not thrown', async () => {
