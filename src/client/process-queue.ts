@@ -8,9 +8,10 @@
  * aligned arrays, ascending offsets and their messages, with removed entries left as holes and
  * skipped lazily at both ends; a lookup is a binary search from the head, and an out-of-order insert
  * (never expected) a sorted splice. Not a Map: at a drain's rate of inserts and deletes a Map is
- * rehashed every few hundred messages, and a rehashed-away table that had reached the old generation
- * kept pointing at its successor, so every later table and the messages in it survived young
- * collections until the next full GC (measured: 2-4x the drain's GC time, in about half the runs).
+ * rehashed over and over, and a replaced table that has reached the old generation keeps pointing at
+ * its successor, so every later table and the messages in it survive young collections until the
+ * next full GC (the mechanism SlotSet describes; together with the other such fixes it took the
+ * drain's heavy-promotion runs, about half of them, away).
  * @pure
  */
 import { MessageConst, type MessageExt } from '../common/message.js';
