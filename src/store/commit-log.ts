@@ -12,6 +12,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Logger } from '../common/logger.js';
+import { SlotSet } from '../common/slot-set.js';
 import { checkRecord, writeBlankRecord } from '../common/codec/index.js';
 import { COMMITLOG_DIR, END_FILE_MIN_BLANK_LENGTH, fileNameToOffset, offsetToFileName } from './layout.js';
 import { ReadCache } from './read-cache.js';
@@ -83,7 +84,7 @@ export class CommitLog {
   private pending: AppendRequest[] = [];
   private scheduled = false;
   /** SYNC_FLUSH batches written and waiting for their fdatasync. */
-  private readonly syncing = new Set<Promise<void>>();
+  private readonly syncing = new SlotSet<Promise<void>>();
   /** Where the next record is placed (equal to `writePos` between batches). */
   private layoutPos = 0;
   private failed: Error | null = null;
@@ -348,8 +349,8 @@ export class CommitLog {
         for (const r of batch) r.settle(err, false);
       },
     );
-    this.syncing.add(synced);
-    void synced.finally(() => this.syncing.delete(synced));
+    const slot = this.syncing.add(synced);
+    void synced.finally(() => this.syncing.delete(slot, synced));
   }
 
   /** Places each record (calling `assign`), adding fillers and segments; one write per segment. */
@@ -528,7 +529,7 @@ export class CommitLog {
   /** Waits for writes and a final flush, then closes every descriptor. */
   async close(): Promise<void> {
     while (this.syncing.size > 0 || this.scheduled || this.pending.length > 0) {
-      if (this.syncing.size > 0) await Promise.allSettled([...this.syncing]);
+      if (this.syncing.size > 0) await Promise.allSettled(this.syncing.toArray());
       else await new Promise<void>((r) => setImmediate(r));
     }
     await this.flush();
