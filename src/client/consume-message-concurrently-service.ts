@@ -264,7 +264,7 @@ export class ConsumeMessageConcurrentlyService {
       return undefined;
     }
     try {
-      const p = this.handleConsumeResult(status, context, msgs, pq, mq, error);
+      const p = this.processConsumeResult(status, context, msgs, pq, mq, error);
       return p?.catch((err: unknown) => this.d.logger.error({ err, mq }, 'processConsumeResult failed'));
     } catch (err) {
       this.d.logger.error({ err, mq }, 'processConsumeResult failed');
@@ -272,20 +272,11 @@ export class ConsumeMessageConcurrentlyService {
     }
   }
 
-  /** RocketMQ: processConsumeResult (facts §7.6). */
-  async processConsumeResult(
-    status: ConsumeConcurrentlyStatus,
-    context: ConsumeConcurrentlyContext,
-    msgs: MessageExt[],
-    pq: ProcessQueue,
-    mq: MessageQueue,
-    error?: unknown,
-  ): Promise<void> {
-    await this.handleConsumeResult(status, context, msgs, pq, mq, error);
-  }
-
-  /** processConsumeResult; synchronous (undefined) when every message succeeded. */
-  private handleConsumeResult(
+  /**
+   * RocketMQ: processConsumeResult (facts §7.6). Done synchronously (undefined) when every message
+   * succeeded; a promise while failed messages are being sent back.
+   */
+  processConsumeResult(
     status: ConsumeConcurrentlyStatus,
     context: ConsumeConcurrentlyContext,
     msgs: MessageExt[],
