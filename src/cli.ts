@@ -95,7 +95,6 @@ async function runBroker(args: string[]): Promise<void> {
       ...(values['message-delay-level'] ? { messageDelayLevel: values['message-delay-level'] } : {}),
     },
   });
-  process.stdout.write(`rocketmq-ts broker listening on ${broker.address}\n`);
   await new Promise<void>((resolve) => {
     const stop = (signal: NodeJS.Signals): void => {
       process.off('SIGINT', stop);
@@ -109,6 +108,9 @@ async function runBroker(args: string[]): Promise<void> {
     };
     process.on('SIGINT', stop);
     process.on('SIGTERM', stop);
+    // Only now say where it listens: whoever reads this line may signal at once, and a signal that
+    // arrived before the handlers were installed would kill the process without a clean shutdown.
+    process.stdout.write(`rocketmq-ts broker listening on ${broker.address}\n`);
   });
 }
 
