@@ -68,3 +68,17 @@ export {
   IllegalArgumentError,
   type AllocateMessageQueueStrategy,
 } from './client/allocate-message-queue.js';
+
+// ---- orderly consumption and ordered sends ----
+export {
+  ConsumeOrderlyStatus,
+  type ConsumeOrderlyContext,
+  type MessageListenerOrderly,
+  type OrderlyListenerOptions,
+  type OrderlySuspendEvent,
+} from './client/consume-message-orderly-service.js';
+export {
+  SelectMessageQueueByHash,
+  SelectMessageQueueByRandom,
+  type MessageQueueSelector,
+} from './client/message-queue-selector.js';

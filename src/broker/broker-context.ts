@@ -9,6 +9,7 @@
  * - consumer-manager.ts, consumer-filter-manager.ts, schedule-message-service.ts and the heartbeat /
  *   unregister / consumer-list / watch / send-back processors.
  */
+import type { RebalanceLockManager } from './rebalance-lock-manager.js';
 import type { Clock } from '../common/clock.js';
 import type { Logger } from '../common/logger.js';
 import type { MessageExt } from '../common/message.js';
@@ -211,6 +212,8 @@ export interface BrokerContext {
   readonly consumerOffsetManager: ConsumerOffsetManagerApi;
   /** Added by the core: long polling. */
   readonly pullRequestHoldService: PullRequestHoldServiceApi;
+  /** The queue locks of orderly consumption (LOCK_BATCH_MQ / UNLOCK_BATCH_MQ). */
+  readonly rebalanceLockManager: RebalanceLockManager;
   /** Puts a message through the broker's send path (delay transform, store), as SEND_MESSAGE does. */
   putMessage(msg: MessageToStore): Promise<PutMessageResult>;
   /** Reads one stored message by commit-log offset. */

@@ -63,6 +63,11 @@ export interface BrokerOptions {
   /** (Consumer groups) A client silent this long is evicted from its groups, ms. Default 120000 (RocketMQ: channelExpiredTimeout). */
   channelExpiredTimeoutMs?: number;
   /**
+   * (Orderly consumption) A queue lock not renewed for this long is free for another client, ms.
+   * Default 60000 (RocketMQ: rocketmq.broker.rebalance.lockMaxLiveTime).
+   */
+  rebalanceLockMaxLiveTimeMs?: number;
+  /**
    * (Consumer groups) Once a member's last WATCH_CONSUMER_IDS call ends (answered or its connection closed), a new
    * watch or a heartbeat must come within this, else the member is evicted, ms. Default 3000 (docs/protocol.md).
    */
@@ -111,6 +116,7 @@ export const BROKER_DEFAULTS = Object.freeze({
   pullHoldCheckIntervalMs: 5000,
   shutdownTimeoutMs: 5000,
   channelExpiredTimeoutMs: 120_000,
+  rebalanceLockMaxLiveTimeMs: 60_000,
   watchRenewGraceMs: 3000,
   clientScanIntervalMs: 1000,
   dlqReadable: false,
@@ -148,6 +154,7 @@ const schema = z.object({
   pullHoldCheckIntervalMs: positiveInt,
   shutdownTimeoutMs: z.number().int().nonnegative(),
   channelExpiredTimeoutMs: positiveInt,
+  rebalanceLockMaxLiveTimeMs: positiveInt,
   watchRenewGraceMs: positiveInt,
   clientScanIntervalMs: positiveInt,
   dlqReadable: z.boolean(),

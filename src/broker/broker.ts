@@ -7,6 +7,7 @@ import path from 'node:path';
 import { StateError } from '../common/errors.js';
 import { ResponseCode, type RemotingResponse } from '../protocol/index.js';
 import { MessageStore, parseDelayLevels, DEFAULT_MESSAGE_DELAY_LEVEL } from '../store/index.js';
+import { RebalanceLockManager } from './rebalance-lock-manager.js';
 import type { BrokerContext, BrokerRequest, ConnectionInfo, Processor } from './broker-context.js';
 import { resolveBrokerOptions, type BrokerOptions, type ResolvedBrokerOptions } from './broker-options.js';
 import { ConsumerFilterManager } from './consumer-filter-manager.js';
@@ -144,6 +145,7 @@ export class Broker {
       consumerFilterManager: this.consumerFilterManager,
       scheduleMessageService: schedule,
       pullRequestHoldService: hold,
+      rebalanceLockManager: new RebalanceLockManager(clock, logger, o.rebalanceLockMaxLiveTimeMs),
       clock,
       logger,
       putMessage: (msg) => store.putMessage(schedule.transformDelayedMessage(msg)),

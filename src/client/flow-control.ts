@@ -15,7 +15,14 @@ export const PULL_TIME_DELAY_MS_WHEN_BROKER_FLOW_CONTROL = 20;
 const MIB = 1024 * 1024;
 
 export type FlowControlReason =
-  'dropped' | 'notRunning' | 'paused' | 'cachedMessageCount' | 'cachedMessageSize' | 'consumeSpan' | 'noSubscription';
+  | 'dropped'
+  | 'notRunning'
+  | 'paused'
+  | 'cachedMessageCount'
+  | 'cachedMessageSize'
+  | 'consumeSpan'
+  | 'notLocked'
+  | 'noSubscription';
 
 export type PullDecision =
   | { action: 'drop'; reason: 'dropped' }
@@ -38,6 +45,11 @@ export interface PullCheckInput {
   /** Per-queue size limit in MiB. */
   pullThresholdSizeForQueueMiB: number;
   consumeConcurrentlyMaxSpan: number;
+  /**
+   * Orderly consumption only: whether this client holds the queue's broker lock (CLUSTERING). Left
+   * undefined for concurrent consumption, where the span is checked instead.
+   */
+  orderlyLocked?: boolean | undefined;
   /** Delay used when the consumer is not running (pullTimeDelayMillsWhenException). */
   pullTimeDelayMillsWhenException: number;
 }
@@ -45,7 +57,8 @@ export interface PullCheckInput {
 /**
  * RocketMQ's checks in order: dropped → the request dies; not running → later (exception delay);
  * paused → later 1000; cached count above the limit → later 50; cached size (whole MiB, integer
- * division as in Java) above the limit → later 50; span above consumeConcurrentlyMaxSpan → later 50;
+ * division as in Java) above the limit → later 50; concurrent: span above consumeConcurrentlyMaxSpan →
+ * later 50; orderly: lock not held → later 1000;
  * no subscription for the topic → later (exception delay); otherwise pull.
  */
 export function decidePull(s: PullCheckInput): PullDecision {
@@ -58,8 +71,13 @@ export function decidePull(s: PullCheckInput): PullDecision {
   if (Math.floor(s.msgSize / MIB) > s.pullThresholdSizeForQueueMiB) {
     return { action: 'later', delayMs: PULL_TIME_DELAY_MS_WHEN_CACHE_FLOW_CONTROL, reason: 'cachedMessageSize' };
   }
-  if (s.maxSpan > s.consumeConcurrentlyMaxSpan) {
-    return { action: 'later', delayMs: PULL_TIME_DELAY_MS_WHEN_CACHE_FLOW_CONTROL, reason: 'consumeSpan' };
+  if (s.orderlyLocked === undefined) {
+    if (s.maxSpan > s.consumeConcurrentlyMaxSpan) {
+      return { action: 'later', delayMs: PULL_TIME_DELAY_MS_WHEN_CACHE_FLOW_CONTROL, reason: 'consumeSpan' };
+    }
+  } else if (!s.orderlyLocked) {
+    // RocketMQ: an orderly queue is pulled only while its broker lock is held.
+    return { action: 'later', delayMs: PULL_TIME_DELAY_MS_WHEN_SUSPEND, reason: 'notLocked' };
   }
   if (!s.hasSubscription) {
     return { action: 'later', delayMs: s.pullTimeDelayMillsWhenException, reason: 'noSubscription' };

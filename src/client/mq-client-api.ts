@@ -14,6 +14,7 @@ import { ResponseCode } from '../protocol/response-code.js';
 import { errorFromResponse } from '../protocol/response-error.js';
 import {
   ConsumerListBody,
+  LockBatchResponseBodySchema,
   TopicRouteDataSchema,
   type CreateTopicRequestHeader,
   type HeartbeatData,
@@ -70,6 +71,15 @@ export interface ConsumerIdsWatch {
 
 /** A held membership watch is answered by the broker within its hold; the RPC waits this much longer. */
 const WATCH_RPC_MARGIN_MS = 5000;
+
+/** RocketMQ's LockBatchRequestBody / UnlockBatchRequestBody. */
+function lockBody(b: { consumerGroup: string; clientId: string; mqSet: readonly MessageQueue[] }): Buffer {
+  const mqSet = b.mqSet.map((mq) => ({ topic: mq.topic, brokerName: mq.brokerName, queueId: mq.queueId }));
+  return Buffer.from(
+    JSON.stringify({ consumerGroup: b.consumerGroup, clientId: b.clientId, onlyThisBroker: false, mqSet }),
+    'utf8',
+  );
+}
 
 function offsetOf(res: RemotingResponse, what: string): number {
   const offset = (res.header as { offset?: unknown }).offset;
@@ -351,5 +361,27 @@ export class MQClientAPI {
     const [msg] = res.body ? decodeMessages(res.body) : [];
     if (!msg) throw new RocketMQError('ERR_BAD_RESPONSE', `malformed response: VIEW_MESSAGE_BY_ID returned no message`);
     return msg;
+  }
+
+  /**
+   * LOCK_BATCH_MQ (41): asks the broker for the orderly-consumption locks of `mqs` for this client;
+   * resolves with the queues this client holds now (RocketMQ: MQClientAPIImpl.lockBatchMQ).
+   */
+  async lockBatchMQ(
+    addr: string,
+    body: { consumerGroup: string; clientId: string; mqSet: readonly MessageQueue[] },
+    opts: CallOptions = {},
+  ): Promise<MessageQueue[]> {
+    const res = await this.#call(addr, { code: RequestCode.LOCK_BATCH_MQ, header: {}, body: lockBody(body) }, opts);
+    return jsonBody(res, LockBatchResponseBodySchema, 'LOCK_BATCH_MQ').lockOKMQSet;
+  }
+
+  /** UNLOCK_BATCH_MQ (42): releases this client's locks of `mqs` (RocketMQ: MQClientAPIImpl.unlockBatchMQ). */
+  async unlockBatchMQ(
+    addr: string,
+    body: { consumerGroup: string; clientId: string; mqSet: readonly MessageQueue[] },
+    opts: CallOptions = {},
+  ): Promise<void> {
+    await this.#call(addr, { code: RequestCode.UNLOCK_BATCH_MQ, header: {}, body: lockBody(body) }, opts);
   }
 }

@@ -19,6 +19,12 @@ import { MessageConst, type MessageExt } from '../common/message.js';
 /** RocketMQ: ProcessQueue.PULL_MAX_IDLE_TIME — a queue not pulled for this long is re-created. */
 export const PULL_MAX_IDLE_TIME_MS = 120_000;
 
+/**
+ * RocketMQ: ProcessQueue.REBALANCE_LOCK_MAX_LIVE_TIME — an orderly queue whose broker lock was not
+ * confirmed for this long is not consumed (the broker frees it 60 s after the last renewal).
+ */
+export const REBALANCE_LOCK_MAX_LIVE_TIME_MS = 30_000;
+
 /** RocketMQ: cleanExpiredMsg looks at most at this many head messages per run. */
 const CLEAN_EXPIRED_MAX_PER_RUN = 16;
 
@@ -40,12 +46,21 @@ export class ProcessQueue {
   /** Set when the queue was taken away (rebalance, offset illegal, shutdown); never cleared. */
   dropped = false;
   consuming = false;
+  /** Orderly consumption: this client holds the queue's broker lock (set at lock, renewed every 20 s). */
+  locked = false;
+  /** When the broker last confirmed the lock. */
+  lastLockTimestamp = 0;
   lastPullTimestamp: number;
   lastConsumeTimestamp: number;
 
   constructor(now: number) {
     this.lastPullTimestamp = now;
     this.lastConsumeTimestamp = now;
+  }
+
+  /** RocketMQ: isLockExpired — the lock was not confirmed for more than 30 s. */
+  isLockExpired(now: number): boolean {
+    return now - this.lastLockTimestamp > REBALANCE_LOCK_MAX_LIVE_TIME_MS;
   }
 
   /** RocketMQ: isPullExpired — no pull for more than 120 s. */
@@ -137,6 +152,19 @@ export class ProcessQueue {
   /** The message with the smallest offset, or undefined. */
   firstMessage(): MessageExt | undefined {
     return this.skipHead() ? this.entries[this.head] : undefined;
+  }
+
+  /**
+   * Up to `max` held messages whose offset is above `offset`, in offset order (orderly consumption
+   * takes its next batch after the messages it has taken and not yet committed).
+   */
+  messagesAfter(offset: number, max: number): MessageExt[] {
+    const out: MessageExt[] = [];
+    for (let i = this.lowerBound(offset + 1); i < this.offsets.length && out.length < max; i++) {
+      const m = this.entries[i];
+      if (m !== undefined) out.push(m);
+    }
+    return out;
   }
 
   /** Empties the queue (RocketMQ: clear, used when a queue is dropped for good). */

@@ -32,6 +32,7 @@ import type { SendStatus } from './mq-client-api.js';
 import { MQClientInstance, type TopicPublishInfo } from './mq-client-instance.js';
 import { resolveProducerOptions, type ProducerOptions, type ResolvedProducerOptions } from './producer-options.js';
 import { SafeEventEmitter } from './safe-emitter.js';
+import { runSelector, SelectMessageQueueByHash, type MessageQueueSelector } from './message-queue-selector.js';
 import { checkMessage, checkTopic, messageToProperties } from './validators.js';
 
 export interface SendResult {
@@ -51,6 +52,18 @@ export interface SendOptions {
   signal?: AbortSignal | undefined;
   /** Deadline of this send, retries included, ms. Default: the producer's sendMsgTimeoutMs. */
   timeoutMs?: number | undefined;
+  /**
+   * Ordered send: every message with this key goes to the same queue (RocketMQ's
+   * SelectMessageQueueByHash over the key), so consumers see one key's messages in send order. The key
+   * travels with the message (property `__SHARDINGKEY`), and orderly consumers with `keyConcurrency`
+   * order by it. A failed attempt is retried on the same queue only, so retries never reorder — send a
+   * key's next message after the previous one resolved.
+   */
+  shardingKey?: string | undefined;
+  /** Ordered send with your own choice of queue: `selector(queues, message, arg)`. Not with `shardingKey`. */
+  selector?: MessageQueueSelector | undefined;
+  /** The argument given to `selector`. */
+  arg?: unknown;
 }
 
 export interface ProducerEvents {
@@ -81,6 +94,40 @@ interface PublishEntry {
 }
 
 type State = 'CREATE_JUST' | 'STARTING' | 'RUNNING' | 'SHUTDOWN';
+
+/** The queue choice of an ordered send (`shardingKey`, or `selector` with `arg`), or undefined. */
+function orderedChoice(
+  message: Message,
+  opts: SendOptions,
+): ((mqs: readonly MessageQueue[]) => MessageQueue) | undefined {
+  const { shardingKey, selector } = opts;
+  if (shardingKey !== undefined) {
+    if (selector !== undefined)
+      throw new InvalidArgumentError('selector', 'give either shardingKey or selector, not both');
+    if (typeof shardingKey !== 'string' || shardingKey.length === 0)
+      throw new InvalidArgumentError('shardingKey', 'must be a non-empty string');
+    if (shardingKey.includes('\u0001') || shardingKey.includes('\u0002'))
+      throw new InvalidArgumentError('shardingKey', 'must not contain the characters \\u0001 or \\u0002');
+    return (mqs) => SelectMessageQueueByHash.select(mqs, message, shardingKey);
+  }
+  if (selector === undefined) return undefined;
+  if (typeof selector !== 'function' && (typeof selector !== 'object' || typeof selector.select !== 'function'))
+    throw new InvalidArgumentError('selector', 'must be a function or an object with select()');
+  return (mqs) => runSelector(selector, mqs, message, opts.arg);
+}
+
+/** Runs an ordered send's choice and checks that it picked one of the topic's queues. */
+function chosenQueue(
+  choose: (mqs: readonly MessageQueue[]) => MessageQueue,
+  mqs: readonly MessageQueue[],
+): MessageQueue {
+  const picked = choose(mqs);
+  const mq = mqs.find(
+    (q) => q.queueId === picked?.queueId && q.brokerName === picked.brokerName && q.topic === picked.topic,
+  );
+  if (!mq) throw new InvalidArgumentError('selector', 'the selector must return one of the queues it was given');
+  return mq;
+}
 
 export class Producer {
   readonly options: ResolvedProducerOptions;
@@ -164,7 +211,9 @@ export class Producer {
     const instance = this.#running();
     const o = this.options;
     checkMessage(message, o.maxMessageSizeBytes, o.createTopicKey);
+    const choose = orderedChoice(message, opts);
     const props = messageToProperties(message);
+    if (opts.shardingKey !== undefined) props.set(MessageConst.SHARDING_KEY, opts.shardingKey);
     let uniqId = props.get(MessageConst.UNIQ_KEY);
     if (uniqId === undefined) {
       uniqId = createUniqId(o.clock);
@@ -203,7 +252,7 @@ export class Producer {
       }
     }
     header.properties = messageProperties2String(props);
-    return this.#sendDefaultImpl(instance, message.topic, header, body, uniqId, opts);
+    return this.#sendDefaultImpl(instance, message.topic, header, body, uniqId, opts, choose);
   }
 
   async #sendBatch(messages: readonly Message[], opts: SendOptions): Promise<SendResult> {
@@ -261,6 +310,7 @@ export class Producer {
     body: Buffer,
     msgId: string,
     opts: SendOptions,
+    choose?: (mqs: readonly MessageQueue[]) => MessageQueue,
   ): Promise<SendResult> {
     const { clock } = this.options;
     const timeoutMs = opts.timeoutMs ?? this.options.sendMsgTimeoutMs;
@@ -275,7 +325,10 @@ export class Producer {
       let mq: MessageQueue | undefined;
       try {
         const entry = await this.#publishInfo(instance, topic);
-        mq = this.#selectOneMessageQueue(entry.info, lastBrokerName);
+        // An ordered send goes to the queue its selector picks, every attempt (never elsewhere).
+        mq = choose
+          ? chosenQueue(choose, entry.info.messageQueues)
+          : this.#selectOneMessageQueue(entry.info, lastBrokerName);
         lastBrokerName = mq.brokerName;
         let addr = instance.findBrokerAddressInPublish(mq.brokerName);
         if (addr === undefined) {

@@ -36,6 +36,9 @@ export async function pullMessage(host: PushConsumerHost, run: PushConsumerRun, 
     pullThresholdForQueue: host.thresholds.pullThresholdForQueue,
     pullThresholdSizeForQueueMiB: host.thresholds.pullThresholdSizeForQueueMiB,
     consumeConcurrentlyMaxSpan: o.consumeConcurrentlyMaxSpan,
+    orderlyLocked: host.isOrderly()
+      ? o.messageModel === MessageModel.BROADCASTING || (pq.locked && !pq.isLockExpired(o.clock.now()))
+      : undefined,
     pullTimeDelayMillsWhenException: o.pullTimeDelayMsWhenException,
   });
   if (decision.action === 'drop') return;

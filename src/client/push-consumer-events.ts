@@ -5,6 +5,7 @@
  */
 import type { MessageQueue } from '../common/message.js';
 import type { ConsumeFailureEvent, MessageListenerConcurrently } from './consume-message-concurrently-service.js';
+import type { OrderlySuspendEvent } from './consume-message-orderly-service.js';
 import type { FlowControlReason } from './flow-control.js';
 import type { OffsetPersistedEvent } from './offset-store.js';
 
@@ -51,6 +52,8 @@ export interface PushConsumerEvents {
   offsetPersisted: [event: OffsetPersistedEvent];
   flowControl: [event: FlowControlEvent];
   stall: [event: StallEvent];
+  /** Orderly consumption: a batch (or a key's message) failed and waits, or went to the dead-letter queue. */
+  suspend: [event: OrderlySuspendEvent];
 }
 
 /** What `shutdown()` could not finish. */

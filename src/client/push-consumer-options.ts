@@ -52,8 +52,13 @@ export interface PushConsumerOptions extends ClientOptions {
   consumeMessageBatchMaxSize?: number;
   /** Messages asked for per pull. Default 32, [1, 1024]. */
   pullBatchSize?: number;
-  /** Deliveries before a message goes to `%DLQ%<group>`; -1 (default) means 16. */
+  /**
+   * Deliveries before a message goes to `%DLQ%<group>`; -1 (default) means 16 for concurrent
+   * consumption and no limit for orderly consumption (as in RocketMQ).
+   */
   maxReconsumeTimes?: number;
+  /** Orderly consumption: how long a suspended queue (or key) waits before its batch is retried, ms. Default 1000. */
+  suspendCurrentQueueTimeMillis?: number;
   /** A message whose listener call has run longer than this is handed back for retry, minutes. Default 15. */
   consumeTimeoutMinutes?: number;
   /** Retry delay after a failed pull, ms. Default 1000 (RocketMQ's pullTimeDelayMillsWhenException). */
@@ -94,6 +99,7 @@ export const DEFAULT_PUSH_CONSUMER_OPTIONS = Object.freeze({
   consumeMessageBatchMaxSize: 1,
   pullBatchSize: 32,
   maxReconsumeTimes: -1,
+  suspendCurrentQueueTimeMillis: 1000,
   consumeTimeoutMinutes: 15,
   pullTimeDelayMsWhenException: 1000,
   postSubscriptionWhenPull: false,
@@ -147,6 +153,7 @@ const schema = z.object({
   consumeMessageBatchMaxSize: intIn(1, 1024).default(D.consumeMessageBatchMaxSize),
   pullBatchSize: intIn(1, 1024).default(D.pullBatchSize),
   maxReconsumeTimes: z.int().min(-1).max(65535).default(D.maxReconsumeTimes),
+  suspendCurrentQueueTimeMillis: intIn(10, 30_000).default(D.suspendCurrentQueueTimeMillis),
   consumeTimeoutMinutes: z.number().positive().max(1440).default(D.consumeTimeoutMinutes),
   pullTimeDelayMsWhenException: intIn(0, 600_000).default(D.pullTimeDelayMsWhenException),
   postSubscriptionWhenPull: z.boolean().default(D.postSubscriptionWhenPull),
@@ -175,6 +182,9 @@ export interface ResolvedPushConsumerOptions extends ResolvedClientOptions {
   pullBatchSize: number;
   /** Resolved: -1 became 16. */
   maxReconsumeTimes: number;
+  /** Resolved for orderly consumption: -1 became 2147483647 (RocketMQ's Integer.MAX_VALUE). */
+  maxReconsumeTimesOrderly: number;
+  suspendCurrentQueueTimeMillis: number;
   consumeTimeoutMinutes: number;
   pullTimeDelayMsWhenException: number;
   postSubscriptionWhenPull: boolean;
@@ -201,6 +211,8 @@ export function resolvePushConsumerOptions(input: PushConsumerOptions): Resolved
     allocateMessageQueueStrategy: o.allocateMessageQueueStrategy ?? new AllocateMessageQueueAveragely(),
     // RocketMQ: -1 means 16 for concurrent consumption.
     maxReconsumeTimes: o.maxReconsumeTimes === -1 ? 16 : o.maxReconsumeTimes,
+    // RocketMQ: -1 means Integer.MAX_VALUE for orderly consumption.
+    maxReconsumeTimesOrderly: o.maxReconsumeTimes === -1 ? 2147483647 : o.maxReconsumeTimes,
     offsetStoreDir: o.offsetStoreDir ?? path.join(tmpdir(), 'rocketmq-ts-offsets'),
     signal: o.signal,
     accessToken: o.accessToken,

@@ -5,8 +5,9 @@
  * MQConsumerInner the client instance drives.
  */
 import type { Logger } from '../common/logger.js';
+import type { MessageExt, MessageQueue } from '../common/message.js';
 import type { SubscriptionData } from '../filter/index.js';
-import type { ConsumeMessageConcurrentlyService } from './consume-message-concurrently-service.js';
+import type { ConsumeMessageOrderlyService } from './consume-message-orderly-service.js';
 import { MessageModel } from './consumer-constants.js';
 import type { PullThresholds } from './flow-control.js';
 import { LocalFileOffsetStore } from './local-file-offset-store.js';
@@ -18,6 +19,8 @@ import type { PullMessageService } from './pull-message-service.js';
 import type { PushConsumerEvents } from './push-consumer-events.js';
 import type { ResolvedPushConsumerOptions } from './push-consumer-options.js';
 import type { PushConsumerRoutes } from './push-consumer-routes.js';
+import type { ProcessQueue } from './process-queue.js';
+import type { QueueLocker } from './queue-locker.js';
 import type { RebalanceImpl } from './rebalance-impl.js';
 import { RemoteBrokerOffsetStore } from './remote-broker-offset-store.js';
 import type { SafeEventEmitter } from './safe-emitter.js';
@@ -25,12 +28,21 @@ import type { SafeEventEmitter } from './safe-emitter.js';
 /** RocketMQ: QUERY_CONSUMER_OFFSET from the store uses a 5 s timeout. */
 const OFFSET_QUERY_TIMEOUT_MS = 5000;
 
+/** What both consume services offer the pull path and shutdown. */
+export interface ConsumeMessageService {
+  submitConsumeRequest(msgs: readonly MessageExt[], pq: ProcessQueue, mq: MessageQueue): void;
+  /** Stops taking work and waits for running listeners until `deadline` (clock ms). */
+  shutdown(deadline: number): Promise<{ unfinished: number; droppedRequests: number }>;
+}
+
 /** What one start() creates. */
 export interface PushConsumerRun {
   instance: MQClientInstance;
   wrapper: PullAPIWrapper;
   offsetStore: OffsetStore;
-  consume: ConsumeMessageConcurrentlyService;
+  consume: ConsumeMessageService;
+  /** Orderly consumption: the service (also in `consume`) and, in CLUSTERING, the broker locks. */
+  orderly?: { service: ConsumeMessageOrderlyService; locker: QueueLocker | undefined } | undefined;
   pulls: PullMessageService;
   rebalance: RebalanceImpl;
 }
@@ -52,6 +64,8 @@ export interface PushConsumerHost {
   run(): PushConsumerRun | undefined;
   isRunning(): boolean;
   isPaused(): boolean;
+  /** An orderly listener was registered. */
+  isOrderly(): boolean;
 }
 
 /** RocketMQ: DefaultMQPushConsumerImpl.start — a local file store when BROADCASTING, else the broker's. */

@@ -43,10 +43,19 @@ export async function shutdownRun(run: PushConsumerRun, o: ShutdownRunOptions): 
     report.droppedConsumeRequests = r.droppedRequests;
   });
   await step('wait for rebalance', () => run.rebalance.idle());
-  const queues = run.rebalance.allocatedQueues();
+  const entries = [...run.rebalance.processQueueTable.values()];
+  const queues = entries.map((e) => e.mq);
   // From here on, late listener results no longer move offsets.
   run.rebalance.dropAll();
   await step('persist offsets', () => run.offsetStore.persistAll(queues));
+  const orderly = run.orderly;
+  if (orderly?.locker) {
+    // Orderly: release the locks of the queues whose work has ended (after their offsets were
+    // persisted); a queue whose listener is still running keeps its lock until it expires on the
+    // broker, so no other member can consume it alongside the unfinished call.
+    const idle = entries.filter((e) => !orderly.service.isConsuming(e.pq)).map((e) => e.mq);
+    await step('unlock queues', () => orderly.locker?.unlockBatch(idle));
+  }
   run.instance.events.off('routeChanged', o.onRouteChanged);
   await step('unregister', () => run.instance.unregisterConsumer(o.consumerGroup));
   await step('release client instance', () => run.instance.release());

@@ -11,6 +11,7 @@ import type { MessageExt, MessageQueue } from '../common/message.js';
 import type { ProcessQueue } from './process-queue.js';
 import type { StallEvent } from './push-consumer-events.js';
 import type { PushConsumerHost } from './push-consumer-run.js';
+import { REBALANCE_LOCK_INTERVAL_MS } from './queue-locker.js';
 
 /** RocketMQ: an expired message is sent back with delay level 3. */
 const EXPIRED_SEND_BACK_DELAY_LEVEL = 3;
@@ -64,6 +65,17 @@ export class PushConsumerTasks {
     const consumeTimeoutMs = consumeTimeoutMinutes * 60_000;
     // RocketMQ: cleanExpiredMsg every consumeTimeout minutes, first after the same delay.
     this.#timers.push(clock.setInterval(() => void this.#cleanExpiredMsg(consumeTimeoutMs), consumeTimeoutMs));
+    const locker = this.host.run()?.orderly?.locker;
+    if (locker) {
+      // RocketMQ: ConsumeMessageOrderlyService renews every queue lock every 20 s.
+      this.#timers.push(
+        clock.setInterval(() => {
+          const run = this.host.run();
+          if (!run || !this.host.isRunning()) return;
+          void locker.lockAll(run.rebalance.processQueueTable.values(), () => clock.now());
+        }, REBALANCE_LOCK_INTERVAL_MS),
+      );
+    }
     if (stallTimeoutMs > 0) {
       const stalls = new StallDetector(stallTimeoutMs);
       const every = Math.max(1000, Math.floor(stallTimeoutMs / 4));

@@ -27,6 +27,11 @@ import {
   ConsumeMessageConcurrentlyService,
   type MessageListenerConcurrently,
 } from './consume-message-concurrently-service.js';
+import {
+  ConsumeMessageOrderlyService,
+  type MessageListenerOrderly,
+  type OrderlyListenerOptions,
+} from './consume-message-orderly-service.js';
 import { MessageModel } from './consumer-constants.js';
 import { PullThresholds } from './flow-control.js';
 import { MessageSelector } from './message-selector.js';
@@ -50,9 +55,11 @@ import { PushConsumerRoutes } from './push-consumer-routes.js';
 import {
   createConsumerInner,
   createOffsetStore,
+  type ConsumeMessageService,
   type PushConsumerHost,
   type PushConsumerRun,
 } from './push-consumer-run.js';
+import { QueueLocker } from './queue-locker.js';
 import { releaseAfterFailedStart, shutdownRun } from './push-consumer-shutdown.js';
 import { PushConsumerTasks } from './push-consumer-tasks.js';
 import { createRebalancePushImpl } from './rebalance-push-impl.js';
@@ -70,6 +77,9 @@ export type {
   StallEvent,
 } from './push-consumer-events.js';
 
+/** RocketMQ: a send-back with delay level -1 goes straight to the dead-letter queue. */
+const DEAD_LETTER_DELAY_LEVEL = -1;
+
 export class PushConsumer {
   readonly options: ResolvedPushConsumerOptions;
   readonly events: SafeEventEmitter<PushConsumerEvents>;
@@ -80,6 +90,7 @@ export class PushConsumer {
   readonly #routes: PushConsumerRoutes;
   readonly #tasks: PushConsumerTasks;
   #listener: MessageListenerConcurrently | undefined;
+  #orderly: { listener: MessageListenerOrderly; keyConcurrency: number | undefined } | undefined;
   #state: PushConsumerState = 'CREATE_JUST';
   #paused = false;
   #run: PushConsumerRun | undefined;
@@ -103,6 +114,7 @@ export class PushConsumer {
       run: () => this.#run,
       isRunning: () => this.#state === 'RUNNING',
       isPaused: () => this.#paused,
+      isOrderly: () => this.#orderly !== undefined,
     };
     this.#routes = new PushConsumerRoutes(this.#host);
     this.#tasks = new PushConsumerTasks(this.#host, (msg, delayLevel, mq) =>
@@ -154,11 +166,47 @@ export class PushConsumer {
 
   /** The listener: `(messages, context)` → CONSUME_SUCCESS or RECONSUME_LATER (a throw counts as the latter). */
   registerMessageListener(listener: PushConsumerListener): this {
+    this.#checkListenerChange();
     if (typeof listener === 'function') this.#listener = listener;
     else if (listener && typeof listener.consumeMessage === 'function')
       this.#listener = (msgs, ctx) => listener.consumeMessage(msgs, ctx);
     else throw new InvalidArgumentError('listener', 'must be a function or an object with consumeMessage()');
+    this.#orderly = undefined;
     return this;
+  }
+
+  /**
+   * Orderly consumption (RocketMQ's MessageListenerOrderly): each queue's messages reach the listener
+   * in the order they were stored, one batch at a time, and only on the member holding the queue's
+   * broker lock. The listener resolves with nothing (SUCCESS) or `ConsumeOrderlyStatus`; a throw is
+   * SUSPEND_CURRENT_QUEUE_A_MOMENT (the batch is retried after `suspendCurrentQueueTimeMillis`).
+   *
+   * With `{ keyConcurrency: N }` the order is per key instead: messages with the same sharding key
+   * (`producer.send(msg, { shardingKey })`, else the message's KEYS) are delivered one at a time in
+   * order, and up to N keys of one queue are consumed at once; a failing message holds back only its
+   * key. Replaces a listener registered before.
+   */
+  registerMessageListenerOrderly(
+    listener: MessageListenerOrderly | { consumeMessage: MessageListenerOrderly },
+    options: OrderlyListenerOptions = {},
+  ): this {
+    this.#checkListenerChange();
+    let fn: MessageListenerOrderly;
+    if (typeof listener === 'function') fn = listener;
+    else if (listener && typeof listener.consumeMessage === 'function')
+      fn = (msgs, ctx) => listener.consumeMessage(msgs, ctx);
+    else throw new InvalidArgumentError('listener', 'must be a function or an object with consumeMessage()');
+    const k = options.keyConcurrency;
+    if (k !== undefined && (!Number.isInteger(k) || k < 1 || k > 10_000))
+      throw new InvalidArgumentError('keyConcurrency', 'must be an integer from 1 to 10000');
+    this.#orderly = { listener: fn, keyConcurrency: k };
+    this.#listener = undefined;
+    return this;
+  }
+
+  #checkListenerChange(): void {
+    if (this.#state !== 'CREATE_JUST')
+      throw new StateError(`the listener can only be registered before start() (the PushConsumer is ${this.#state})`);
   }
 
   /** Stops pulling until `resume()` (RocketMQ's suspend); messages already pulled are still consumed. */
@@ -181,7 +229,8 @@ export class PushConsumer {
 
   async #start(): Promise<void> {
     const o = this.options;
-    if (!this.#listener) throw new InvalidArgumentError('listener', 'register a message listener before start()');
+    if (!this.#listener && !this.#orderly)
+      throw new InvalidArgumentError('listener', 'register a message listener before start()');
     if (this.#subscriptions.size === 0)
       throw new InvalidArgumentError('subscription', 'subscribe at least one topic before start()');
     if (o.signal?.aborted) throw new StateError('the PushConsumer signal was aborted before start()');
@@ -204,21 +253,49 @@ export class PushConsumer {
         (e) => void this.events.emit('offsetPersisted', e),
       );
       await offsetStore.load();
-      const consume = new ConsumeMessageConcurrentlyService({
-        consumerGroup: o.consumerGroup,
-        messageModel: o.messageModel,
-        consumeThreadMax: o.consumeThreadMax,
-        consumeMessageBatchMaxSize: o.consumeMessageBatchMaxSize,
-        listener: this.#listener,
-        offsetStore,
-        clock: o.clock,
-        logger: this.#logger,
-        sendMessageBack: (msg, delayLevel, mq) => this.#sendMessageBack(msg, delayLevel, mq),
-        onConsumeFailure: (e) => this.events.emit('consumeFailure', e),
-      });
+      let consume: ConsumeMessageService;
+      let orderly: PushConsumerRun['orderly'];
+      if (this.#orderly) {
+        const locker =
+          o.messageModel === MessageModel.CLUSTERING
+            ? new QueueLocker(instance, o.consumerGroup, this.#logger)
+            : undefined;
+        const service = new ConsumeMessageOrderlyService({
+          consumerGroup: o.consumerGroup,
+          messageModel: o.messageModel,
+          consumeThreadMax: o.consumeThreadMax,
+          consumeMessageBatchMaxSize: o.consumeMessageBatchMaxSize,
+          suspendCurrentQueueTimeMillis: o.suspendCurrentQueueTimeMillis,
+          maxReconsumeTimes: o.maxReconsumeTimesOrderly,
+          listener: this.#orderly.listener,
+          keyConcurrency: this.#orderly.keyConcurrency,
+          offsetStore,
+          clock: o.clock,
+          logger: this.#logger,
+          lockOne: (mq) => locker?.lock(mq) ?? Promise.resolve(true),
+          // RocketMQ (orderly): past maxReconsumeTimes a message goes to the dead-letter queue.
+          sendToDeadLetterQueue: (msg, mq) => this.#sendMessageBack(msg, DEAD_LETTER_DELAY_LEVEL, mq),
+          onSuspend: (e) => this.events.emit('suspend', e),
+        });
+        consume = service;
+        orderly = { service, locker };
+      } else {
+        consume = new ConsumeMessageConcurrentlyService({
+          consumerGroup: o.consumerGroup,
+          messageModel: o.messageModel,
+          consumeThreadMax: o.consumeThreadMax,
+          consumeMessageBatchMaxSize: o.consumeMessageBatchMaxSize,
+          listener: this.#listener as MessageListenerConcurrently,
+          offsetStore,
+          clock: o.clock,
+          logger: this.#logger,
+          sendMessageBack: (msg, delayLevel, mq) => this.#sendMessageBack(msg, delayLevel, mq),
+          onConsumeFailure: (e) => this.events.emit('consumeFailure', e),
+        });
+      }
       const pulls = new PullMessageService((req) => this.#pullMessage(req), o.clock, this.#logger);
       const rebalance = createRebalancePushImpl(this.#host, routes, instance, offsetStore, pulls);
-      this.#run = { instance, wrapper, offsetStore, consume, pulls, rebalance };
+      this.#run = { instance, wrapper, offsetStore, consume, orderly, pulls, rebalance };
       instance.events.on('routeChanged', routes.onRouteChanged);
       instance.registerConsumer(o.consumerGroup, createConsumerInner(this.#host, routes));
       await instance.start();

@@ -35,6 +35,12 @@ export interface RebalanceHost {
   removeUnnecessaryMessageQueue(mq: MessageQueue, pq: ProcessQueue): Promise<boolean>;
   /** Forget any cached offset of a queue about to be added (RocketMQ: removeDirtyOffset). */
   removeDirtyOffset(mq: MessageQueue): void;
+  /**
+   * Orderly consumption (CLUSTERING): locks new queues on their brokers before they are added; resolves
+   * with the keys (messageQueueKey) locked. A queue whose lock fails is not added this round (RocketMQ:
+   * updateProcessQueueTableInRebalance with needLock). Absent for concurrent consumption.
+   */
+  lockBatch?(mqs: readonly MessageQueue[]): Promise<Set<string>>;
   /** Hand new pull requests to the PullMessageService after `delayMs`. */
   dispatchPullRequest(requests: PullRequest[], delayMs: number): void;
   /** RocketMQ: messageQueueChanged (subVersion, thresholds, heartbeat, user event). */
@@ -212,7 +218,17 @@ export class RebalanceImpl {
       }
     }
     const requests: PullRequest[] = [];
-    const fresh = [...wanted].filter(([key]) => !this.processQueueTable.has(key));
+    let fresh = [...wanted].filter(([key]) => !this.processQueueTable.has(key));
+    let lockedAt: number | undefined;
+    if (this.host.lockBatch && fresh.length > 0) {
+      // RocketMQ: an orderly queue is added only once its broker lock is held; the offset is read after.
+      const locked = await this.host.lockBatch(fresh.map(([, mq]) => mq));
+      lockedAt = this.clock.now();
+      const skipped = fresh.filter(([key]) => !locked.has(key));
+      if (skipped.length)
+        this.logger.info({ queues: skipped.map(([, mq]) => mq) }, 'queues locked by another member: not added yet');
+      fresh = fresh.filter(([key]) => locked.has(key));
+    }
     // The start offsets are read concurrently (RocketMQ reads them one by one); results keep mqSet order.
     const offsets = await Promise.all(
       fresh.map(async ([, mq]) => {
@@ -229,6 +245,10 @@ export class RebalanceImpl {
       const nextOffset = offsets[i] ?? -1;
       if (nextOffset < 0 || this.processQueueTable.has(key)) return;
       const pq = new ProcessQueue(this.clock.now());
+      if (lockedAt !== undefined) {
+        pq.locked = true;
+        pq.lastLockTimestamp = lockedAt;
+      }
       this.processQueueTable.set(key, { mq, pq });
       requests.push(createPullRequest(this.host.consumerGroup, mq, pq, nextOffset));
       added.push(mq);

@@ -11,7 +11,9 @@ import type { MQClientInstance } from './mq-client-instance.js';
 import { ReadOffsetType, type OffsetStore } from './offset-store.js';
 import type { PullMessageService } from './pull-message-service.js';
 import type { PushConsumerRoutes } from './push-consumer-routes.js';
-import type { PushConsumerHost } from './push-consumer-run.js';
+import type { PushConsumerHost, PushConsumerRun } from './push-consumer-run.js';
+import type { ProcessQueue } from './process-queue.js';
+import { MessageModel } from './consumer-constants.js';
 import { RebalanceImpl } from './rebalance-impl.js';
 
 export function createRebalancePushImpl(
@@ -46,12 +48,17 @@ export function createRebalancePushImpl(
           searchOffset: async (q, ts) =>
             instance.api.searchOffset((await instance.findBrokerAddressForQueue(q)).brokerAddr, q, ts),
         }),
-      removeUnnecessaryMessageQueue: async (mq) => {
+      removeUnnecessaryMessageQueue: async (mq, pq) => {
+        const orderly = host.run()?.orderly;
+        if (orderly?.locker) return releaseOrderlyQueue(host, instance, offsetStore, orderly, mq, pq);
         // RocketMQ (push, concurrently): persist the offset, then forget it.
         await offsetStore.persist(mq);
         offsetStore.removeOffset(mq);
         return true;
       },
+      ...(host.isOrderly() && o.messageModel === MessageModel.CLUSTERING
+        ? { lockBatch: (mqs: readonly MessageQueue[]) => host.run()?.orderly?.locker?.lockBatch(mqs) ?? noLocks() }
+        : {}),
       removeDirtyOffset: (mq) => offsetStore.removeOffset(mq),
       dispatchPullRequest: (requests, delayMs) => {
         for (const r of requests) pulls.executePullRequestLater(r, delayMs);
@@ -61,6 +68,39 @@ export function createRebalancePushImpl(
     o.clock,
     host.logger,
   );
+}
+
+/** RocketMQ: a dropped orderly queue waits this long for its running batch before it is unlocked. */
+export const ORDERLY_RELEASE_WAIT_MS = 500;
+
+const noLocks = (): Promise<Set<string>> => Promise.resolve(new Set());
+
+/**
+ * RocketMQ: RebalancePushImpl.removeUnnecessaryMessageQueue for orderly CLUSTERING — a dropped queue
+ * is given up only when its running batch has ended: then its offset is persisted and only then its
+ * broker lock released, so the next owner starts where this one stopped and never overlaps it. When
+ * the batch is still running after 500 ms the queue stays (dropped) and a rebalance is asked for as
+ * soon as the batch ends.
+ */
+async function releaseOrderlyQueue(
+  host: PushConsumerHost,
+  instance: MQClientInstance,
+  offsetStore: OffsetStore,
+  orderly: NonNullable<PushConsumerRun['orderly']>,
+  mq: MessageQueue,
+  pq: ProcessQueue,
+): Promise<boolean> {
+  if (!(await orderly.service.waitIdle(pq, ORDERLY_RELEASE_WAIT_MS))) {
+    host.logger.info({ mq }, 'a dropped orderly queue is still consuming: released once its batch ends');
+    void orderly.service.whenIdle(pq).then(() => {
+      if (host.isRunning()) instance.rebalanceImmediately();
+    });
+    return false;
+  }
+  await offsetStore.persist(mq);
+  offsetStore.removeOffset(mq);
+  await orderly.locker?.unlockBatch([mq]);
+  return true;
 }
 
 /** RocketMQ: RebalancePushImpl.messageQueueChanged. */

@@ -87,6 +87,8 @@ export const MessageConst = Object.freeze({
   CLUSTER: 'CLUSTER',
   DLQ_ORIGIN_TOPIC: 'DLQ_ORIGIN_TOPIC',
   DLQ_ORIGIN_MESSAGE_ID: 'DLQ_ORIGIN_MESSAGE_ID',
+  /** The ordering key of an ordered send (RocketMQ 5: MessageConst.PROPERTY_SHARDING_KEY). */
+  SHARDING_KEY: '__SHARDINGKEY',
   KEY_SEPARATOR: ' ',
 });
 

@@ -10,6 +10,7 @@ import { QueryConsumerOffset, UpdateConsumerOffset } from './consumer-offset.js'
 import { ConsumerSendMsgBack } from './consumer-send-msg-back.js';
 import { HeartBeat } from './heart-beat.js';
 import { LitePullMessage, PullMessage } from './pull-message.js';
+import { LockBatchMq, UnlockBatchMq } from './lock-batch-mq.js';
 import { GetMaxOffset, GetMinOffset, SearchOffsetByTimestamp } from './queue-offsets.js';
 import { GetRouteInfoByTopic } from './route.js';
 import { SendBatchMessage, SendMessage } from './send-message.js';
@@ -20,6 +21,7 @@ export * from './consumer-list.js';
 export * from './consumer-offset.js';
 export * from './consumer-send-msg-back.js';
 export * from './heart-beat.js';
+export * from './lock-batch-mq.js';
 export * from './pull-message.js';
 export * from './queue-offsets.js';
 export * from './route.js';
@@ -45,6 +47,8 @@ const ALL: CommandSpec[] = [
   UpdateAndCreateTopic,
   UpdateAndCreateSubscriptionGroup,
   ViewMessageById,
+  LockBatchMq,
+  UnlockBatchMq,
 ];
 
 export const COMMANDS: ReadonlyMap<number, CommandSpec> = new Map(ALL.map((c) => [c.code, c]));
