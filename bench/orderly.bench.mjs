@@ -5,6 +5,7 @@
 //
 // Scale with env vars (defaults in brackets): OR_KEYS [1000]  OR_PER_KEY [3]  OR_LISTENER_MS [1]
 //   OR_CONCURRENCY ["1,16,64"] (keyConcurrency values; "queue" is always run first)
+import { Buffer } from 'node:buffer';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -41,7 +42,12 @@ await broker.handle(
       order: false,
     },
   },
-  { remoteAddress: '127.0.0.1:0', signal: new AbortController().signal, gone: false, onGone: () => () => {} },
+  {
+    remoteAddress: '127.0.0.1:0',
+    signal: new globalThis.AbortController().signal,
+    gone: false,
+    onGone: () => () => {},
+  },
 );
 // Keys interleaved, as independent orders arrive; each key's messages sent one after another.
 for (let seq = 0; seq < PER_KEY; seq++) {
