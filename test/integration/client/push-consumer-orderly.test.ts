@@ -97,7 +97,9 @@ describe('orderly consumption (RocketMQ: MessageListenerOrderly with broker queu
       const list = results.get(key)!;
       expect(new Set(list.map((r) => r.queueId)).size).toBe(1);
       // RocketMQ: SelectMessageQueueByHash.
-      expect(list[0]!.queueId).toBe(SelectMessageQueueByHash.select(mqs, { topic, body: Buffer.alloc(0) }, key).queueId);
+      expect(list[0]!.queueId).toBe(
+        SelectMessageQueueByHash.select(mqs, { topic, body: Buffer.alloc(0) }, key).queueId,
+      );
       const offsets = list.map((r) => r.offset);
       expect(offsets).toEqual([...offsets].sort((a, b) => a - b));
     }
