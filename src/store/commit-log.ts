@@ -11,6 +11,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { types } from 'node:util';
 import type { Logger } from '../common/logger.js';
 import { SlotSet } from '../common/slot-set.js';
 import { checkRecord, writeBlankRecord } from '../common/codec/index.js';
@@ -38,7 +39,8 @@ interface Chunk {
   blank: Buffer | null;
 }
 
-const asError = (e: unknown): Error => (e instanceof Error ? e : new Error(String(e)));
+// isNativeError, not instanceof: an fs error may come from another realm (a vm context) and keeps its code.
+const asError = (e: unknown): Error => (types.isNativeError(e) ? e : new Error(String(e)));
 
 interface Segment {
   start: number;
@@ -53,6 +55,8 @@ export interface AppendRequest {
   record: Buffer;
   /** Called in log order just before the batch is written: fill in offsets and the store time. */
   assign(physicalOffset: number): void;
+  /** Called in reverse log order when the batch could not be written: take back what `assign` did. */
+  rollback(): void;
   /** Called in log order right after the bytes are in the file (before any fsync). */
   written(): void;
   /** Settles the append; `flushOk` false means the SYNC_FLUSH fsync timed out. */
@@ -66,6 +70,8 @@ export interface CommitLogOptions {
   syncFlushTimeoutMs: number;
   logger: Logger;
   setTimeout(fn: () => void, ms: number): () => void;
+  /** The fdatasync used by flushes (the real one unless a test slows it down). */
+  fdatasync?: (fd: number) => Promise<void>;
 }
 
 /** What recovery found: where the valid log ends and what it cut off. */
@@ -308,16 +314,32 @@ export class CommitLog {
     try {
       chunks = this.layOut(batch);
     } catch (e) {
-      for (const r of batch) r.settle(asError(e), false);
+      // Nothing was assigned or written: the batch is refused and the log is as it was.
+      const err = asError(e);
+      this.o.logger.error(
+        { err, at: this.writePos, records: batch.length },
+        'commit log: segment roll failed; batch refused',
+      );
+      for (const r of batch) r.settle(err, false);
       return;
     }
     try {
       for (const c of chunks) writeAllSync(c.seg.fd, c.parts, c.start - c.seg.start);
     } catch (e) {
-      // A failed write leaves a hole: refuse every later append rather than write past it.
       const err = asError(e);
-      this.failed = err;
-      this.o.logger.error({ err }, 'commit log: write failed; appends refused until restart');
+      for (let i = batch.length - 1; i >= 0; i--) (batch[i] as AppendRequest).rollback();
+      this.layoutPos = this.writePos;
+      // Take back the bytes written: a later append (or recovery) must not find half a batch there.
+      // When even that fails, refuse every later append rather than write past a hole.
+      if (this.undoWrite()) {
+        this.o.logger.error(
+          { err, at: this.writePos, records: batch.length },
+          'commit log: write failed; batch refused',
+        );
+      } else {
+        this.failed = err;
+        this.o.logger.error({ err }, 'commit log: write failed and could not be undone; appends refused until restart');
+      }
       for (const r of batch) r.settle(err, false);
       return;
     }
@@ -353,38 +375,50 @@ export class CommitLog {
     void synced.finally(() => this.syncing.delete(slot, synced));
   }
 
-  /** Places each record (calling `assign`), adding fillers and segments; one write per segment. */
+  /**
+   * Places each record, adding fillers and segments; one write per segment. Every segment the batch
+   * needs is opened before any record is assigned its place: a failed roll (EMFILE, ENOSPC, EISDIR)
+   * throws with nothing assigned and the segments it had created removed.
+   */
   private layOut(batch: AppendRequest[]): Chunk[] {
     const size = this.o.fileSize;
     const out: Chunk[] = [];
+    const places: number[] = [];
+    const created: Segment[] = [];
     let pos = this.layoutPos;
     let chunk: Chunk | null = null;
-    for (const r of batch) {
-      const len = r.record.length;
-      const inSeg = pos % size;
-      if (inSeg + len + END_FILE_MIN_BLANK_LENGTH > size) {
-        const blank = Buffer.allocUnsafe(END_FILE_MIN_BLANK_LENGTH);
-        writeBlankRecord(blank, 0, size - inSeg);
-        chunk ??= { seg: this.segmentFor(pos), start: pos, end: pos, parts: [], blank: null };
-        chunk.parts.push(blank);
-        chunk.blank = blank;
-        chunk.end = pos + END_FILE_MIN_BLANK_LENGTH;
-        out.push(chunk);
-        chunk = null;
-        pos += size - inSeg;
+    try {
+      for (const r of batch) {
+        const len = r.record.length;
+        const inSeg = pos % size;
+        if (inSeg + len + END_FILE_MIN_BLANK_LENGTH > size) {
+          const blank = Buffer.allocUnsafe(END_FILE_MIN_BLANK_LENGTH);
+          writeBlankRecord(blank, 0, size - inSeg);
+          chunk ??= { seg: this.segmentFor(pos, created), start: pos, end: pos, parts: [], blank: null };
+          chunk.parts.push(blank);
+          chunk.blank = blank;
+          chunk.end = pos + END_FILE_MIN_BLANK_LENGTH;
+          out.push(chunk);
+          chunk = null;
+          pos += size - inSeg;
+        }
+        chunk ??= { seg: this.segmentFor(pos, created), start: pos, end: pos, parts: [], blank: null };
+        places.push(pos);
+        chunk.parts.push(r.record);
+        pos += len;
+        chunk.end = pos;
       }
-      chunk ??= { seg: this.segmentFor(pos), start: pos, end: pos, parts: [], blank: null };
-      r.assign(pos);
-      chunk.parts.push(r.record);
-      pos += len;
-      chunk.end = pos;
+    } catch (e) {
+      this.dropSegments(created);
+      throw e;
     }
     if (chunk) out.push(chunk);
+    for (let i = 0; i < batch.length; i++) (batch[i] as AppendRequest).assign(places[i] as number);
     this.layoutPos = pos;
     return out;
   }
 
-  private segmentFor(offset: number): Segment {
+  private segmentFor(offset: number, created: Segment[]): Segment {
     const size = this.o.fileSize;
     const start = offset - (offset % size);
     const last = this.segments.at(-1);
@@ -393,20 +427,76 @@ export class CommitLog {
     const p = path.join(this.dir, offsetToFileName(start));
     const seg: Segment = { start, path: p, fd: fs.openSync(p, 'w+'), readers: 0 };
     this.segments.push(seg);
+    created.push(seg);
     return seg;
   }
 
-  private async syncWithTimeout(): Promise<boolean> {
-    let timedOut = false;
-    const cancel = this.o.setTimeout(() => {
-      timedOut = true;
-    }, this.o.syncFlushTimeoutMs);
-    try {
-      await this.flush();
-    } finally {
-      cancel();
+  /** Closes and deletes segments a failed batch created. */
+  private dropSegments(created: Segment[]): void {
+    for (const seg of created) {
+      const i = this.segments.indexOf(seg);
+      if (i >= 0) this.segments.splice(i, 1);
+      try {
+        fs.closeSync(seg.fd);
+        fs.rmSync(seg.path, { force: true });
+      } catch (e) {
+        this.o.logger.warn({ err: e, file: seg.path }, 'commit log: could not remove a segment of a failed batch');
+      }
     }
-    return !timedOut;
+  }
+
+  /** Cuts every byte past `writePos` (a failed write); false when that failed too. */
+  private undoWrite(): boolean {
+    try {
+      const later = this.segments.filter((s) => s.start > this.writePos);
+      this.dropSegments(later);
+      const seg = this.segmentAt(this.writePos);
+      if (seg && fs.fstatSync(seg.fd).size > this.writePos - seg.start) {
+        fs.ftruncateSync(seg.fd, this.writePos - seg.start);
+      }
+      return this.segments.every((s) => s.start <= this.writePos);
+    } catch (e) {
+      this.o.logger.error({ err: e }, 'commit log: could not cut a failed write');
+      return false;
+    }
+  }
+
+  /**
+   * Resolves true once the batch is fsynced, or false as soon as `syncFlushTimeoutMs` passes first
+   * (RocketMQ answers FLUSH_DISK_TIMEOUT then, without waiting for the disk). The flush goes on.
+   */
+  private syncWithTimeout(): Promise<boolean> {
+    return new Promise((resolve, reject) => {
+      let answered = false;
+      const cancel = this.o.setTimeout(() => {
+        if (answered) return;
+        answered = true;
+        this.o.logger.warn(
+          { timeoutMs: this.o.syncFlushTimeoutMs },
+          'commit log: fdatasync slower than syncFlushTimeoutMs',
+        );
+        resolve(false);
+      }, this.o.syncFlushTimeoutMs);
+      this.flush().then(
+        () => {
+          cancel();
+          if (!answered) {
+            answered = true;
+            resolve(true);
+          }
+        },
+        (e: unknown) => {
+          cancel();
+          if (!answered) {
+            answered = true;
+            reject(e);
+          } else if (!this.failed) {
+            this.failed = asError(e);
+            this.o.logger.error({ err: e }, 'commit log: fdatasync failed; appends refused until restart');
+          }
+        },
+      );
+    });
   }
 
   /** fdatasyncs every segment holding unflushed bytes; concurrent callers share one flush. */
@@ -416,7 +506,8 @@ export class CommitLog {
     const target = this.writePos;
     const from = this.flushed;
     const segs = this.segments.filter((s) => s.start + this.o.fileSize > from && s.start < target);
-    this.flushing = Promise.all(segs.map((s) => fdatasync(s.fd)))
+    const sync = this.o.fdatasync ?? fdatasync;
+    this.flushing = Promise.all(segs.map((s) => sync(s.fd)))
       .then(() => {
         this.flushed = Math.max(this.flushed, target);
       })
