@@ -14,7 +14,14 @@ import path from 'node:path';
 import { types } from 'node:util';
 import type { Logger } from '../common/logger.js';
 import { SlotSet } from '../common/slot-set.js';
-import { checkRecord, writeBlankRecord } from '../common/codec/index.js';
+import {
+  BLANK_MAGIC_CODE,
+  MAGIC_CODE_V1,
+  MAGIC_CODE_V2,
+  checkRecord,
+  writeBlankRecord,
+} from '../common/codec/index.js';
+import { StoreLayoutError } from './store-files.js';
 import { COMMITLOG_DIR, END_FILE_MIN_BLANK_LENGTH, fileNameToOffset, offsetToFileName } from './layout.js';
 import { ReadCache } from './read-cache.js';
 
@@ -80,6 +87,9 @@ export interface RecoveryReport {
   validEnd: number;
   droppedBytes: number;
   reason: string | null;
+  /** Damaged records or ranges inside the log that were skipped (kept on disk, never served). */
+  skippedRecords: number;
+  skippedBytes: number;
 }
 
 export class CommitLog {
@@ -98,6 +108,7 @@ export class CommitLog {
   private flushing: Promise<void> | null = null;
   private readonly cache: ReadCache;
   private closed = false;
+  private lastSkipped = { records: 0, bytes: 0 };
 
   constructor(
     storePath: string,
@@ -144,21 +155,20 @@ export class CommitLog {
       .map((n) => ({ n, off: fileNameToOffset(n) }))
       .filter((e): e is { n: string; off: number } => e.off !== null)
       .sort((a, b) => a.off - b.off);
+    checkSegmentLayout(
+      this.dir,
+      found.map(({ n, off }) => ({ name: n, start: off, bytes: fs.statSync(path.join(this.dir, n)).size })),
+      size,
+    );
     for (const { n, off } of found) {
       const p = path.join(this.dir, n);
-      const prev = this.segments.at(-1);
-      if (off % size !== 0 || (prev && prev.start + size !== off)) {
-        this.o.logger.error({ file: p }, 'commit log: segment out of sequence, removed');
-        fs.rmSync(p, { force: true });
-        continue;
-      }
       this.segments.push({ start: off, path: p, fd: fs.openSync(p, 'r+'), readers: 0 });
     }
     const first = this.segments[0];
     const last = this.segments.at(-1);
     if (!first || !last) {
       this.writePos = this.layoutPos = this.flushed = 0;
-      return { scannedFrom: 0, validEnd: 0, droppedBytes: 0, reason: null };
+      return { scannedFrom: 0, validEnd: 0, droppedBytes: 0, reason: null, skippedRecords: 0, skippedBytes: 0 };
     }
     let from = Math.max(scanFrom, first.start);
     if (tailSegments > 0) from = Math.min(from, (this.segments.at(-tailSegments) ?? first).start);
@@ -173,6 +183,20 @@ export class CommitLog {
     return report;
   }
 
+  /** Where the segment files on disk start and (at most) end, before recovery opens them. */
+  peekBounds(): { min: number; end: number } {
+    if (!fs.existsSync(this.dir)) return { min: 0, end: 0 };
+    const found = fs
+      .readdirSync(this.dir)
+      .map((n) => ({ n, off: fileNameToOffset(n) }))
+      .filter((e): e is { n: string; off: number } => e.off !== null)
+      .sort((a, b) => a.off - b.off);
+    const first = found[0];
+    const last = found.at(-1);
+    if (!first || !last) return { min: 0, end: 0 };
+    return { min: first.off, end: last.off + fs.statSync(path.join(this.dir, last.n)).size };
+  }
+
   /** Closes every descriptor at once (a failed open). */
   closeNow(): void {
     this.closed = true;
@@ -180,6 +204,12 @@ export class CommitLog {
     this.cache.clear();
   }
 
+  /**
+   * Verifies records from `from` to the end of the log. A damaged record or range inside the log (one
+   * followed by a valid record of the same segment, or by later segments) is skipped and logged, never
+   * a reason to cut what follows: records state their own offset, so the next valid one is found by
+   * searching for a record that names the position it sits at. Only a damaged tail is cut.
+   */
   private scan(
     from: number,
     dispatchFrom: number,
@@ -188,57 +218,142 @@ export class CommitLog {
     const size = this.o.fileSize;
     let buf = Buffer.allocUnsafe(Math.min(size, 16 * 1024 * 1024));
     const startIdx = this.segments.findIndex((s) => from >= s.start && from < s.start + size);
+    let skippedRecords = 0;
+    let skippedBytes = 0;
     for (let idx = startIdx; idx < this.segments.length; idx++) {
       const seg = this.segments[idx] as Segment;
+      const isLast = idx === this.segments.length - 1;
       const fileLen = Math.min(fs.fstatSync(seg.fd).size, size);
       let filePos = idx === startIdx ? from - seg.start : 0;
       let ended = false;
-      let reason: string | null = null;
-      while (!ended && reason === null && filePos < fileLen) {
+      while (!ended && filePos < fileLen) {
         const n = fs.readSync(seg.fd, buf, 0, Math.min(buf.length, fileLen - filePos), filePos);
         const view = buf.subarray(0, n);
         let p = 0;
+        let damage: string | null = null;
         while (p < n) {
           const c = checkRecord(view, p);
           if (c.kind === 'blank') {
-            if (filePos + p + c.size === size) ended = true;
-            else reason = `filler of ${c.size} bytes at ${seg.start + filePos + p} does not end its segment`;
+            if (filePos + p + c.size !== size) {
+              throw new StoreLayoutError(
+                'mappedFileSizeCommitLog',
+                `the segment-end filler at ${seg.start + filePos + p} says segment ${seg.path} is ${filePos + p + c.size} bytes, ` +
+                  `not mappedFileSizeCommitLog = ${size}: the store was written with another segment size; open it with that size`,
+              );
+            }
+            ended = true;
             break;
           }
           if (c.kind === 'invalid') {
             // A record cut by the end of the read (not of the file) is read again from its start.
             if (c.truncated && filePos + n < fileLen) {
-              if (p === 0) {
-                const need = n >= 4 ? view.readInt32BE(0) : 0;
-                if (need <= n || need > fileLen - filePos) reason = c.reason;
-                else buf = Buffer.allocUnsafe(need);
+              const need = n - p >= 4 ? view.readInt32BE(p) : 0;
+              if (p > 0) break;
+              if (need > n && need <= fileLen - filePos && need <= size) {
+                buf = Buffer.allocUnsafe(need);
+                break;
               }
-              break;
             }
-            reason = c.reason;
+            damage = c.reason;
             break;
           }
           const offset = seg.start + filePos + p;
           const stated = view.readUInt32BE(p + 28) * 0x1_0000_0000 + view.readUInt32BE(p + 32);
           if (stated !== offset) {
-            reason = `record at ${offset} says it is at ${stated}`;
+            damage = `record at ${offset} says it is at ${stated}`;
             break;
           }
           if (offset >= dispatchFrom) onRecord(view, p, offset);
           p += c.size;
         }
         filePos += p;
-      }
-      if (reason !== null) return this.cut(from, seg.start + filePos, reason);
-      if (!ended) {
-        if (idx < this.segments.length - 1) {
-          return this.cut(from, seg.start + filePos, 'segment ends without its filler');
+        if (damage === null) continue;
+        const resume = this.findNextRecord(seg, filePos + 1, fileLen);
+        if (resume === null && isLast) {
+          if (skippedRecords > 0) this.logSkipped(skippedRecords, skippedBytes);
+          return this.cut(from, seg.start + filePos, damage);
         }
+        const end = resume ?? fileLen;
+        skippedRecords++;
+        skippedBytes += end - filePos;
+        this.o.logger.warn(
+          { at: seg.start + filePos, skippedBytes: end - filePos, reason: damage, resumedAt: seg.start + end },
+          resume === null
+            ? 'commit log: damaged range skipped up to the end of its segment; later segments kept'
+            : 'commit log: damaged record skipped; the records after it are kept',
+        );
+        filePos = end;
+        if (resume === null) ended = true;
+      }
+      if (!ended && !isLast) {
+        skippedRecords++;
+        this.o.logger.warn(
+          { at: seg.start + filePos, segment: seg.path },
+          'commit log: segment ends without its filler; later segments kept',
+        );
+        ended = true;
+      }
+      if (!ended) {
+        if (skippedRecords > 0) this.logSkipped(skippedRecords, skippedBytes);
         return this.cut(from, seg.start + filePos, null);
       }
     }
+    if (skippedRecords > 0) this.logSkipped(skippedRecords, skippedBytes);
     const last = this.segments.at(-1) as Segment;
-    return { scannedFrom: from, validEnd: last.start + size, droppedBytes: 0, reason: null };
+    return {
+      scannedFrom: from,
+      validEnd: last.start + size,
+      droppedBytes: 0,
+      reason: null,
+      skippedRecords,
+      skippedBytes,
+    };
+  }
+
+  private logSkipped(records: number, bytes: number): void {
+    this.lastSkipped = { records, bytes };
+    this.o.logger.warn({ skippedRanges: records, skippedBytes: bytes }, 'commit log: damaged records skipped');
+  }
+
+  /**
+   * The file position of the first valid record (one that names its own offset, CRC included) or
+   * segment-end filler at or after `filePos`, or null when there is none before `fileLen`.
+   */
+  private findNextRecord(seg: Segment, filePos: number, fileLen: number): number | null {
+    const window = 1024 * 1024;
+    const buf = Buffer.allocUnsafe(window + 8);
+    const magics = [MAGIC_CODE_V1, MAGIC_CODE_V2, BLANK_MAGIC_CODE].map((m) => {
+      const b = Buffer.allocUnsafe(4);
+      b.writeInt32BE(m, 0);
+      return b;
+    });
+    for (let at = filePos; at < fileLen; at += window) {
+      const n = fs.readSync(seg.fd, buf, 0, Math.min(buf.length, fileLen - at + 4), Math.max(0, at - 4));
+      const base = Math.max(0, at - 4);
+      const hits: number[] = [];
+      for (const m of magics) {
+        for (let i = buf.indexOf(m, 0); i >= 0 && i < n; i = buf.indexOf(m, i + 1)) {
+          const start = base + i - 4;
+          if (start >= filePos && start < at + window) hits.push(start);
+        }
+      }
+      hits.sort((a, b) => a - b);
+      for (const start of hits) if (this.isRecordStart(seg, start, fileLen)) return start;
+    }
+    return null;
+  }
+
+  /** Whether a valid record naming its own offset, or the segment-end filler, starts at `start`. */
+  private isRecordStart(seg: Segment, start: number, fileLen: number): boolean {
+    if (start < 0 || start + 8 > fileLen) return false;
+    const head = Buffer.allocUnsafe(8);
+    fs.readSync(seg.fd, head, 0, 8, start);
+    const len = head.readInt32BE(0);
+    if (head.readInt32BE(4) === BLANK_MAGIC_CODE) return start + len === this.o.fileSize;
+    if (len < 8 || start + len > fileLen) return false;
+    const rec = Buffer.allocUnsafe(len);
+    if (fs.readSync(seg.fd, rec, 0, len, start) !== len || checkRecord(rec, 0).kind !== 'message') return false;
+    return rec.readUInt32BE(28) * 0x1_0000_0000 + rec.readUInt32BE(32) === seg.start + start;
   }
 
   /** Truncates the log at `pos` (inside segment of `pos`) and deletes every later segment. */
@@ -264,7 +379,14 @@ export class CommitLog {
     if (dropped > 0 || reason) {
       this.o.logger.warn({ at: pos, droppedBytes: dropped, reason }, 'commit log: torn or corrupt tail cut off');
     }
-    return { scannedFrom: from, validEnd: pos, droppedBytes: dropped, reason: dropped > 0 ? reason : null };
+    return {
+      scannedFrom: from,
+      validEnd: pos,
+      droppedBytes: dropped,
+      reason: dropped > 0 ? reason : null,
+      skippedRecords: this.lastSkipped.records,
+      skippedBytes: this.lastSkipped.bytes,
+    };
   }
 
   /**
@@ -666,4 +788,40 @@ function readAll(fd: number, buf: Buffer, position: number): Promise<number> {
 
 function fdatasync(fd: number): Promise<void> {
   return new Promise((resolve, reject) => fs.fdatasync(fd, (err) => (err ? reject(err) : resolve())));
+}
+
+/**
+ * Refuses a commit log whose segment files do not fit `fileSize` (the store was written with another
+ * mappedFileSizeCommitLog) or that misses a segment between two others. Nothing is deleted: RocketMQ
+ * refuses to load such a log too, and deleting would lose the data of every later segment.
+ */
+function checkSegmentLayout(
+  dir: string,
+  found: { name: string; start: number; bytes: number }[],
+  fileSize: number,
+): void {
+  for (const f of found) {
+    if (f.start % fileSize !== 0 || f.bytes > fileSize) {
+      throw new StoreLayoutError(
+        'mappedFileSizeCommitLog',
+        `commit log segment ${path.join(dir, f.name)} (${f.bytes} bytes) does not fit mappedFileSizeCommitLog = ${fileSize}: ` +
+          'the store was written with another segment size; open it with that size',
+      );
+    }
+  }
+  for (let i = 1; i < found.length; i++) {
+    const prev = found[i - 1] as { start: number; name: string };
+    const cur = found[i] as { start: number; name: string };
+    if (prev.start + fileSize !== cur.start) {
+      const missing: string[] = [];
+      for (let at = prev.start + fileSize; at < cur.start && missing.length < 5; at += fileSize) {
+        missing.push(offsetToFileName(at));
+      }
+      throw new StoreLayoutError(
+        'mappedFileSizeCommitLog',
+        `commit log segment ${missing.join(', ')}${missing.length === 5 ? ', ...' : ''} missing between ${prev.name} and ${cur.name} in ${dir}: ` +
+          'restore it (or move the later segments away); nothing was deleted',
+      );
+    }
+  }
 }

@@ -46,6 +46,8 @@ import type {
 
 /** Segments verified on open after a clean shutdown (RocketMQ: recoverNormally checks the last 3). */
 const NORMAL_RECOVERY_SEGMENTS = 3;
+/** The answer to the scan for a record that is damaged: skip its unit only. */
+const DAMAGED = Buffer.alloc(0);
 /** Bytes read at once when a pull misses the read cache (RocketMQ's on-disk cap per pull is 64 KiB). */
 const READ_AHEAD_BYTES = 64 * 1024;
 
@@ -61,6 +63,8 @@ export class MessageStore {
   private arrivals: MessageArrival[] = [];
   private readonly timers: TimerHandle[] = [];
   private dispatchedOffset = 0;
+  /** Consume-queue units recovery added from the commit log (logged once recovered). */
+  private unitsRedispatched = 0;
   private physicMsgTimestamp = 0;
   private logicsMsgTimestamp = 0;
   private running = true;
@@ -128,6 +132,30 @@ export class MessageStore {
     } else if (checkpoint && !haveQueues) {
       this.o.logger.warn({}, 'consume queues missing: rebuilding them from the commit log');
     }
+    // Consume queues damaged or cut short (by whole units) are rebuilt from the commit log: cut at the
+    // first unit that does not fit the log, then re-dispatched from the end of the last unit kept.
+    const bounds = this.commitLog.peekBounds();
+    let rebuildFrom = Infinity;
+    for (const cq of this.allQueues()) {
+      const cut = cq.validate(bounds.min, bounds.end, this.commitLog.maxRecordSize, MIN_RECORD_LENGTH);
+      if (cut > 0) {
+        this.o.logger.warn(
+          { topic: cq.topic, queueId: cq.queueId, unitsCut: cut, keptUnits: cq.maxOffset - cq.minOffset },
+          'consume queue: damaged units cut; rebuilding them from the commit log',
+        );
+        rebuildFrom = Math.min(rebuildFrom, Math.max(bounds.min, cq.maxPhysicOffset));
+      } else if (cq.maxPhysicOffset >= bounds.min && cq.maxOffset > cq.minOffset) {
+        rebuildFrom = Math.min(rebuildFrom, cq.maxPhysicOffset);
+      }
+    }
+    if (checkpoint && haveQueues && rebuildFrom < dispatchFrom) {
+      this.o.logger.info(
+        { from: rebuildFrom, checkpoint: dispatchFrom },
+        'recovery: checking consume queues from the end of the oldest',
+      );
+      dispatchFrom = rebuildFrom;
+      scanFrom = Math.min(scanFrom, rebuildFrom);
+    }
     this.o.logger.info({ abnormal, checkpoint, scanFrom, dispatchFrom }, 'message store: recovering');
     const report = this.commitLog.recover(scanFrom, tailSegments, dispatchFrom, (buf, at, offset) =>
       this.redispatch(buf, at, offset),
@@ -137,11 +165,17 @@ export class MessageStore {
       const cut = cq.truncateDirty(end);
       if (cut > 0)
         this.o.logger.warn(
-          { topic: cq.topic, queueId: cq.queueId, cut },
+          { topic: cq.topic, queueId: cq.queueId, unitsCut: cut, maxOffset: cq.maxOffset },
           'consume queue: units past the commit log cut',
         );
       cq.correctMinOffset(this.commitLog.minOffset);
       this.queueOffsetTable(cq.topic).set(cq.queueId, cq.maxOffset);
+    }
+    if (this.unitsRedispatched > 0) {
+      this.o.logger.warn(
+        { units: this.unitsRedispatched, abnormal },
+        'consume queues: units restored from the commit log',
+      );
     }
     this.dispatchedOffset = end;
     this.o.logger.info({ ...report, queues: this.queueCount() }, 'message store: recovered');
@@ -174,7 +208,7 @@ export class MessageStore {
     }
     const cq = this.consumeQueue(f.topic, f.queueId, true) as ConsumeQueue;
     const tagsCode = this.tagsCodeOf(f.topic, f.properties, f.storeTimestamp);
-    cq.putUnit(f.queueOffset, offset, f.size, tagsCode);
+    if (cq.putUnit(f.queueOffset, offset, f.size, tagsCode)) this.unitsRedispatched++;
     this.logicsMsgTimestamp = f.storeTimestamp;
   }
 
@@ -457,11 +491,23 @@ export class MessageStore {
     return result;
   }
 
-  /** A record's bytes; null when gone or when the bytes there are not the record the queue names. */
+  /**
+   * A record's bytes; null when its segment is gone, and an empty buffer (skip this unit only) when the
+   * bytes there are not the valid record the unit names: a damaged record (its CRC is checked unless
+   * checkCRCOnRead is off) or a damaged unit. A damaged record is never served.
+   */
   private recordView(offset: number, size: number, window: ReadWindow): Buffer | null {
     const b = this.commitLog.viewSync(offset, size, window, READ_AHEAD_BYTES);
-    if (!b || b.length < 8 || b.readInt32BE(0) !== size) return null;
-    return b;
+    if (b && b.length === size && b.readInt32BE(0) === size && this.isValidRecordAt(b, offset)) return b;
+    if (offset < this.commitLog.minOffset || !this.commitLog.segmentAt(offset)) return null;
+    this.o.logger.warn({ offset, size }, 'getMessage: damaged record or consume-queue unit skipped');
+    return DAMAGED;
+  }
+
+  private isValidRecordAt(b: Buffer, offset: number): boolean {
+    if (b.length < MIN_RECORD_LENGTH) return false;
+    if (checkRecord(b, 0, { checkCRC: this.o.checkCRCOnRead }).kind !== 'message') return false;
+    return b.readUInt32BE(28) * 0x1_0000_0000 + b.readUInt32BE(32) === offset;
   }
 
   getMinOffsetInQueue(topic: string, queueId: number): number {
@@ -519,8 +565,7 @@ export class MessageStore {
 
   /** True when `b` is one valid record (size, magic, body CRC) that states it sits at `offset`. */
   private isRecordAt(b: Buffer, offset: number): boolean {
-    if (b.length < MIN_RECORD_LENGTH || checkRecord(b, 0).kind !== 'message') return false;
-    return b.readUInt32BE(28) * 0x1_0000_0000 + b.readUInt32BE(32) === offset && b.readInt32BE(0) === b.length;
+    return b.readInt32BE(0) === b.length && this.isValidRecordAt(b, offset);
   }
 
   /** The message at a commit-log offset (body as stored, not decompressed), or null. */

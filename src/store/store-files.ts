@@ -18,6 +18,18 @@ export class StoreLockedError extends RocketMQError {
   }
 }
 
+/**
+ * The files of a store do not fit the options it is opened with (a different segment size), or a
+ * segment is missing between two others. `setting` names the option concerned. Nothing was changed.
+ */
+export class StoreLayoutError extends RocketMQError {
+  readonly setting: string;
+  constructor(setting: string, message: string) {
+    super('ERR_STORE_LAYOUT', message);
+    this.setting = setting;
+  }
+}
+
 const openInThisProcess = new Set<string>();
 
 /**
