@@ -131,6 +131,7 @@ export class ConsumeQueue {
   validate(commitLogMin: number, commitLogEnd: number, maxRecordSize: number, minRecordSize: number): number {
     const max = this.maxOffset;
     let prevEnd = -1;
+    let firstPastEnd: number | null = null;
     for (const f of this.files) {
       const from = Math.max(f.start, this.min);
       const units = from < f.start + f.units ? this.readUnits(from, f.units) : null;
@@ -142,11 +143,16 @@ export class ConsumeQueue {
         const size = units.readInt32BE(at + 8);
         if (size === CQ_FILLER_SIZE && offsetPy === 0) continue;
         const below = offsetPy < commitLogMin; // its segment expired: retention moves past it
-        const bad =
-          !below &&
-          (size < minRecordSize || size > maxRecordSize || offsetPy < prevEnd || offsetPy + size > commitLogEnd);
-        if (bad) {
-          const queueOffset = from + i;
+        const pastEnd = offsetPy + size > commitLogEnd;
+        const bad = !below && (size < minRecordSize || size > maxRecordSize || offsetPy < prevEnd);
+        // Units past the end of the log at the queue's end (a log cut short) are cut once the log is
+        // recovered; one followed by a unit inside the log is damaged.
+        if (!bad && pastEnd) {
+          firstPastEnd ??= from + i;
+          continue;
+        }
+        if (bad || firstPastEnd !== null) {
+          const queueOffset = firstPastEnd ?? from + i;
           this.truncateTo(queueOffset);
           this.maxPhysicOffset = this.computeMaxPhysicOffset();
           return max - queueOffset;

@@ -18,11 +18,18 @@ import { SEGMENT, TINY, msg, uniqueTopic } from './conformance.js';
 const segFile = (dir: string, offset: number): string =>
   path.join(dir, 'commitlog', String(offset - (offset % SEGMENT)).padStart(20, '0'));
 const cqFile = (dir: string, topic: string, queueId: number, queueOffset: number): string =>
-  path.join(dir, 'consumequeue', topic, String(queueId), String((queueOffset - (queueOffset % 10)) * 20).padStart(20, '0'));
+  path.join(
+    dir,
+    'consumequeue',
+    topic,
+    String(queueId),
+    String((queueOffset - (queueOffset % 10)) * 20).padStart(20, '0'),
+  );
 
 function spyLogger(): Logger & { warnings: { msg: string; obj: Record<string, unknown> }[] } {
   const warnings: { msg: string; obj: Record<string, unknown> }[] = [];
-  const push = (o: unknown, m?: string): void => void warnings.push({ msg: m ?? '', obj: o as Record<string, unknown> });
+  const push = (o: unknown, m?: string): void =>
+    void warnings.push({ msg: m ?? '', obj: o as Record<string, unknown> });
   return { warnings, debug: () => {}, info: () => {}, warn: push, error: push };
 }
 
@@ -46,7 +53,8 @@ describe('store corruption', () => {
   /** 2 queues, `n` messages alternating between them. */
   const fill = async (s: MessageStore, topic: string, n: number): Promise<PutMessageResult[]> => {
     const out: PutMessageResult[] = [];
-    for (let i = 0; i < n; i++) out.push(await s.putMessage(msg(topic, `m${i}-${'q'.repeat(i % 40)}`, { queueId: i % 2 })));
+    for (let i = 0; i < n; i++)
+      out.push(await s.putMessage(msg(topic, `m${i}-${'q'.repeat(i % 40)}`, { queueId: i % 2 })));
     return out;
   };
   /** Every message of a queue as a consumer reads it: follows nextBeginOffset, checks every CRC. */
@@ -55,13 +63,16 @@ describe('store corruption', () => {
     let offset = s.getMinOffsetInQueue(topic, queueId);
     for (let guard = 0; offset < s.getMaxOffsetInQueue(topic, queueId) && guard < 1000; guard++) {
       const g = await s.getMessage('G', topic, queueId, offset, 32);
-      for (const m of decodeMessages(Buffer.concat(g.messages), { checkCRC: true })) bodies.push((m.body as Buffer).toString());
+      for (const m of decodeMessages(Buffer.concat(g.messages), { checkCRC: true }))
+        bodies.push((m.body as Buffer).toString());
       offset = g.nextBeginOffset;
     }
     return bodies;
   };
   const bodiesOf = (n: number, queueId: number, except: number[] = []): string[] =>
-    [...Array(n).keys()].filter((i) => i % 2 === queueId && !except.includes(i)).map((i) => `m${i}-${'q'.repeat(i % 40)}`);
+    [...Array(n).keys()]
+      .filter((i) => i % 2 === queueId && !except.includes(i))
+      .map((i) => `m${i}-${'q'.repeat(i % 40)}`);
 
   beforeEach(() => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rmq-corrupt-'));
@@ -159,7 +170,9 @@ describe('store corruption', () => {
     expect(again.getMaxOffsetInQueue(topic, 1)).toBe(100);
     expect(await consume(again, topic, 0)).toEqual(bodiesOf(200, 0));
     expect(await consume(again, topic, 1)).toEqual(bodiesOf(200, 1));
-    expect(log.warnings.find((w) => /restored from the commit log/.test(w.msg))?.obj).toMatchObject({ units: 7 + 8 + 50 });
+    expect(log.warnings.find((w) => /restored from the commit log/.test(w.msg))?.obj).toMatchObject({
+      units: 7 + 8 + 50,
+    });
     expect((await again.putMessage(msg(topic, 'next', { queueId: 1 }))).queueOffset).toBe(100);
   });
 
