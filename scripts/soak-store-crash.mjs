@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Soak test of the store's crash safety: runs the crash round of test/support/store-crash.mjs N times
-// (default 20) on one store directory — a child appends under load, is SIGKILLed at a random moment,
+// (default 20) on one store directory — a child appends under load, is SIGKILLed after a random number of acknowledged appends,
 // the store is reopened and every acknowledged append is checked byte for byte. Alternates ASYNC_FLUSH
 // and SYNC_FLUSH. Needs the compiled store: run `npm run build` first.
 // Usage: node scripts/soak-store-crash.mjs [N] [--keep]
@@ -20,7 +20,7 @@ for (let i = 1; i <= rounds; i++) {
   acknowledged += r.acknowledged;
   const verdict = r.problems.length === 0 ? 'ok' : `FAILED: ${r.problems.slice(0, 5).join('; ')}`;
   console.log(
-    `round ${i}/${rounds} ${mode} killed after ${r.killedAfterMs} ms: ${r.acknowledged} acknowledged, log ${r.commitLogMax} bytes, ${verdict}`,
+    `round ${i}/${rounds} ${mode} killed after ${r.killAfterAcks} acks: ${r.acknowledged} acknowledged, log ${r.commitLogMax} bytes, ${verdict}`,
   );
   if (r.problems.length > 0) failed++;
 }

@@ -5,11 +5,13 @@
  *                      [--access-token T] [--sync-flush] [--no-auto-create-topic]
  *                      [--channel-expired-timeout-ms N] [--watch-renew-grace-ms N]
  *                      [--message-delay-level "1s 5s ..."] [--dlq-readable]
+ *                      [--log-level debug|info|warn|error|silent]
  * Prints `rocketmq-ts broker listening on <address>` once the broker serves, and shuts down cleanly on
  * SIGINT / SIGTERM (exit code 0). Bad flags exit with code 2 and a message on stderr.
  */
 import { parseArgs } from 'node:util';
 import { Broker } from './broker/index.js';
+import { LOG_LEVELS, createLineLogger, isLogLevel } from './common/line-logger.js';
 
 const USAGE = `Usage: rocketmq-ts <command> [options]
 
@@ -34,6 +36,8 @@ rocketmq-ts broker options:
   --message-delay-level L  delay levels, e.g. "1s 5s 10s 30s 1m ... 2h" (units
                            ms, s, m, h, d; default RocketMQ's 18 levels)
   --dlq-readable           make %DLQ% topics readable when they are created
+  --log-level LEVEL        debug, info, warn, error or silent (default info): JSON
+                           lines on stderr, e.g. every action of store recovery
   -h, --help               show this help
 `;
 
@@ -69,6 +73,7 @@ async function runBroker(args: string[]): Promise<void> {
       'watch-renew-grace-ms': { type: 'string' },
       'message-delay-level': { type: 'string' },
       'dlq-readable': { type: 'boolean' },
+      'log-level': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
     strict: true,
@@ -79,6 +84,9 @@ async function runBroker(args: string[]): Promise<void> {
     return;
   }
   if (!values.store) throw new UsageError('--store DIR is required');
+  const level = values['log-level'] ?? 'info';
+  if (!isLogLevel(level)) throw new UsageError(`--log-level must be one of ${LOG_LEVELS.join(', ')}, got '${level}'`);
+  const logger = createLineLogger(level, (line) => process.stderr.write(line));
   const broker = await Broker.start({
     storePath: values.store,
     port: parsePort(values.port),
@@ -90,6 +98,7 @@ async function runBroker(args: string[]): Promise<void> {
     channelExpiredTimeoutMs: parseMs('channel-expired-timeout-ms', values['channel-expired-timeout-ms']),
     watchRenewGraceMs: parseMs('watch-renew-grace-ms', values['watch-renew-grace-ms']),
     dlqReadable: values['dlq-readable'] ? true : undefined,
+    logger,
     store: {
       ...(values['sync-flush'] ? { flushDiskType: 'SYNC_FLUSH' as const } : {}),
       ...(values['message-delay-level'] ? { messageDelayLevel: values['message-delay-level'] } : {}),

@@ -187,6 +187,7 @@ export class Broker {
     }
     try {
       broker = new Broker({ options: o, http, port, address, store });
+      broker.consumerOffsetManager.correctOffsetsPastEnd((t, q) => store.getMaxOffsetInQueue(t, q));
       broker.consumerOffsetManager.start();
       broker.pullRequestHoldService.start();
       broker.consumerManager.start();

@@ -103,6 +103,32 @@ export class ConsumerOffsetManager {
     }
   }
 
+  /**
+   * Moves every committed offset past its queue's end back to the end (after the store's recovery cut
+   * a queue short): left there, new messages would take those offsets and the group would skip them.
+   * Each correction is logged; returns how many offsets were corrected.
+   */
+  correctOffsetsPastEnd(maxOffsetOf: (topic: string, queueId: number) => number): number {
+    let corrected = 0;
+    for (const [key, queues] of this.offsetTable) {
+      const at = key.lastIndexOf(TOPIC_GROUP_SEPARATOR);
+      const topic = key.slice(0, at);
+      const group = key.slice(at + 1);
+      for (const [queueId, offset] of queues) {
+        const max = maxOffsetOf(topic, queueId);
+        if (offset <= max) continue;
+        queues.set(queueId, max);
+        corrected++;
+        this.options.logger.warn(
+          { group, topic, queueId, committed: offset, queueMaxOffset: max },
+          'consumer offset past the end of its queue corrected to the end',
+        );
+      }
+    }
+    if (corrected > 0) this.dirty = true;
+    return corrected;
+  }
+
   /** RocketMQ: queryOffset — the committed offset, or -1 when the group has none for the queue. */
   queryOffset(group: string, topic: string, queueId: number): number {
     return this.offsetTable.get(topic + TOPIC_GROUP_SEPARATOR + group)?.get(queueId) ?? -1;

@@ -11,9 +11,17 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { types } from 'node:util';
 import type { Logger } from '../common/logger.js';
 import { SlotSet } from '../common/slot-set.js';
-import { checkRecord, writeBlankRecord } from '../common/codec/index.js';
+import {
+  BLANK_MAGIC_CODE,
+  MAGIC_CODE_V1,
+  MAGIC_CODE_V2,
+  checkRecord,
+  writeBlankRecord,
+} from '../common/codec/index.js';
+import { StoreLayoutError } from './store-files.js';
 import { COMMITLOG_DIR, END_FILE_MIN_BLANK_LENGTH, fileNameToOffset, offsetToFileName } from './layout.js';
 import { ReadCache } from './read-cache.js';
 
@@ -38,7 +46,8 @@ interface Chunk {
   blank: Buffer | null;
 }
 
-const asError = (e: unknown): Error => (e instanceof Error ? e : new Error(String(e)));
+// isNativeError, not instanceof: an fs error may come from another realm (a vm context) and keeps its code.
+const asError = (e: unknown): Error => (types.isNativeError(e) ? e : new Error(String(e)));
 
 interface Segment {
   start: number;
@@ -53,6 +62,8 @@ export interface AppendRequest {
   record: Buffer;
   /** Called in log order just before the batch is written: fill in offsets and the store time. */
   assign(physicalOffset: number): void;
+  /** Called in reverse log order when the batch could not be written: take back what `assign` did. */
+  rollback(): void;
   /** Called in log order right after the bytes are in the file (before any fsync). */
   written(): void;
   /** Settles the append; `flushOk` false means the SYNC_FLUSH fsync timed out. */
@@ -66,6 +77,8 @@ export interface CommitLogOptions {
   syncFlushTimeoutMs: number;
   logger: Logger;
   setTimeout(fn: () => void, ms: number): () => void;
+  /** The fdatasync used by flushes (the real one unless a test slows it down). */
+  fdatasync?: (fd: number) => Promise<void>;
 }
 
 /** What recovery found: where the valid log ends and what it cut off. */
@@ -74,6 +87,9 @@ export interface RecoveryReport {
   validEnd: number;
   droppedBytes: number;
   reason: string | null;
+  /** Damaged records or ranges inside the log that were skipped (kept on disk, never served). */
+  skippedRecords: number;
+  skippedBytes: number;
 }
 
 export class CommitLog {
@@ -92,6 +108,7 @@ export class CommitLog {
   private flushing: Promise<void> | null = null;
   private readonly cache: ReadCache;
   private closed = false;
+  private lastSkipped = { records: 0, bytes: 0 };
 
   constructor(
     storePath: string,
@@ -138,21 +155,20 @@ export class CommitLog {
       .map((n) => ({ n, off: fileNameToOffset(n) }))
       .filter((e): e is { n: string; off: number } => e.off !== null)
       .sort((a, b) => a.off - b.off);
+    checkSegmentLayout(
+      this.dir,
+      found.map(({ n, off }) => ({ name: n, start: off, bytes: fs.statSync(path.join(this.dir, n)).size })),
+      size,
+    );
     for (const { n, off } of found) {
       const p = path.join(this.dir, n);
-      const prev = this.segments.at(-1);
-      if (off % size !== 0 || (prev && prev.start + size !== off)) {
-        this.o.logger.error({ file: p }, 'commit log: segment out of sequence, removed');
-        fs.rmSync(p, { force: true });
-        continue;
-      }
       this.segments.push({ start: off, path: p, fd: fs.openSync(p, 'r+'), readers: 0 });
     }
     const first = this.segments[0];
     const last = this.segments.at(-1);
     if (!first || !last) {
       this.writePos = this.layoutPos = this.flushed = 0;
-      return { scannedFrom: 0, validEnd: 0, droppedBytes: 0, reason: null };
+      return { scannedFrom: 0, validEnd: 0, droppedBytes: 0, reason: null, skippedRecords: 0, skippedBytes: 0 };
     }
     let from = Math.max(scanFrom, first.start);
     if (tailSegments > 0) from = Math.min(from, (this.segments.at(-tailSegments) ?? first).start);
@@ -167,6 +183,20 @@ export class CommitLog {
     return report;
   }
 
+  /** Where the segment files on disk start and (at most) end, before recovery opens them. */
+  peekBounds(): { min: number; end: number } {
+    if (!fs.existsSync(this.dir)) return { min: 0, end: 0 };
+    const found = fs
+      .readdirSync(this.dir)
+      .map((n) => ({ n, off: fileNameToOffset(n) }))
+      .filter((e): e is { n: string; off: number } => e.off !== null)
+      .sort((a, b) => a.off - b.off);
+    const first = found[0];
+    const last = found.at(-1);
+    if (!first || !last) return { min: 0, end: 0 };
+    return { min: first.off, end: last.off + fs.statSync(path.join(this.dir, last.n)).size };
+  }
+
   /** Closes every descriptor at once (a failed open). */
   closeNow(): void {
     this.closed = true;
@@ -174,6 +204,12 @@ export class CommitLog {
     this.cache.clear();
   }
 
+  /**
+   * Verifies records from `from` to the end of the log. A damaged record or range inside the log (one
+   * followed by a valid record of the same segment, or by later segments) is skipped and logged, never
+   * a reason to cut what follows: records state their own offset, so the next valid one is found by
+   * searching for a record that names the position it sits at. Only a damaged tail is cut.
+   */
   private scan(
     from: number,
     dispatchFrom: number,
@@ -182,57 +218,142 @@ export class CommitLog {
     const size = this.o.fileSize;
     let buf = Buffer.allocUnsafe(Math.min(size, 16 * 1024 * 1024));
     const startIdx = this.segments.findIndex((s) => from >= s.start && from < s.start + size);
+    let skippedRecords = 0;
+    let skippedBytes = 0;
     for (let idx = startIdx; idx < this.segments.length; idx++) {
       const seg = this.segments[idx] as Segment;
+      const isLast = idx === this.segments.length - 1;
       const fileLen = Math.min(fs.fstatSync(seg.fd).size, size);
       let filePos = idx === startIdx ? from - seg.start : 0;
       let ended = false;
-      let reason: string | null = null;
-      while (!ended && reason === null && filePos < fileLen) {
+      while (!ended && filePos < fileLen) {
         const n = fs.readSync(seg.fd, buf, 0, Math.min(buf.length, fileLen - filePos), filePos);
         const view = buf.subarray(0, n);
         let p = 0;
+        let damage: string | null = null;
         while (p < n) {
           const c = checkRecord(view, p);
           if (c.kind === 'blank') {
-            if (filePos + p + c.size === size) ended = true;
-            else reason = `filler of ${c.size} bytes at ${seg.start + filePos + p} does not end its segment`;
+            if (filePos + p + c.size !== size) {
+              throw new StoreLayoutError(
+                'mappedFileSizeCommitLog',
+                `the segment-end filler at ${seg.start + filePos + p} says segment ${seg.path} is ${filePos + p + c.size} bytes, ` +
+                  `not mappedFileSizeCommitLog = ${size}: the store was written with another segment size; open it with that size`,
+              );
+            }
+            ended = true;
             break;
           }
           if (c.kind === 'invalid') {
             // A record cut by the end of the read (not of the file) is read again from its start.
             if (c.truncated && filePos + n < fileLen) {
-              if (p === 0) {
-                const need = n >= 4 ? view.readInt32BE(0) : 0;
-                if (need <= n || need > fileLen - filePos) reason = c.reason;
-                else buf = Buffer.allocUnsafe(need);
+              const need = n - p >= 4 ? view.readInt32BE(p) : 0;
+              if (p > 0) break;
+              if (need > n && need <= fileLen - filePos && need <= size) {
+                buf = Buffer.allocUnsafe(need);
+                break;
               }
-              break;
             }
-            reason = c.reason;
+            damage = c.reason;
             break;
           }
           const offset = seg.start + filePos + p;
           const stated = view.readUInt32BE(p + 28) * 0x1_0000_0000 + view.readUInt32BE(p + 32);
           if (stated !== offset) {
-            reason = `record at ${offset} says it is at ${stated}`;
+            damage = `record at ${offset} says it is at ${stated}`;
             break;
           }
           if (offset >= dispatchFrom) onRecord(view, p, offset);
           p += c.size;
         }
         filePos += p;
-      }
-      if (reason !== null) return this.cut(from, seg.start + filePos, reason);
-      if (!ended) {
-        if (idx < this.segments.length - 1) {
-          return this.cut(from, seg.start + filePos, 'segment ends without its filler');
+        if (damage === null) continue;
+        const resume = this.findNextRecord(seg, filePos + 1, fileLen);
+        if (resume === null && isLast) {
+          if (skippedRecords > 0) this.logSkipped(skippedRecords, skippedBytes);
+          return this.cut(from, seg.start + filePos, damage);
         }
+        const end = resume ?? fileLen;
+        skippedRecords++;
+        skippedBytes += end - filePos;
+        this.o.logger.warn(
+          { at: seg.start + filePos, skippedBytes: end - filePos, reason: damage, resumedAt: seg.start + end },
+          resume === null
+            ? 'commit log: damaged range skipped up to the end of its segment; later segments kept'
+            : 'commit log: damaged record skipped; the records after it are kept',
+        );
+        filePos = end;
+        if (resume === null) ended = true;
+      }
+      if (!ended && !isLast) {
+        skippedRecords++;
+        this.o.logger.warn(
+          { at: seg.start + filePos, segment: seg.path },
+          'commit log: segment ends without its filler; later segments kept',
+        );
+        ended = true;
+      }
+      if (!ended) {
+        if (skippedRecords > 0) this.logSkipped(skippedRecords, skippedBytes);
         return this.cut(from, seg.start + filePos, null);
       }
     }
+    if (skippedRecords > 0) this.logSkipped(skippedRecords, skippedBytes);
     const last = this.segments.at(-1) as Segment;
-    return { scannedFrom: from, validEnd: last.start + size, droppedBytes: 0, reason: null };
+    return {
+      scannedFrom: from,
+      validEnd: last.start + size,
+      droppedBytes: 0,
+      reason: null,
+      skippedRecords,
+      skippedBytes,
+    };
+  }
+
+  private logSkipped(records: number, bytes: number): void {
+    this.lastSkipped = { records, bytes };
+    this.o.logger.warn({ skippedRanges: records, skippedBytes: bytes }, 'commit log: damaged records skipped');
+  }
+
+  /**
+   * The file position of the first valid record (one that names its own offset, CRC included) or
+   * segment-end filler at or after `filePos`, or null when there is none before `fileLen`.
+   */
+  private findNextRecord(seg: Segment, filePos: number, fileLen: number): number | null {
+    const window = 1024 * 1024;
+    const buf = Buffer.allocUnsafe(window + 8);
+    const magics = [MAGIC_CODE_V1, MAGIC_CODE_V2, BLANK_MAGIC_CODE].map((m) => {
+      const b = Buffer.allocUnsafe(4);
+      b.writeInt32BE(m, 0);
+      return b;
+    });
+    for (let at = filePos; at < fileLen; at += window) {
+      const n = fs.readSync(seg.fd, buf, 0, Math.min(buf.length, fileLen - at + 4), Math.max(0, at - 4));
+      const base = Math.max(0, at - 4);
+      const hits: number[] = [];
+      for (const m of magics) {
+        for (let i = buf.indexOf(m, 0); i >= 0 && i < n; i = buf.indexOf(m, i + 1)) {
+          const start = base + i - 4;
+          if (start >= filePos && start < at + window) hits.push(start);
+        }
+      }
+      hits.sort((a, b) => a - b);
+      for (const start of hits) if (this.isRecordStart(seg, start, fileLen)) return start;
+    }
+    return null;
+  }
+
+  /** Whether a valid record naming its own offset, or the segment-end filler, starts at `start`. */
+  private isRecordStart(seg: Segment, start: number, fileLen: number): boolean {
+    if (start < 0 || start + 8 > fileLen) return false;
+    const head = Buffer.allocUnsafe(8);
+    fs.readSync(seg.fd, head, 0, 8, start);
+    const len = head.readInt32BE(0);
+    if (head.readInt32BE(4) === BLANK_MAGIC_CODE) return start + len === this.o.fileSize;
+    if (len < 8 || start + len > fileLen) return false;
+    const rec = Buffer.allocUnsafe(len);
+    if (fs.readSync(seg.fd, rec, 0, len, start) !== len || checkRecord(rec, 0).kind !== 'message') return false;
+    return rec.readUInt32BE(28) * 0x1_0000_0000 + rec.readUInt32BE(32) === seg.start + start;
   }
 
   /** Truncates the log at `pos` (inside segment of `pos`) and deletes every later segment. */
@@ -258,7 +379,14 @@ export class CommitLog {
     if (dropped > 0 || reason) {
       this.o.logger.warn({ at: pos, droppedBytes: dropped, reason }, 'commit log: torn or corrupt tail cut off');
     }
-    return { scannedFrom: from, validEnd: pos, droppedBytes: dropped, reason: dropped > 0 ? reason : null };
+    return {
+      scannedFrom: from,
+      validEnd: pos,
+      droppedBytes: dropped,
+      reason: dropped > 0 ? reason : null,
+      skippedRecords: this.lastSkipped.records,
+      skippedBytes: this.lastSkipped.bytes,
+    };
   }
 
   /**
@@ -308,16 +436,32 @@ export class CommitLog {
     try {
       chunks = this.layOut(batch);
     } catch (e) {
-      for (const r of batch) r.settle(asError(e), false);
+      // Nothing was assigned or written: the batch is refused and the log is as it was.
+      const err = asError(e);
+      this.o.logger.error(
+        { err, at: this.writePos, records: batch.length },
+        'commit log: segment roll failed; batch refused',
+      );
+      for (const r of batch) r.settle(err, false);
       return;
     }
     try {
       for (const c of chunks) writeAllSync(c.seg.fd, c.parts, c.start - c.seg.start);
     } catch (e) {
-      // A failed write leaves a hole: refuse every later append rather than write past it.
       const err = asError(e);
-      this.failed = err;
-      this.o.logger.error({ err }, 'commit log: write failed; appends refused until restart');
+      for (let i = batch.length - 1; i >= 0; i--) (batch[i] as AppendRequest).rollback();
+      this.layoutPos = this.writePos;
+      // Take back the bytes written: a later append (or recovery) must not find half a batch there.
+      // When even that fails, refuse every later append rather than write past a hole.
+      if (this.undoWrite()) {
+        this.o.logger.error(
+          { err, at: this.writePos, records: batch.length },
+          'commit log: write failed; batch refused',
+        );
+      } else {
+        this.failed = err;
+        this.o.logger.error({ err }, 'commit log: write failed and could not be undone; appends refused until restart');
+      }
       for (const r of batch) r.settle(err, false);
       return;
     }
@@ -353,38 +497,50 @@ export class CommitLog {
     void synced.finally(() => this.syncing.delete(slot, synced));
   }
 
-  /** Places each record (calling `assign`), adding fillers and segments; one write per segment. */
+  /**
+   * Places each record, adding fillers and segments; one write per segment. Every segment the batch
+   * needs is opened before any record is assigned its place: a failed roll (EMFILE, ENOSPC, EISDIR)
+   * throws with nothing assigned and the segments it had created removed.
+   */
   private layOut(batch: AppendRequest[]): Chunk[] {
     const size = this.o.fileSize;
     const out: Chunk[] = [];
+    const places: number[] = [];
+    const created: Segment[] = [];
     let pos = this.layoutPos;
     let chunk: Chunk | null = null;
-    for (const r of batch) {
-      const len = r.record.length;
-      const inSeg = pos % size;
-      if (inSeg + len + END_FILE_MIN_BLANK_LENGTH > size) {
-        const blank = Buffer.allocUnsafe(END_FILE_MIN_BLANK_LENGTH);
-        writeBlankRecord(blank, 0, size - inSeg);
-        chunk ??= { seg: this.segmentFor(pos), start: pos, end: pos, parts: [], blank: null };
-        chunk.parts.push(blank);
-        chunk.blank = blank;
-        chunk.end = pos + END_FILE_MIN_BLANK_LENGTH;
-        out.push(chunk);
-        chunk = null;
-        pos += size - inSeg;
+    try {
+      for (const r of batch) {
+        const len = r.record.length;
+        const inSeg = pos % size;
+        if (inSeg + len + END_FILE_MIN_BLANK_LENGTH > size) {
+          const blank = Buffer.allocUnsafe(END_FILE_MIN_BLANK_LENGTH);
+          writeBlankRecord(blank, 0, size - inSeg);
+          chunk ??= { seg: this.segmentFor(pos, created), start: pos, end: pos, parts: [], blank: null };
+          chunk.parts.push(blank);
+          chunk.blank = blank;
+          chunk.end = pos + END_FILE_MIN_BLANK_LENGTH;
+          out.push(chunk);
+          chunk = null;
+          pos += size - inSeg;
+        }
+        chunk ??= { seg: this.segmentFor(pos, created), start: pos, end: pos, parts: [], blank: null };
+        places.push(pos);
+        chunk.parts.push(r.record);
+        pos += len;
+        chunk.end = pos;
       }
-      chunk ??= { seg: this.segmentFor(pos), start: pos, end: pos, parts: [], blank: null };
-      r.assign(pos);
-      chunk.parts.push(r.record);
-      pos += len;
-      chunk.end = pos;
+    } catch (e) {
+      this.dropSegments(created);
+      throw e;
     }
     if (chunk) out.push(chunk);
+    for (let i = 0; i < batch.length; i++) (batch[i] as AppendRequest).assign(places[i] as number);
     this.layoutPos = pos;
     return out;
   }
 
-  private segmentFor(offset: number): Segment {
+  private segmentFor(offset: number, created: Segment[]): Segment {
     const size = this.o.fileSize;
     const start = offset - (offset % size);
     const last = this.segments.at(-1);
@@ -393,20 +549,76 @@ export class CommitLog {
     const p = path.join(this.dir, offsetToFileName(start));
     const seg: Segment = { start, path: p, fd: fs.openSync(p, 'w+'), readers: 0 };
     this.segments.push(seg);
+    created.push(seg);
     return seg;
   }
 
-  private async syncWithTimeout(): Promise<boolean> {
-    let timedOut = false;
-    const cancel = this.o.setTimeout(() => {
-      timedOut = true;
-    }, this.o.syncFlushTimeoutMs);
-    try {
-      await this.flush();
-    } finally {
-      cancel();
+  /** Closes and deletes segments a failed batch created. */
+  private dropSegments(created: Segment[]): void {
+    for (const seg of created) {
+      const i = this.segments.indexOf(seg);
+      if (i >= 0) this.segments.splice(i, 1);
+      try {
+        fs.closeSync(seg.fd);
+        fs.rmSync(seg.path, { force: true });
+      } catch (e) {
+        this.o.logger.warn({ err: e, file: seg.path }, 'commit log: could not remove a segment of a failed batch');
+      }
     }
-    return !timedOut;
+  }
+
+  /** Cuts every byte past `writePos` (a failed write); false when that failed too. */
+  private undoWrite(): boolean {
+    try {
+      const later = this.segments.filter((s) => s.start > this.writePos);
+      this.dropSegments(later);
+      const seg = this.segmentAt(this.writePos);
+      if (seg && fs.fstatSync(seg.fd).size > this.writePos - seg.start) {
+        fs.ftruncateSync(seg.fd, this.writePos - seg.start);
+      }
+      return this.segments.every((s) => s.start <= this.writePos);
+    } catch (e) {
+      this.o.logger.error({ err: e }, 'commit log: could not cut a failed write');
+      return false;
+    }
+  }
+
+  /**
+   * Resolves true once the batch is fsynced, or false as soon as `syncFlushTimeoutMs` passes first
+   * (RocketMQ answers FLUSH_DISK_TIMEOUT then, without waiting for the disk). The flush goes on.
+   */
+  private syncWithTimeout(): Promise<boolean> {
+    return new Promise((resolve, reject) => {
+      let answered = false;
+      const cancel = this.o.setTimeout(() => {
+        if (answered) return;
+        answered = true;
+        this.o.logger.warn(
+          { timeoutMs: this.o.syncFlushTimeoutMs },
+          'commit log: fdatasync slower than syncFlushTimeoutMs',
+        );
+        resolve(false);
+      }, this.o.syncFlushTimeoutMs);
+      this.flush().then(
+        () => {
+          cancel();
+          if (!answered) {
+            answered = true;
+            resolve(true);
+          }
+        },
+        (e: unknown) => {
+          cancel();
+          if (!answered) {
+            answered = true;
+            reject(e);
+          } else if (!this.failed) {
+            this.failed = asError(e);
+            this.o.logger.error({ err: e }, 'commit log: fdatasync failed; appends refused until restart');
+          }
+        },
+      );
+    });
   }
 
   /** fdatasyncs every segment holding unflushed bytes; concurrent callers share one flush. */
@@ -416,7 +628,8 @@ export class CommitLog {
     const target = this.writePos;
     const from = this.flushed;
     const segs = this.segments.filter((s) => s.start + this.o.fileSize > from && s.start < target);
-    this.flushing = Promise.all(segs.map((s) => fdatasync(s.fd)))
+    const sync = this.o.fdatasync ?? fdatasync;
+    this.flushing = Promise.all(segs.map((s) => sync(s.fd)))
       .then(() => {
         this.flushed = Math.max(this.flushed, target);
       })
@@ -575,4 +788,40 @@ function readAll(fd: number, buf: Buffer, position: number): Promise<number> {
 
 function fdatasync(fd: number): Promise<void> {
   return new Promise((resolve, reject) => fs.fdatasync(fd, (err) => (err ? reject(err) : resolve())));
+}
+
+/**
+ * Refuses a commit log whose segment files do not fit `fileSize` (the store was written with another
+ * mappedFileSizeCommitLog) or that misses a segment between two others. Nothing is deleted: RocketMQ
+ * refuses to load such a log too, and deleting would lose the data of every later segment.
+ */
+function checkSegmentLayout(
+  dir: string,
+  found: { name: string; start: number; bytes: number }[],
+  fileSize: number,
+): void {
+  for (const f of found) {
+    if (f.start % fileSize !== 0 || f.bytes > fileSize) {
+      throw new StoreLayoutError(
+        'mappedFileSizeCommitLog',
+        `commit log segment ${path.join(dir, f.name)} (${f.bytes} bytes) does not fit mappedFileSizeCommitLog = ${fileSize}: ` +
+          'the store was written with another segment size; open it with that size',
+      );
+    }
+  }
+  for (let i = 1; i < found.length; i++) {
+    const prev = found[i - 1] as { start: number; name: string };
+    const cur = found[i] as { start: number; name: string };
+    if (prev.start + fileSize !== cur.start) {
+      const missing: string[] = [];
+      for (let at = prev.start + fileSize; at < cur.start && missing.length < 5; at += fileSize) {
+        missing.push(offsetToFileName(at));
+      }
+      throw new StoreLayoutError(
+        'mappedFileSizeCommitLog',
+        `commit log segment ${missing.join(', ')}${missing.length === 5 ? ', ...' : ''} missing between ${prev.name} and ${cur.name} in ${dir}: ` +
+          'restore it (or move the later segments away); nothing was deleted',
+      );
+    }
+  }
 }

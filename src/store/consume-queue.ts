@@ -9,6 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Logger } from '../common/logger.js';
 import { CQ_FILLER_SIZE, CQ_UNIT_SIZE, fileNameToOffset, offsetToFileName } from './layout.js';
+import { StoreLayoutError } from './store-files.js';
 
 interface CqFile {
   /** Queue offset of the file's first unit. */
@@ -70,21 +71,34 @@ export class ConsumeQueue {
     const names = fs
       .readdirSync(this.dir)
       .map((n) => ({ n, off: fileNameToOffset(n) }))
-      .filter((e): e is { n: string; off: number } => e.off !== null && e.off % fileBytes === 0)
+      .filter((e): e is { n: string; off: number } => e.off !== null)
       .sort((a, b) => a.off - b.off);
+    for (const { n, off } of names) {
+      const bytes = fs.statSync(path.join(this.dir, n)).size;
+      if (off % fileBytes !== 0 || bytes > fileBytes) {
+        throw new StoreLayoutError(
+          'mappedFileSizeConsumeQueue',
+          `consume-queue file ${path.join(this.dir, n)} (${bytes} bytes) does not fit mappedFileSizeConsumeQueue = ${fileBytes}: ` +
+            'the store was written with another consume-queue file size; open it with that size',
+        );
+      }
+    }
     for (const { n, off } of names) {
       const p = path.join(this.dir, n);
       let size = fs.statSync(p).size;
       if (size > fileBytes) size = fileBytes;
       const whole = Math.floor(size / CQ_UNIT_SIZE);
       if (whole * CQ_UNIT_SIZE !== fs.statSync(p).size) {
-        this.logger.warn({ file: p, size }, 'consume queue: trimming a torn unit');
+        this.logger.warn({ file: p, size, keptUnits: whole }, 'consume queue: torn unit cut');
         fs.truncateSync(p, whole * CQ_UNIT_SIZE);
       }
       const last = this.files.at(-1);
       if (last && (last.units !== this.unitsPerFile || last.start + this.unitsPerFile !== off / CQ_UNIT_SIZE)) {
         // A gap or a short file before this one: keep the files up to the gap, drop the rest.
-        this.logger.warn({ file: p }, 'consume queue: file after a gap dropped');
+        this.logger.warn(
+          { file: p, topic: this.topic, queueId: this.queueId, units: whole },
+          'consume queue: file after a gap dropped; its units are rebuilt from the commit log',
+        );
         fs.rmSync(p, { force: true });
         continue;
       }
@@ -107,6 +121,46 @@ export class ConsumeQueue {
     this.min = this.files[0]?.start ?? 0;
     this.skipFillersAtHead();
     this.maxPhysicOffset = this.computeMaxPhysicOffset();
+  }
+
+  /**
+   * Checks every unit against the shape of the commit log (recovery): units name records in increasing
+   * order that do not overlap, of a plausible size, inside the log. The queue is cut at the first unit
+   * that does not, so the dispatch from the commit log rebuilds it and what follows. Returns the units cut.
+   */
+  validate(commitLogMin: number, commitLogEnd: number, maxRecordSize: number, minRecordSize: number): number {
+    const max = this.maxOffset;
+    let prevEnd = -1;
+    let firstPastEnd: number | null = null;
+    for (const f of this.files) {
+      const from = Math.max(f.start, this.min);
+      const units = from < f.start + f.units ? this.readUnits(from, f.units) : null;
+      if (!units) continue;
+      const count = Math.floor(units.length / CQ_UNIT_SIZE);
+      for (let i = 0; i < count; i++) {
+        const at = i * CQ_UNIT_SIZE;
+        const offsetPy = units.readUInt32BE(at) * 0x1_0000_0000 + units.readUInt32BE(at + 4);
+        const size = units.readInt32BE(at + 8);
+        if (size === CQ_FILLER_SIZE && offsetPy === 0) continue;
+        const below = offsetPy < commitLogMin; // its segment expired: retention moves past it
+        const pastEnd = offsetPy + size > commitLogEnd;
+        const bad = !below && (size < minRecordSize || size > maxRecordSize || offsetPy < prevEnd);
+        // Units past the end of the log at the queue's end (a log cut short) are cut once the log is
+        // recovered; one followed by a unit inside the log is damaged.
+        if (!bad && pastEnd) {
+          firstPastEnd ??= from + i;
+          continue;
+        }
+        if (bad || firstPastEnd !== null) {
+          const queueOffset = firstPastEnd ?? from + i;
+          this.truncateTo(queueOffset);
+          this.maxPhysicOffset = this.computeMaxPhysicOffset();
+          return max - queueOffset;
+        }
+        if (!below) prevEnd = offsetPy + size;
+      }
+    }
+    return 0;
   }
 
   /** Removes units pointing at or past `commitLogEnd` (recovery after the commit log was cut). */

@@ -127,7 +127,10 @@ export interface ScanParams extends TransferCaps, OffsetCorrectionPolicy {
 export type ScanRequest =
   /** Consume-queue units from queue offset `from` to the end of its file (at most `maxUnits`); null if none. */
   | { kind: 'units'; from: number; maxUnits: number }
-  /** The record at commit-log `offset` of `size` bytes; null when its segment is gone. */
+  /**
+   * The record at commit-log `offset` of `size` bytes; null when its segment is gone (the rest of the
+   * segment is skipped), an empty buffer when the bytes there are not that record (this unit is skipped).
+   */
   | { kind: 'record'; offset: number; size: number };
 
 export interface ScanResult {
@@ -201,6 +204,11 @@ export function* scanConsumeQueue(p: ScanParams): Generator<ScanRequest, ScanRes
         // RocketMQ: the commit-log segment is gone; skip the rest of it.
         if (r.bufferTotalSize === 0) r.status = 'MESSAGE_WAS_REMOVING';
         skipBelowPy = offsetPy + p.commitLogFileSize - (offsetPy % p.commitLogFileSize);
+        continue;
+      }
+      if (record.length === 0) {
+        // A damaged record (or a unit that does not name one): skip this unit only.
+        if (r.bufferTotalSize === 0) r.status = 'NO_MATCHED_MESSAGE';
         continue;
       }
       if (p.filter && !p.filter.isMatchedByCommitLog(record, null)) {

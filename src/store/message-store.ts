@@ -7,6 +7,11 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { TimerHandle } from '../common/clock.js';
 import {
+  MAGIC_CODE_V1,
+  MAGIC_CODE_V2,
+  MAX_PROPERTIES_BYTES,
+  MAX_TOPIC_BYTES_V2,
+  MIN_RECORD_LENGTH,
   MessageSysFlag,
   checkRecord,
   createMessageId,
@@ -15,6 +20,7 @@ import {
   encodeStoredMessage,
   peekRecordFields,
   setStoredRecordFields,
+  storedRecordLength,
   tagsHashCode,
 } from '../common/codec/index.js';
 import { InvalidArgumentError, StateError } from '../common/errors.js';
@@ -40,6 +46,8 @@ import type {
 
 /** Segments verified on open after a clean shutdown (RocketMQ: recoverNormally checks the last 3). */
 const NORMAL_RECOVERY_SEGMENTS = 3;
+/** The answer to the scan for a record that is damaged: skip its unit only. */
+const DAMAGED = Buffer.alloc(0);
 /** Bytes read at once when a pull misses the read cache (RocketMQ's on-disk cap per pull is 64 KiB). */
 const READ_AHEAD_BYTES = 64 * 1024;
 
@@ -51,8 +59,12 @@ export class MessageStore {
   /** Next queue offset per topic-queue, assigned at append time (RocketMQ: topicQueueTable). */
   private readonly queueOffsets = new Map<string, Map<number, number>>();
   private readonly listeners = new Set<(a: MessageArrival) => void>();
+  /** Arrivals of the batch being written, announced together once it is dispatched. */
+  private arrivals: MessageArrival[] = [];
   private readonly timers: TimerHandle[] = [];
   private dispatchedOffset = 0;
+  /** Consume-queue units recovery added from the commit log (logged once recovered). */
+  private unitsRedispatched = 0;
   private physicMsgTimestamp = 0;
   private logicsMsgTimestamp = 0;
   private running = true;
@@ -120,6 +132,30 @@ export class MessageStore {
     } else if (checkpoint && !haveQueues) {
       this.o.logger.warn({}, 'consume queues missing: rebuilding them from the commit log');
     }
+    // Consume queues damaged or cut short (by whole units) are rebuilt from the commit log: cut at the
+    // first unit that does not fit the log, then re-dispatched from the end of the last unit kept.
+    const bounds = this.commitLog.peekBounds();
+    let rebuildFrom = Infinity;
+    for (const cq of this.allQueues()) {
+      const cut = cq.validate(bounds.min, bounds.end, this.commitLog.maxRecordSize, MIN_RECORD_LENGTH);
+      if (cut > 0) {
+        this.o.logger.warn(
+          { topic: cq.topic, queueId: cq.queueId, unitsCut: cut, keptUnits: cq.maxOffset - cq.minOffset },
+          'consume queue: damaged units cut; rebuilding them from the commit log',
+        );
+        rebuildFrom = Math.min(rebuildFrom, Math.max(bounds.min, cq.maxPhysicOffset));
+      } else if (cq.maxPhysicOffset >= bounds.min && cq.maxOffset > cq.minOffset) {
+        rebuildFrom = Math.min(rebuildFrom, cq.maxPhysicOffset);
+      }
+    }
+    if (checkpoint && haveQueues && rebuildFrom < dispatchFrom) {
+      this.o.logger.info(
+        { from: rebuildFrom, checkpoint: dispatchFrom },
+        'recovery: checking consume queues from the end of the oldest',
+      );
+      dispatchFrom = rebuildFrom;
+      scanFrom = Math.min(scanFrom, rebuildFrom);
+    }
     this.o.logger.info({ abnormal, checkpoint, scanFrom, dispatchFrom }, 'message store: recovering');
     const report = this.commitLog.recover(scanFrom, tailSegments, dispatchFrom, (buf, at, offset) =>
       this.redispatch(buf, at, offset),
@@ -129,11 +165,17 @@ export class MessageStore {
       const cut = cq.truncateDirty(end);
       if (cut > 0)
         this.o.logger.warn(
-          { topic: cq.topic, queueId: cq.queueId, cut },
+          { topic: cq.topic, queueId: cq.queueId, unitsCut: cut, maxOffset: cq.maxOffset },
           'consume queue: units past the commit log cut',
         );
       cq.correctMinOffset(this.commitLog.minOffset);
       this.queueOffsetTable(cq.topic).set(cq.queueId, cq.maxOffset);
+    }
+    if (this.unitsRedispatched > 0) {
+      this.o.logger.warn(
+        { units: this.unitsRedispatched, abnormal },
+        'consume queues: units restored from the commit log',
+      );
     }
     this.dispatchedOffset = end;
     this.o.logger.info({ ...report, queues: this.queueCount() }, 'message store: recovered');
@@ -166,7 +208,7 @@ export class MessageStore {
     }
     const cq = this.consumeQueue(f.topic, f.queueId, true) as ConsumeQueue;
     const tagsCode = this.tagsCodeOf(f.topic, f.properties, f.storeTimestamp);
-    cq.putUnit(f.queueOffset, offset, f.size, tagsCode);
+    if (cq.putUnit(f.queueOffset, offset, f.size, tagsCode)) this.unitsRedispatched++;
     this.logicsMsgTimestamp = f.storeTimestamp;
   }
 
@@ -174,8 +216,33 @@ export class MessageStore {
 
   /** Appends one message; resolves once its bytes are in the file (and fsynced in SYNC_FLUSH). */
   putMessage(msg: MessageToStore): Promise<PutMessageResult> {
+    const prepared = this.prepare(msg);
+    if (!Buffer.isBuffer(prepared)) return Promise.resolve(prepared);
+    return this.append(msg, prepared);
+  }
+
+  /**
+   * Appends a batch, all or nothing: every message is checked and encoded first, and when one is
+   * refused none is stored (each result then carries that refusal, so a producer that retries the
+   * batch duplicates nothing). Accepted batches are written together, one record per message.
+   */
+  putMessages(msgs: MessageToStore[]): Promise<PutMessageResult[]> {
+    const records: Buffer[] = [];
+    for (let i = 0; i < msgs.length; i++) {
+      const prepared = this.prepare(msgs[i] as MessageToStore);
+      if (!Buffer.isBuffer(prepared)) {
+        const refused = { ...prepared, remark: `message ${i} of the batch: ${prepared.remark ?? prepared.status}` };
+        return Promise.resolve(msgs.map(() => ({ ...refused })));
+      }
+      records.push(prepared);
+    }
+    return Promise.all(msgs.map((m, i) => this.append(m, records[i] as Buffer)));
+  }
+
+  /** Checks and encodes a message: its record, or the refusal. */
+  private prepare(msg: MessageToStore): Buffer | PutMessageResult {
     const refused = this.checkPut(msg);
-    if (refused) return Promise.resolve(refused);
+    if (refused) return refused;
     let record: Buffer;
     try {
       record = encodeStoredMessage({
@@ -193,20 +260,20 @@ export class MessageStore {
       });
     } catch (e) {
       if (e instanceof InvalidArgumentError) {
-        return Promise.resolve(
-          refusal(e.field === 'properties' ? 'PROPERTIES_SIZE_EXCEEDED' : 'MESSAGE_ILLEGAL', e.message),
-        );
+        return refusal(e.field === 'properties' ? 'PROPERTIES_SIZE_EXCEEDED' : 'MESSAGE_ILLEGAL', e.message);
       }
       throw e;
     }
     if (record.length > this.commitLog.maxRecordSize) {
-      return Promise.resolve(
-        refusal(
-          'MESSAGE_ILLEGAL',
-          `record of ${record.length} bytes does not fit a ${this.o.mappedFileSizeCommitLog}-byte segment`,
-        ),
+      return refusal(
+        'MESSAGE_ILLEGAL',
+        `record of ${record.length} bytes does not fit a ${this.o.mappedFileSizeCommitLog}-byte segment`,
       );
     }
+    return record;
+  }
+
+  private append(msg: MessageToStore, record: Buffer): Promise<PutMessageResult> {
     return new Promise((resolve, reject) => {
       const storeHost = msg.storeHost ?? this.o.storeHost;
       let physicalOffset = 0;
@@ -228,6 +295,10 @@ export class MessageStore {
           }
           setStoredRecordFields(record, 0, { queueOffset, commitLogOffset: offset, storeTimestamp });
         },
+        // Called in reverse order: the first record of the queue in the batch restores its offset last.
+        rollback: () => {
+          if (dispatched) this.queueOffsetTable(msg.topic).set(msg.queueId, queueOffset);
+        },
         written: () => {
           this.physicMsgTimestamp = storeTimestamp;
           this.dispatchedOffset = physicalOffset + record.length;
@@ -246,11 +317,6 @@ export class MessageStore {
         },
       });
     });
-  }
-
-  /** Appends a batch; results in the same order (each message gets its own record). */
-  putMessages(msgs: MessageToStore[]): Promise<PutMessageResult[]> {
-    return Promise.all(msgs.map((m) => this.putMessage(m)));
   }
 
   private checkPut(msg: MessageToStore): PutMessageResult | null {
@@ -311,7 +377,7 @@ export class MessageStore {
     cq.putUnit(queueOffset, offset, size, tagsCode);
     this.logicsMsgTimestamp = storeTimestamp;
     if (this.listeners.size === 0) return;
-    const arrival: MessageArrival = {
+    this.arrivals.push({
       topic: msg.topic,
       queueId: msg.queueId,
       queueOffset,
@@ -319,15 +385,27 @@ export class MessageStore {
       tagsCode,
       storeTimestamp,
       properties: msg.properties,
-    };
-    for (const l of this.listeners) {
-      try {
-        l(arrival);
-      } catch (e) {
-        this.o.logger.error({ err: e }, 'message arrival listener threw');
+    });
+    if (this.arrivals.length === 1) queueMicrotask(this.announceArrivals);
+  }
+
+  /**
+   * Announces the arrivals of a written batch once all of it is dispatched, outside the write path: a
+   * held pull woken by the first record of a batch finds the whole batch.
+   */
+  private readonly announceArrivals = (): void => {
+    const arrivals = this.arrivals;
+    this.arrivals = [];
+    for (const arrival of arrivals) {
+      for (const l of this.listeners) {
+        try {
+          l(arrival);
+        } catch (e) {
+          this.o.logger.error({ err: e }, 'message arrival listener threw');
+        }
       }
     }
-  }
+  };
 
   /**
    * The consume-queue tags code: the delivery time for SCHEDULE_TOPIC_XXXX records with a DELAY level,
@@ -413,11 +491,23 @@ export class MessageStore {
     return result;
   }
 
-  /** A record's bytes; null when gone or when the bytes there are not the record the queue names. */
+  /**
+   * A record's bytes; null when its segment is gone, and an empty buffer (skip this unit only) when the
+   * bytes there are not the valid record the unit names: a damaged record (its CRC is checked unless
+   * checkCRCOnRead is off) or a damaged unit. A damaged record is never served.
+   */
   private recordView(offset: number, size: number, window: ReadWindow): Buffer | null {
     const b = this.commitLog.viewSync(offset, size, window, READ_AHEAD_BYTES);
-    if (!b || b.length < 8 || b.readInt32BE(0) !== size) return null;
-    return b;
+    if (b && b.length === size && b.readInt32BE(0) === size && this.isValidRecordAt(b, offset)) return b;
+    if (offset < this.commitLog.minOffset || !this.commitLog.segmentAt(offset)) return null;
+    this.o.logger.warn({ offset, size }, 'getMessage: damaged record or consume-queue unit skipped');
+    return DAMAGED;
+  }
+
+  private isValidRecordAt(b: Buffer, offset: number): boolean {
+    if (b.length < MIN_RECORD_LENGTH) return false;
+    if (checkRecord(b, 0, { checkCRC: this.o.checkCRCOnRead }).kind !== 'message') return false;
+    return b.readUInt32BE(28) * 0x1_0000_0000 + b.readUInt32BE(32) === offset;
   }
 
   getMinOffsetInQueue(topic: string, queueId: number): number {
@@ -448,17 +538,34 @@ export class MessageStore {
     return findOffsetByTime(cq.minOffset, cq.maxOffset, timestamp, boundary, storeTimeAt);
   }
 
-  /** The stored bytes of the record at a commit-log offset, or null. */
+  /**
+   * The stored bytes of the record at a commit-log offset, or null. The offset comes from a client (a
+   * message id), so nothing is trusted: the size read there must frame a record no larger than the
+   * largest one this store accepts, and the bytes must be a valid record that names this offset.
+   */
   async lookMessageByOffsetRaw(commitLogOffset: number): Promise<Buffer | null> {
     if (!Number.isSafeInteger(commitLogOffset) || commitLogOffset < this.commitLog.minOffset) return null;
     const head = this.commitLog.readCached(commitLogOffset, 8) ?? (await this.commitLog.read(commitLogOffset, 8));
     if (!head) return null;
     const size = head.readInt32BE(0);
-    if (size < 8 || size > this.o.mappedFileSizeCommitLog) return null;
+    const magic = head.readInt32BE(4);
+    if (magic !== MAGIC_CODE_V1 && magic !== MAGIC_CODE_V2) return null;
+    if (size < MIN_RECORD_LENGTH || size > this.maxRecordBytes) return null;
     const b = this.commitLog.readCached(commitLogOffset, size) ?? (await this.commitLog.read(commitLogOffset, size));
-    if (!b || checkRecord(b, 0).kind !== 'message') return null;
-    if (b.readUInt32BE(28) * 0x1_0000_0000 + b.readUInt32BE(32) !== commitLogOffset) return null;
+    if (!b || !this.isRecordAt(b, commitLogOffset)) return null;
     return b;
+  }
+
+  /** The largest record this store accepts: maxMessageSize plus the largest header, topic and properties. */
+  private get maxRecordBytes(): number {
+    const v6 = MessageSysFlag.BORNHOST_V6_FLAG | MessageSysFlag.STOREHOSTADDRESS_V6_FLAG;
+    const largest = storedRecordLength(2, v6, this.o.maxMessageSize, MAX_TOPIC_BYTES_V2, MAX_PROPERTIES_BYTES);
+    return Math.min(largest, this.commitLog.maxRecordSize);
+  }
+
+  /** True when `b` is one valid record (size, magic, body CRC) that states it sits at `offset`. */
+  private isRecordAt(b: Buffer, offset: number): boolean {
+    return b.readInt32BE(0) === b.length && this.isValidRecordAt(b, offset);
   }
 
   /** The message at a commit-log offset (body as stored, not decompressed), or null. */
@@ -507,7 +614,10 @@ export class MessageStore {
     );
   }
 
-  /** Registers a listener called synchronously right after each record's dispatch; returns the remover. */
+  /**
+   * Registers a listener called for each dispatched record, once the whole batch the record was written
+   * with is dispatched (in a microtask after the write); returns the remover.
+   */
   onMessageArriving(listener: (a: MessageArrival) => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);

@@ -44,6 +44,11 @@ export interface MessageStoreOptions {
   diskUsedRatio?: (storePath: string) => number;
   /** How often putMessage re-reads the disk usage, ms (0: every append). Default 1000. */
   diskCheckIntervalMs?: number;
+  /**
+   * Check each record's body CRC when it is read for a pull or a lookup, and skip a record whose CRC
+   * fails instead of serving it. Recovery always checks the records it scans. Default true.
+   */
+  checkCRCOnRead?: boolean;
   /** Largest accepted record body, bytes. Default 4 MiB. */
   maxMessageSize?: number;
   /** RocketMQ's delay levels. Default "1s 5s 10s 30s 1m 2m 3m 4m 5m 6m 7m 8m 9m 10m 20m 30m 1h 2h". */
@@ -95,6 +100,7 @@ export const STORE_DEFAULTS = Object.freeze({
   diskMaxUsedSpaceRatio: 75,
   diskCheckIntervalMs: 1000,
   maxMessageSize: 4 * MiB,
+  checkCRCOnRead: true,
   messageDelayLevel: DEFAULT_MESSAGE_DELAY_LEVEL,
   storeHost: Object.freeze({ ip: '127.0.0.1', port: 10911 }),
   maxTransferCountOnMessageInMemory: 32,
@@ -127,6 +133,7 @@ const schema = z.object({
   diskUsedRatio: z.custom<(p: string) => number>((v) => typeof v === 'function', 'must be a function').optional(),
   diskCheckIntervalMs: z.number().int().nonnegative(),
   maxMessageSize: positiveInt,
+  checkCRCOnRead: z.boolean(),
   messageDelayLevel: z.string().superRefine((s, ctx) => {
     try {
       parseDelayLevels(s);

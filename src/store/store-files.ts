@@ -18,20 +18,35 @@ export class StoreLockedError extends RocketMQError {
   }
 }
 
+/**
+ * The files of a store do not fit the options it is opened with (a different segment size), or a
+ * segment is missing between two others. `setting` names the option concerned. Nothing was changed.
+ */
+export class StoreLayoutError extends RocketMQError {
+  readonly setting: string;
+  constructor(setting: string, message: string) {
+    super('ERR_STORE_LAYOUT', message);
+    this.setting = setting;
+  }
+}
+
 const openInThisProcess = new Set<string>();
 
 /**
- * Takes the lock: creates `lock` holding our pid. A lock left by a dead process is taken over; one held
- * by a live process (or by this process) throws StoreLockedError. Returns the release function.
+ * Takes the lock: creates `lock` holding our pid and the start time of our process. A lock whose
+ * process is gone is taken over, and so is one whose pid now belongs to another process (a container
+ * restarted as PID 1, a pid reused after a reboot): the start time recorded differs from that pid's.
+ * A lock held by a live process (or by this process) throws StoreLockedError. Returns the release function.
  */
 export function acquireLock(storePath: string): () => void {
   const real = fs.realpathSync(storePath);
   const file = path.join(storePath, LOCK_FILE);
   if (openInThisProcess.has(real)) throw new StoreLockedError(storePath, process.pid);
+  const own = processStartTime(process.pid);
   for (let attempt = 0; attempt < 3; attempt++) {
     try {
       const fd = fs.openSync(file, 'wx');
-      fs.writeSync(fd, `${process.pid}\n`);
+      fs.writeSync(fd, own === null ? `${process.pid}\n` : `${process.pid} ${own}\n`);
       fs.closeSync(fd);
       openInThisProcess.add(real);
       let released = false;
@@ -44,9 +59,10 @@ export function acquireLock(storePath: string): () => void {
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
     }
-    const pid = Number.parseInt(readText(file), 10);
-    if (Number.isInteger(pid) && pid > 0 && isAlive(pid)) throw new StoreLockedError(storePath, pid);
-    // A stale lock (dead or unreadable pid): remove it and try again.
+    const [pidText, startText] = readText(file).trim().split(/\s+/);
+    const pid = Number.parseInt(pidText ?? '', 10);
+    if (Number.isInteger(pid) && pid > 0 && holds(pid, startText)) throw new StoreLockedError(storePath, pid);
+    // A stale lock (dead or reused pid, or unreadable): remove it and try again.
     fs.rmSync(file, { force: true });
   }
   throw new StoreLockedError(storePath, -1);
@@ -60,8 +76,46 @@ function readText(file: string): string {
   }
 }
 
+/** Whether the process `pid`, started at `startText` (when recorded), still runs. */
+function holds(pid: number, startText: string | undefined): boolean {
+  // Our own pid in a lock this process does not hold: a previous process that had our pid (PID 1).
+  if (pid === process.pid || !isAlive(pid)) return false;
+  const current = processStartTime(pid);
+  // Without a start time on either side (an old lock, no /proc), only liveness can tell.
+  if (startText === undefined || current === null) return true;
+  return startText === current;
+}
+
+/**
+ * The start time of a process in clock ticks since boot (field 22 of /proc/<pid>/stat, Linux), or null
+ * where it cannot be read. With the boot id it tells a pid's process apart from a later one.
+ */
+export function processStartTime(pid: number): string | null {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // The command name (field 2) may hold spaces and parentheses: count fields after its last ')'.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const start = fields[19];
+    if (start === undefined || !/^\d+$/.test(start)) return null;
+    return `${bootId() ?? 'boot'}:${start}`;
+  } catch {
+    return null;
+  }
+}
+
+let cachedBootId: string | null | undefined;
+function bootId(): string | null {
+  if (cachedBootId === undefined) {
+    try {
+      cachedBootId = fs.readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
+    } catch {
+      cachedBootId = null;
+    }
+  }
+  return cachedBootId;
+}
+
 function isAlive(pid: number): boolean {
-  if (pid === process.pid) return true;
   try {
     process.kill(pid, 0);
     return true;

@@ -1,12 +1,13 @@
 export interface CrashRoundOptions {
   mode?: 'async' | 'sync';
-  killAfterMs?: number;
+  /** Kill the child once it has acknowledged this many appends (default: random, 20 to 2000). */
+  killAfterAcks?: number;
   segmentBytes?: number;
 }
 export interface CrashRoundResult {
   acknowledged: number;
   problems: string[];
-  killedAfterMs: number;
+  killAfterAcks: number;
   commitLogMax: number;
 }
 export function runCrashRound(dir: string, options?: CrashRoundOptions): Promise<CrashRoundResult>;

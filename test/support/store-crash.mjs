@@ -1,10 +1,10 @@
-// One round of the store crash test, shared by the Jest test and scripts/soak-store-crash.mjs: run
-// store-crash-child.mjs on `dir`, SIGKILL it at a random moment under load, reopen the store and check
+// One round of the store crash test, shared by the Jest test and the soak suite: run
+// store-crash-child.mjs on `dir`, SIGKILL it once it has acknowledged a random number of appends (a
+// condition, not a timer: a busy machine only makes the round slower), reopen the store and check
 // that every acknowledged append is there byte for byte and that reads return only valid records.
 // Uses the compiled store in dist/ (built by Jest's globalSetup or `npm run build`).
 import { Buffer } from 'node:buffer';
 import { spawn } from 'node:child_process';
-import { clearInterval, setInterval, setTimeout } from 'node:timers';
 import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -17,32 +17,29 @@ const QUEUES = 4;
 
 /**
  * @param {string} dir store directory (reused across rounds)
- * @param {{ mode?: 'async' | 'sync', killAfterMs?: number, segmentBytes?: number }} [options]
- * @returns {Promise<{ acknowledged: number, problems: string[], killedAfterMs: number, commitLogMax: number }>}
+ * @param {{ mode?: 'async' | 'sync', killAfterAcks?: number, segmentBytes?: number }} [options]
+ *   killAfterAcks: kill once this many appends are acknowledged (default: random, 20 to 2000)
+ * @returns {Promise<{ acknowledged: number, problems: string[], killAfterAcks: number, commitLogMax: number }>}
  */
 export async function runCrashRound(dir, options = {}) {
-  const killAfterMs = options.killAfterMs ?? 150 + Math.floor(Math.random() * 1200);
+  const killAfterAcks = options.killAfterAcks ?? 20 + Math.floor(Math.random() * 1980);
   const child = spawn(process.execPath, [CHILD, dir, String(options.segmentBytes ?? 65536), options.mode ?? 'async'], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';
   let stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (d) => (stdout += d));
-  child.stderr.setEncoding('utf8').on('data', (d) => (stderr += d));
+  let acked = 0;
   const exited = new Promise((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
-  const ready = await new Promise((resolve) => {
-    const t = setInterval(() => {
-      if (stdout.includes('READY') || child.exitCode !== null) {
-        clearInterval(t);
-        resolve(stdout.includes('READY'));
-      }
-    }, 5);
+  child.stderr.setEncoding('utf8').on('data', (d) => (stderr += d));
+  let partial = '';
+  child.stdout.setEncoding('utf8').on('data', (d) => {
+    stdout += d;
+    const lines = (partial + d).split('\n');
+    partial = lines.pop() ?? '';
+    for (const l of lines) if (l.startsWith('A ')) acked++;
+    if (acked >= killAfterAcks && child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
   });
   const problems = [];
-  if (ready) {
-    await new Promise((r) => setTimeout(r, killAfterMs));
-    child.kill('SIGKILL');
-  }
   const { code, signal } = await exited; // reaped: its pid is dead, so its lock is stale
   if (signal !== 'SIGKILL') problems.push(`child ended on its own (code ${code}): ${stderr.slice(0, 2000)}`);
 
@@ -139,5 +136,5 @@ export async function runCrashRound(dir, options = {}) {
   } finally {
     await store.shutdown();
   }
-  return { acknowledged: acks.length, problems, killedAfterMs: killAfterMs, commitLogMax };
+  return { acknowledged: acks.length, problems, killAfterAcks, commitLogMax };
 }

@@ -265,7 +265,7 @@ export async function processPullRequest(
     case ResponseCode.PULL_NOT_FOUND:
       if (brokerAllowSuspend && hasSuspendFlag(h.sysFlag)) {
         const pollingTimeMills = ctx.brokerConfig.longPollingEnable
-          ? h.suspendTimeoutMillis
+          ? Math.min(h.suspendTimeoutMillis, MAX_SUSPEND_TIMEOUT_MS)
           : ctx.brokerConfig.shortPollingTimeMills;
         return suspend(ctx, request, connection, prepared.filter, pollingTimeMills, { code, header, remark });
       }
@@ -286,6 +286,13 @@ export async function processPullRequest(
       return { code, header, remark };
   }
 }
+
+/**
+ * The longest a pull is held, ms: the longest hold a RocketMQ or rocketmq-ts client asks for (2 min).
+ * RocketMQ's broker holds a pull as long as asked; here the hold is a timer, and a timer past
+ * 2^31 - 1 ms fires at once, which would turn a huge `suspendTimeoutMillis` into a busy poll.
+ */
+export const MAX_SUSPEND_TIMEOUT_MS = 120_000;
 
 /** Holds the request; it is answered by a second run (no suspension, no commit) or dropped. */
 function suspend(

@@ -4,6 +4,9 @@ import { ConsumeConcurrentlyStatus } from '../../../src/client/consumer-constant
 import { startBroker, waitFor, type BrokerFixture } from '../../support/broker-fixture.js';
 import { Collector, newConsumer, sendMany, startProducer, uniq } from './push-consumer-support.js';
 
+/** How long a condition may take on a loaded 2-core machine before the test fails (not a sleep). */
+const CONDITION_MS = 45_000;
+
 const timeouts = (): number => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
 
 describe('PushConsumer offsets and shutdown', () => {
@@ -19,30 +22,35 @@ describe('PushConsumer offsets and shutdown', () => {
     await fx.close();
   });
 
-  it('offsets survive a consumer restart: the next member resumes where the last one stopped', async () => {
-    const topic = uniq('OffT');
-    const group = uniq('go');
-    await sendMany(producer, topic, 1, 'warm');
-    const first = new Collector();
-    const c1 = newConsumer(fx.broker.address, group).subscribe(topic, '*');
-    c1.registerMessageListener(first.listener);
-    await c1.start();
-    const batch1 = await sendMany(producer, topic, 100, 'one');
-    await waitFor(() => batch1.every((b) => first.distinct.has(b)), 10_000);
-    const report = await c1.shutdown();
-    expect(report).toEqual({ unfinishedListeners: 0, droppedConsumeRequests: 0, errors: [] });
+  it(
+    'offsets survive a consumer restart: the next member resumes where the last one stopped',
+    async () => {
+      const topic = uniq('OffT');
+      const group = uniq('go');
+      await sendMany(producer, topic, 1, 'warm');
+      const first = new Collector();
+      const c1 = newConsumer(fx.broker.address, group).subscribe(topic, '*');
+      c1.registerMessageListener(first.listener);
+      await c1.start();
+      const batch1 = await sendMany(producer, topic, 100, 'one');
+      await waitFor(() => batch1.every((b) => first.distinct.has(b)), CONDITION_MS);
+      const report = await c1.shutdown();
+      expect(report).toEqual({ unfinishedListeners: 0, droppedConsumeRequests: 0, errors: [] });
 
-    const batch2 = await sendMany(producer, topic, 100, 'two');
-    const second = new Collector();
-    const c2 = newConsumer(fx.broker.address, group).subscribe(topic, '*');
-    c2.registerMessageListener(second.listener);
-    await c2.start();
-    await waitFor(() => batch2.every((b) => second.distinct.has(b)), 10_000);
-    await new Promise((r) => setTimeout(r, 200));
-    await c2.shutdown();
-    // Graceful shutdown persisted everything: nothing of the first batch comes again.
-    expect(second.bodies.filter((b) => b.startsWith('one-'))).toEqual([]);
-  });
+      const batch2 = await sendMany(producer, topic, 100, 'two');
+      const second = new Collector();
+      const c2 = newConsumer(fx.broker.address, group).subscribe(topic, '*');
+      c2.registerMessageListener(second.listener);
+      await c2.start();
+      // A queue is pulled in offset order: a message of the first batch consumed again would have come
+      // before that queue's messages of the second batch, so once all of those are in, none can follow.
+      await waitFor(() => batch2.every((b) => second.distinct.has(b)), CONDITION_MS);
+      await c2.shutdown();
+      // Graceful shutdown persisted everything: nothing of the first batch comes again.
+      expect(second.bodies.filter((b) => b.startsWith('one-'))).toEqual([]);
+    },
+    3 * CONDITION_MS,
+  );
 
   it('offsets survive a broker restart', async () => {
     const own = await startBroker();

@@ -1,8 +1,9 @@
 /**
- * Crash test: a child process appends under load and is killed with SIGKILL at a random moment; after
+ * Crash test: a child process appends under load and is killed with SIGKILL once it has acknowledged a
+ * random number of appends (a condition, never a timer, so a busy machine cannot make it vacuous); after
  * reopening, every acknowledged append is present, byte for byte, and nothing corrupt is returned.
- * Three rounds on the same store (each round recovers what the previous kill left). The soak script
- * `scripts/soak-store-crash.mjs N` runs the same check in a loop.
+ * Three rounds on the same store (each round recovers what the previous kill left). `npm run soak` runs the same check
+ * in a loop (test/soak/store-crash.soak.mjs).
  */
 import fs from 'node:fs';
 import os from 'node:os';

@@ -1,0 +1,176 @@
+/**
+ * Faults in the append path, each reproduced on the real file store: a segment roll that fails, a batch
+ * with one bad message, a SYNC_FLUSH fsync slower than its timeout, a lookup by a forged offset, and the
+ * arrival announcement of a batch.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { MAGIC_CODE_V1, decodeMessages } from '../../../src/common/codec/index.js';
+import { silentLogger } from '../../../src/common/logger.js';
+import { CommitLog } from '../../../src/store/commit-log.js';
+import { MessageStore } from '../../../src/store/message-store.js';
+import type { MessageStoreOptions } from '../../../src/store/options.js';
+import { SEGMENT, TINY, msg, uniqueTopic } from './conformance.js';
+
+describe('append faults', () => {
+  let dir: string;
+  const stores: MessageStore[] = [];
+  const open = async (extra: Partial<MessageStoreOptions> = {}): Promise<MessageStore> => {
+    const s = await MessageStore.open({ ...TINY, ...extra, storePath: dir });
+    stores.push(s);
+    return s;
+  };
+  const readQueue = async (s: MessageStore, topic: string, queueId: number): Promise<string[]> => {
+    const bodies: string[] = [];
+    let offset = s.getMinOffsetInQueue(topic, queueId);
+    while (offset < s.getMaxOffsetInQueue(topic, queueId)) {
+      const g = await s.getMessage('G', topic, queueId, offset, 32);
+      expect(g.status).toBe('FOUND');
+      for (const m of decodeMessages(Buffer.concat(g.messages), { checkCRC: true })) {
+        expect(m.queueOffset).toBe(offset + bodies.length - (offset - s.getMinOffsetInQueue(topic, queueId)));
+        bodies.push((m.body as Buffer).toString());
+      }
+      offset = g.nextBeginOffset;
+    }
+    return bodies;
+  };
+
+  beforeEach(() => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rmq-append-'));
+  });
+  afterEach(async () => {
+    for (const s of stores.splice(0)) await s.shutdown();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  test('a failed segment roll refuses the batch and takes back its offsets: later messages are all delivered', async () => {
+    const topic = uniqueTopic();
+    const s = await open();
+    // The next segment's file name is taken by a directory: opening it fails with EISDIR.
+    const blocker = path.join(dir, 'commitlog', String(SEGMENT).padStart(20, '0'));
+    fs.mkdirSync(blocker);
+    const acked: string[] = [];
+    let refused = 0;
+    for (let i = 0; refused === 0 && i < 200; i++) {
+      const body = `m${i}-${'x'.repeat(100)}`;
+      try {
+        await s.putMessage(msg(topic, body));
+        acked.push(body);
+      } catch (e) {
+        expect((e as NodeJS.ErrnoException).code).toBe('EISDIR');
+        refused++;
+      }
+    }
+    expect(refused).toBe(1);
+    const maxBefore = s.getMaxOffsetInQueue(topic, 0);
+    expect(maxBefore).toBe(acked.length);
+    // A batch that needs the roll is refused as a whole, with no offset taken.
+    await expect(s.putMessages([msg(topic, 'b1'), msg(topic, 'b2-'.padEnd(SEGMENT / 2, 'y'))])).rejects.toThrow();
+    expect(s.getMaxOffsetInQueue(topic, 0)).toBe(maxBefore);
+    fs.rmdirSync(blocker);
+    for (let i = 0; i < 20; i++) {
+      const body = `after${i}-${'z'.repeat(150)}`;
+      await s.putMessage(msg(topic, body));
+      acked.push(body);
+    }
+    expect(await readQueue(s, topic, 0)).toEqual(acked);
+    await s.shutdown();
+    const again = await open();
+    expect(await readQueue(again, topic, 0)).toEqual(acked);
+  });
+
+  test('a batch with one oversized message stores nothing (all or nothing)', async () => {
+    const topic = uniqueTopic();
+    const s = await open({ maxMessageSize: 1000 });
+    await s.putMessage(msg(topic, 'first'));
+    const logEnd = s.getCommitLogMaxOffset();
+    const rs = await s.putMessages([msg(topic, 'a'), msg(topic, Buffer.alloc(1001)), msg(topic, 'c')]);
+    expect(rs.map((r) => r.status)).toEqual(['MESSAGE_ILLEGAL', 'MESSAGE_ILLEGAL', 'MESSAGE_ILLEGAL']);
+    expect(rs[0]?.remark).toMatch(/message 1 of the batch.*maxMessageSize/);
+    expect(s.getCommitLogMaxOffset()).toBe(logEnd);
+    expect(s.getMaxOffsetInQueue(topic, 0)).toBe(1);
+    const ok = await s.putMessages([msg(topic, 'a'), msg(topic, 'c')]);
+    expect(ok.map((r) => [r.status, r.queueOffset])).toEqual([
+      ['PUT_OK', 1],
+      ['PUT_OK', 2],
+    ]);
+  });
+
+  test('SYNC_FLUSH answers FLUSH_DISK_TIMEOUT at syncFlushTimeoutMs while the fsync still runs', async () => {
+    let release: () => void = () => {};
+    const held = new Promise<void>((r) => (release = r));
+    const log = new CommitLog(dir, {
+      fileSize: SEGMENT,
+      readCacheSizeBytes: 0,
+      syncFlush: true,
+      syncFlushTimeoutMs: 50,
+      logger: silentLogger,
+      setTimeout: (fn, ms) => {
+        const t = setTimeout(fn, ms);
+        return () => clearTimeout(t);
+      },
+      fdatasync: () => held,
+    });
+    log.recover(0, 0, 0, () => {});
+    const record = Buffer.alloc(100, 1);
+    record.writeInt32BE(100, 0);
+    const started = Date.now();
+    const settled = await new Promise<{ err: Error | null; flushOk: boolean }>((resolve) =>
+      log.append({
+        record,
+        assign: () => {},
+        rollback: () => {},
+        written: () => {},
+        settle: (err, flushOk) => resolve({ err, flushOk }),
+      }),
+    );
+    expect(settled).toEqual({ err: null, flushOk: false });
+    expect(Date.now() - started).toBeGreaterThanOrEqual(45);
+    release();
+    await log.close();
+  });
+
+  test('a lookup by a forged offset never reads more than the largest record and returns null', async () => {
+    const topic = uniqueTopic();
+    const s = await open({ mappedFileSizeCommitLog: 1024 * 1024, maxMessageSize: 4096 });
+    // A body that looks like a record header claiming 1,000,000 bytes.
+    const body = Buffer.alloc(64);
+    body.writeInt32BE(1_000_000, 0);
+    body.writeInt32BE(MAGIC_CODE_V1, 4);
+    const r = await s.putMessage(msg(topic, body));
+    for (let i = 0; i < 300; i++) await s.putMessage(msg(topic, 'x'.repeat(3000)));
+    const forged = r.physicalOffset + r.wroteBytes - 64 - 2 - 1 - topic.length; // where the body starts
+    const raw = fs.readFileSync(path.join(dir, 'commitlog', '0'.repeat(20)));
+    expect(raw.readInt32BE(forged)).toBe(1_000_000);
+    const reads: number[] = [];
+    const internals = s as unknown as { commitLog: CommitLog };
+    const read = internals.commitLog.read.bind(internals.commitLog);
+    internals.commitLog.read = (offset: number, size: number) => {
+      reads.push(size);
+      return read(offset, size);
+    };
+    expect(await s.lookMessageByOffsetRaw(forged)).toBeNull();
+    expect(await s.lookMessageByOffsetRaw(r.physicalOffset + 1)).toBeNull();
+    expect(await s.lookMessageByOffsetRaw(Number.MAX_SAFE_INTEGER)).toBeNull();
+    expect(reads.every((n) => n <= 8)).toBe(true);
+    expect((await s.lookMessageByOffsetRaw(r.physicalOffset))?.length).toBe(r.wroteBytes);
+  });
+
+  test('a held reader woken by a batch finds the whole batch', async () => {
+    const topic = uniqueTopic();
+    const s = await open();
+    const found: number[] = [];
+    let woken = false;
+    const off = s.onMessageArriving((a) => {
+      if (a.topic !== topic || woken) return;
+      woken = true;
+      // What a held pull does on wake-up: read the queue from its offset.
+      void s.getMessage('G', topic, 0, 0, 32).then((g) => found.push(g.messageCount));
+    });
+    await s.putMessages([1, 2, 3, 4, 5].map((i) => msg(topic, `b${i}`)));
+    await new Promise<void>((r) => setImmediate(r));
+    off();
+    expect(found).toEqual([5]);
+  });
+});
