@@ -86,12 +86,14 @@ export class Broker {
       clusterName: o.clusterName,
       autoCreateTopicEnable: o.autoCreateTopicEnable,
       defaultTopicQueueNums: o.defaultTopicQueueNums,
+      autoCreateTopicLimit: o.autoCreateTopicLimit,
       scheduleTopicQueueNums: delayLevels.length,
       logger,
     });
     this.subscriptionGroupManager = new SubscriptionGroupManager({
       storePath: o.storePath,
       autoCreateSubscriptionGroup: o.autoCreateSubscriptionGroup,
+      autoCreateSubscriptionGroupLimit: o.autoCreateSubscriptionGroupLimit,
       logger,
     });
     this.consumerOffsetManager = new ConsumerOffsetManager({

@@ -137,15 +137,17 @@ export class ConsumerOffsetManager {
     return out;
   }
 
-  /** Writes the table now. */
+  /** Writes the table (coalesced with a write in flight: the table as it is when the write starts). */
   persist(): Promise<void> {
-    this.dirty = false;
-    const offsetTable: Record<string, Record<string, number>> = {};
-    for (const [key, m] of this.offsetTable) offsetTable[key] = Object.fromEntries(m);
     return this.file
-      .persist({
-        dataVersion: { ...this.dataVersion, timestamp: this.dataVersion.timestamp || this.options.clock.now() },
-        offsetTable,
+      .persistLatest(() => {
+        this.dirty = false;
+        const offsetTable: Record<string, Record<string, number>> = {};
+        for (const [key, m] of this.offsetTable) offsetTable[key] = Object.fromEntries(m);
+        return {
+          dataVersion: { ...this.dataVersion, timestamp: this.dataVersion.timestamp || this.options.clock.now() },
+          offsetTable,
+        };
       })
       .catch((e: unknown) => {
         this.dirty = true; // try again on the next period

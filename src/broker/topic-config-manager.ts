@@ -30,6 +30,8 @@ export interface TopicConfigManagerOptions {
   clusterName: string;
   autoCreateTopicEnable: boolean;
   defaultTopicQueueNums: number;
+  /** Topics are no longer created on send once the table holds this many (explicit creation is not limited). */
+  autoCreateTopicLimit?: number;
   /** Queues of SCHEDULE_TOPIC_XXXX: one per delay level. */
   scheduleTopicQueueNums: number;
   logger: Logger;
@@ -54,6 +56,7 @@ export class TopicConfigManager implements TopicConfigManagerApi {
   private readonly file: ConfigFile;
   private readonly options: TopicConfigManagerOptions;
   private dataVersion = { counter: 0, timestamp: Date.now() };
+  private limitLoggedAt = 0;
 
   constructor(options: TopicConfigManagerOptions) {
     this.options = options;
@@ -119,7 +122,7 @@ export class TopicConfigManager implements TopicConfigManagerApi {
   ): TopicConfig | undefined {
     const existing = this.table.get(topic);
     if (existing) return existing;
-    if (topicNameProblem(topic) !== null) return undefined;
+    if (topicNameProblem(topic) !== null || this.autoCreateLimitRemark() !== undefined) return undefined;
     const template = this.table.get(defaultTopic);
     if (!template) {
       this.options.logger.warn({ topic, defaultTopic }, 'create topic failed: the default topic does not exist');
@@ -142,7 +145,28 @@ export class TopicConfigManager implements TopicConfigManagerApi {
     return cfg;
   }
 
-  /** RocketMQ: createTopicInSendMessageBackMethod — used for %RETRY% and %DLQ% topics. */
+  /**
+   * Why a send may not create a new topic now (the table holds `autoCreateTopicLimit` topics), or
+   * undefined when it may. Logged at most once per minute while the limit holds.
+   */
+  autoCreateLimitRemark(): string | undefined {
+    const limit = this.options.autoCreateTopicLimit;
+    if (limit === undefined || this.table.size < limit) return undefined;
+    const now = Date.now();
+    if (now - this.limitLoggedAt > 60_000) {
+      this.limitLoggedAt = now;
+      this.options.logger.warn(
+        { topics: this.table.size, autoCreateTopicLimit: limit },
+        'topic auto-creation limit reached',
+      );
+    }
+    return `the broker already has ${this.table.size} topics, the most it creates automatically (autoCreateTopicLimit ${limit}); create the topic with UPDATE_AND_CREATE_TOPIC`;
+  }
+
+  /**
+   * RocketMQ: createTopicInSendMessageBackMethod — used for %RETRY% and %DLQ% topics. Not bounded by
+   * `autoCreateTopicLimit`: these topics belong to subscription groups, whose number is bounded.
+   */
   createTopicIfAbsent(topic: string, queueNums: number, perm: number, topicSysFlag = 0): TopicConfig {
     const existing = this.table.get(topic);
     if (existing) return existing;
@@ -161,8 +185,12 @@ export class TopicConfigManager implements TopicConfigManagerApi {
     this.persist().catch((e: unknown) => this.options.logger.error({ err: e }, 'persisting topics.json failed'));
   }
 
+  /** Writes the table (coalesced: a burst of changes shares one write of the latest table). */
   persist(): Promise<void> {
-    return this.file.persist({ dataVersion: this.dataVersion, topicConfigTable: Object.fromEntries(this.table) });
+    return this.file.persistLatest(() => ({
+      dataVersion: this.dataVersion,
+      topicConfigTable: Object.fromEntries(this.table),
+    }));
   }
 }
 

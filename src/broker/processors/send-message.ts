@@ -54,6 +54,8 @@ function msgCheck(
   }
   let cfg = ctx.topicConfigManager.selectTopicConfig(h.topic);
   if (!cfg) {
+    const limit = ctx.topicConfigManager.autoCreateLimitRemark?.();
+    if (limit) return fail(ResponseCode.TOPIC_NOT_EXIST, `topic[${h.topic}] not exist, ${limit}${FAQ_SUFFIX}`);
     const sysFlag = topicSysFlagFor(h.unitMode, h.topic);
     ctx.logger.warn({ topic: h.topic, producer: connection.remoteAddress }, 'the topic does not exist');
     cfg = ctx.topicConfigManager.createTopicInSendMessageMethod(
@@ -151,7 +153,11 @@ function handleRetryAndDLQ(
   const groupName = h.topic.slice(RETRY_GROUP_TOPIC_PREFIX.length);
   const group = ctx.subscriptionGroupManager.findSubscriptionGroupConfig(groupName);
   if (!group) {
-    return fail(ResponseCode.SUBSCRIPTION_GROUP_NOT_EXIST, `subscription group not exist, ${groupName} ${FAQ_SUFFIX}`);
+    const limit = ctx.subscriptionGroupManager.autoCreateLimitRemark?.();
+    return fail(
+      ResponseCode.SUBSCRIPTION_GROUP_NOT_EXIST,
+      `subscription group not exist, ${groupName} ${limit ? `${limit} ` : ''}${FAQ_SUFFIX}`,
+    );
   }
   const maxReconsumeTimes = h.maxReconsumeTimes ?? group.retryMaxTimes;
   const reconsumeTimes = h.reconsumeTimes ?? 0;
