@@ -102,7 +102,9 @@ describe('a flood of new names', () => {
     expect(m.autoCreateLimitRemark()).toMatch(/3 subscription groups.*autoCreateSubscriptionGroupLimit 3/);
     expect(logs).toContain('subscription group auto-creation limit reached');
     // explicit creation is not limited
-    m.updateSubscriptionGroupConfig({ ...(m.findSubscriptionGroupConfig('a') as never), groupName: 'explicit' });
+    const a = m.findSubscriptionGroupConfig('a');
+    if (!a) throw new Error('group a missing');
+    m.updateSubscriptionGroupConfig({ ...a, groupName: 'explicit' });
     expect(m.selectSubscriptionGroupConfig('explicit')).toBeDefined();
     await m.persist();
   });
