@@ -44,7 +44,7 @@ export function sysFlagProblem(sysFlag: number): string | null {
  */
 function inflatedSize(body: Buffer, maxOutputLength: number): Promise<number> {
   return new Promise((resolve, reject) => {
-    const inflater = createInflate();
+    const inflater = createInflate({ chunkSize: 256 * 1024 });
     let size = 0;
     let done = false;
     const finish = (err: Error | null): void => {
