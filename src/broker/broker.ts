@@ -152,6 +152,42 @@ export class Broker {
       lookMessageByOffset: (offset) => store.lookMessageByOffset(offset),
     };
     this.table = createProcessorTable();
+    this.reportLostConfig();
+  }
+
+  /**
+   * A config file missing together with its .bak while the commit log holds messages was lost (deleted,
+   * or never written before a crash): said loudly, with what it costs, rather than silently starting empty.
+   */
+  private reportLostConfig(): void {
+    const bytes = this.store.getCommitLogMaxOffset() - this.store.getCommitLogMinOffset();
+    if (this.store.getCommitLogMaxOffset() <= 0) return;
+    const logger = this.options.logger;
+    const lost = (file: string, from: string, consequence: string, level: 'warn' | 'error'): void => {
+      if (from !== 'none') return;
+      logger[level](
+        { file: path.join(this.options.storePath, 'config', file), commitLogBytes: bytes },
+        `${file} and its .bak are missing although the store holds messages: ${consequence}`,
+      );
+    };
+    lost(
+      'topics.json',
+      this.topicConfigManager.configLoadedFrom,
+      'topics created earlier are unknown until created again (pulls answer TOPIC_NOT_EXIST)',
+      'error',
+    );
+    lost(
+      'consumerOffset.json',
+      this.consumerOffsetManager.configLoadedFrom,
+      'committed consumer offsets are lost; groups start again from their ConsumeFromWhere',
+      'error',
+    );
+    lost(
+      'subscriptionGroup.json',
+      this.subscriptionGroupManager.configLoadedFrom,
+      'subscription group settings are lost; groups are created again with the defaults',
+      'warn',
+    );
   }
 
   /** Binds the HTTP server, opens the store, loads the config files and starts the services. */

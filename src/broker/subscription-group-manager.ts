@@ -11,7 +11,7 @@ import type { Logger } from '../common/logger.js';
 import { groupNameProblem } from '../common/names.js';
 import { SubscriptionGroupConfigSchema, type SubscriptionGroupConfig } from '../protocol/index.js';
 import type { SubscriptionGroupManagerApi } from './broker-context.js';
-import { ConfigFile } from './config-file.js';
+import { ConfigFile, type ConfigLoadSource } from './config-file.js';
 
 export interface SubscriptionGroupManagerOptions {
   storePath: string;
@@ -34,6 +34,11 @@ export class SubscriptionGroupManager implements SubscriptionGroupManagerApi {
     this.load();
   }
 
+  /** Where the config file was loaded from at start ('none' for a new store, or when it and its .bak are lost). */
+  get configLoadedFrom(): ConfigLoadSource {
+    return this.file.loadedFrom;
+  }
+
   private load(): void {
     const data = this.file.load();
     if (!data || typeof data !== 'object') return;
@@ -44,7 +49,13 @@ export class SubscriptionGroupManager implements SubscriptionGroupManagerApi {
         if (parsed.success && parsed.data.groupName === name && groupNameProblem(name) === null) {
           this.table.set(name, parsed.data);
         } else {
-          this.options.logger.warn({ group: name }, 'ignoring an invalid subscription group config on load');
+          const problem = parsed.success
+            ? (groupNameProblem(name) ?? `groupName '${parsed.data.groupName.slice(0, 300)}' differs from its key`)
+            : parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
+          this.options.logger.warn(
+            { group: name.slice(0, 300), problem, file: this.file.path },
+            'ignoring an invalid subscription group config on load',
+          );
         }
       }
     }

@@ -11,9 +11,9 @@ import path from 'node:path';
 import type { Logger } from '../common/logger.js';
 import { nameProblem, topicNameProblem } from '../common/names.js';
 import { SCHEDULE_TOPIC } from '../common/message.js';
-import { AUTO_CREATE_TOPIC_KEY_TOPIC, PermName } from '../protocol/index.js';
+import { AUTO_CREATE_TOPIC_KEY_TOPIC, MAX_QUEUE_NUMS, PermName } from '../protocol/index.js';
 import type { TopicConfig, TopicConfigManagerApi } from './broker-context.js';
-import { ConfigFile } from './config-file.js';
+import { ConfigFile, type ConfigLoadSource } from './config-file.js';
 
 export const SELF_TEST_TOPIC = 'SELF_TEST_TOPIC';
 export const OFFSET_MOVED_EVENT = 'OFFSET_MOVED_EVENT';
@@ -81,6 +81,11 @@ export class TopicConfigManager implements TopicConfigManagerApi {
     this.table.set(SCHEDULE_TOPIC, newTopicConfig(SCHEDULE_TOPIC, o.scheduleTopicQueueNums, RW));
   }
 
+  /** Where the config file was loaded from at start ('none' for a new store, or when it and its .bak are lost). */
+  get configLoadedFrom(): ConfigLoadSource {
+    return this.file.loadedFrom;
+  }
+
   private load(): void {
     const data = this.file.load();
     if (!data || typeof data !== 'object') return;
@@ -88,8 +93,13 @@ export class TopicConfigManager implements TopicConfigManagerApi {
     if (table && typeof table === 'object') {
       for (const [name, raw] of Object.entries(table as Record<string, unknown>)) {
         const cfg = parseTopicConfig(name, raw);
-        if (cfg) this.table.set(name, cfg);
-        else this.options.logger.warn({ topic: name }, 'ignoring an invalid topic config on load');
+        if (typeof cfg !== 'string') this.table.set(name, cfg);
+        else {
+          this.options.logger.warn(
+            { topic: name.slice(0, 300), problem: cfg, file: this.file.path },
+            'ignoring an invalid topic config on load',
+          );
+        }
       }
     }
     const dv = (data as { dataVersion?: { counter?: unknown } }).dataVersion;
@@ -194,18 +204,48 @@ export class TopicConfigManager implements TopicConfigManagerApi {
   }
 }
 
-function parseTopicConfig(name: string, raw: unknown): TopicConfig | undefined {
-  if (!raw || typeof raw !== 'object' || nameProblem('topic', name, 255) !== null) return undefined;
-  const r = raw as Partial<TopicConfig>;
-  const int = (v: unknown): v is number => typeof v === 'number' && Number.isInteger(v) && v >= 0;
-  if (!int(r.readQueueNums) || !int(r.writeQueueNums) || !int(r.perm)) return undefined;
+const isInt = (v: unknown, min: number, max: number): v is number =>
+  typeof v === 'number' && Number.isInteger(v) && v >= min && v <= max;
+
+/**
+ * Why a topic config is refused, or null: the limits UPDATE_AND_CREATE_TOPIC applies, and that loading
+ * `topics.json` applies too — queue numbers from 1 to MAX_QUEUE_NUMS, perm within READ|WRITE|INHERIT,
+ * a non-negative 32-bit topicSysFlag.
+ */
+export function topicConfigProblem(c: {
+  readQueueNums?: unknown;
+  writeQueueNums?: unknown;
+  perm?: unknown;
+  topicSysFlag?: unknown;
+}): string | null {
+  if (!isInt(c.readQueueNums, 1, MAX_QUEUE_NUMS) || !isInt(c.writeQueueNums, 1, MAX_QUEUE_NUMS)) {
+    return `queue numbers must be between 1 and ${MAX_QUEUE_NUMS}`;
+  }
+  if (!isInt(c.perm, 0, PermName.READ | PermName.WRITE | PermName.INHERIT)) {
+    return 'perm must be a combination of READ 4, WRITE 2 and INHERIT 1';
+  }
+  if (c.topicSysFlag !== undefined && !isInt(c.topicSysFlag, 0, 0x7fffffff)) {
+    return 'topicSysFlag must be a non-negative 32-bit integer';
+  }
+  return null;
+}
+
+/** The topic config a `topics.json` entry holds, or why it is refused. */
+function parseTopicConfig(name: string, raw: unknown): TopicConfig | string {
+  if (!raw || typeof raw !== 'object') return 'not an object';
+  const bad = nameProblem('topic', name, 255);
+  if (bad !== null) return bad;
+  const problem = topicConfigProblem(raw);
+  if (problem !== null) return problem;
+  // Checked above: the queue numbers and perm are in range, topicSysFlag absent or in range.
+  const r = raw as TopicConfig;
   return {
     topicName: name,
     readQueueNums: r.readQueueNums,
     writeQueueNums: r.writeQueueNums,
     perm: r.perm,
     topicFilterType: r.topicFilterType === 'MULTI_TAG' ? 'MULTI_TAG' : 'SINGLE_TAG',
-    topicSysFlag: int(r.topicSysFlag) ? r.topicSysFlag : 0,
+    topicSysFlag: r.topicSysFlag ?? 0,
     order: r.order === true,
   };
 }
