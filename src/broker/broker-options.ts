@@ -91,12 +91,13 @@ export interface BrokerOptions {
   maxConnections?: number;
   /**
    * Requests one connection may have in flight (received, not yet answered; HTTP/1.1 pipelining); more
-   * are answered SYSTEM_BUSY at once, without being handled. Default 64.
+   * are answered SYSTEM_BUSY at once, without being handled. Default 16 (the SDK's HTTP
+   * transport sends one request at a time per connection).
    */
   maxInFlightRequestsPerConnection?: number;
   /**
    * Answer bytes one connection may have waiting for the client to read them; while over it, further
-   * requests on that connection are answered SYSTEM_BUSY at once. Default 16 MiB.
+   * requests on that connection are answered SYSTEM_BUSY at once. Default 4 MiB.
    */
   maxBufferedResponseBytesPerConnection?: number;
   /** Options of the message store (segment sizes, flush mode, retention ...). */
@@ -142,8 +143,8 @@ export const BROKER_DEFAULTS = Object.freeze({
   autoCreateTopicLimit: 20_000,
   autoCreateSubscriptionGroupLimit: 10_000,
   maxConnections: 4096,
-  maxInFlightRequestsPerConnection: 64,
-  maxBufferedResponseBytesPerConnection: 16 * MiB,
+  maxInFlightRequestsPerConnection: 16,
+  maxBufferedResponseBytesPerConnection: 4 * MiB,
 });
 
 const positiveInt = z.number().int().positive();

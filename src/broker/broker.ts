@@ -13,6 +13,7 @@ import { ConsumerFilterManager } from './consumer-filter-manager.js';
 import { ConsumerManager } from './consumer-manager.js';
 import { ConsumerOffsetManager } from './consumer-offset-manager.js';
 import { handleRequest } from './dispatch.js';
+import { ConnectionLimits, type ConnectionStats } from './connection-limits.js';
 import { HttpServer } from './http-server.js';
 import { createProcessorTable } from './processor-table.js';
 import { PullRequestHoldService } from './pull-request-hold-service.js';
@@ -58,6 +59,7 @@ export class Broker {
   /** @internal */
   readonly pullRequestHoldService: PullRequestHoldService;
   private readonly http: HttpServer;
+  private readonly limits: ConnectionLimits;
   private readonly table: ReadonlyMap<number, Processor>;
   private readonly unsubscribeArrival: () => void;
   private shutdownPromise: Promise<void> | undefined;
@@ -65,6 +67,7 @@ export class Broker {
   private constructor(parts: {
     options: ResolvedBrokerOptions;
     http: HttpServer;
+    limits: ConnectionLimits;
     port: number;
     address: string;
     store: MessageStore;
@@ -72,6 +75,7 @@ export class Broker {
     const o = parts.options;
     this.options = o;
     this.http = parts.http;
+    this.limits = parts.limits;
     this.port = parts.port;
     this.address = parts.address;
     this.store = parts.store;
@@ -194,7 +198,14 @@ export class Broker {
   static async start(options: BrokerOptions): Promise<Broker> {
     const o = resolveBrokerOptions(options);
     let broker: Broker | undefined;
+    const limits = new ConnectionLimits({
+      maxConnections: o.maxConnections,
+      maxInFlightRequestsPerConnection: o.maxInFlightRequestsPerConnection,
+      maxBufferedResponseBytesPerConnection: o.maxBufferedResponseBytesPerConnection,
+      logger: o.logger,
+    });
     const http = new HttpServer({
+      limits,
       host: o.host,
       port: o.port,
       maxRequestBodyBytes: o.maxRequestBodyBytes,
@@ -222,7 +233,7 @@ export class Broker {
       throw e;
     }
     try {
-      broker = new Broker({ options: o, http, port, address, store });
+      broker = new Broker({ options: o, http, limits, port, address, store });
       broker.consumerOffsetManager.start();
       broker.pullRequestHoldService.start();
       broker.consumerManager.start();
@@ -248,6 +259,15 @@ export class Broker {
       return Promise.resolve({ code: ResponseCode.SYSTEM_BUSY, header: {}, remark: 'the broker is shutting down' });
     }
     return handleRequest(this.context, this.table, request, connection, this.options.logger);
+  }
+
+  /**
+   * Open connections, requests in flight and answer bytes buffered on the HTTP server, and what its limits
+   * refused so far (for tests and tools; not a stable API).
+   * @internal
+   */
+  connectionStats(): ConnectionStats {
+    return this.limits.stats();
   }
 
   /**
