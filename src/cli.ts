@@ -2,13 +2,14 @@
 /**
  * The `rocketmq-ts` command. Subcommands:
  *   rocketmq-ts broker --store DIR [--port N] [--host H] [--broker-name N] [--cluster-name N]
- *                      [--access-token T] [--sync-flush] [--no-auto-create-topic]
+ *                      [--access-token-file F] [--sync-flush] [--no-auto-create-topic]
  *                      [--channel-expired-timeout-ms N] [--watch-renew-grace-ms N]
  *                      [--message-delay-level "1s 5s ..."] [--dlq-readable]
  *                      [--log-level debug|info|warn|error|silent]
  * Prints `rocketmq-ts broker listening on <address>` once the broker serves, and shuts down cleanly on
  * SIGINT / SIGTERM (exit code 0). Bad flags exit with code 2 and a message on stderr.
  */
+import { readFileSync, statSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { Broker } from './broker/index.js';
 import { LOG_LEVELS, createLineLogger, isLogLevel } from './common/line-logger.js';
@@ -24,8 +25,11 @@ rocketmq-ts broker options:
   --host H                 interface to bind (default 127.0.0.1)
   --broker-name NAME       broker name (default broker-a)
   --cluster-name NAME      cluster name (default DefaultCluster)
-  --access-token TOKEN     require "Authorization: Bearer TOKEN" on every call
-                           (also read from ROCKETMQ_TS_ACCESS_TOKEN)
+  --access-token-file F    require "Authorization: Bearer <token>" on every call,
+                           the token being the content of file F (trimmed);
+                           or set ROCKETMQ_TS_ACCESS_TOKEN in the environment
+  --access-token TOKEN     the same with the token on the command line (discouraged:
+                           other users of the machine see it in ps)
   --sync-flush             fsync every message before acknowledging it
   --no-auto-create-topic   do not create topics on first send
   --channel-expired-timeout-ms N
@@ -57,6 +61,38 @@ function parsePort(v: string | undefined): number | undefined {
   return Number(v);
 }
 
+/**
+ * The access token: from --access-token-file, else ROCKETMQ_TS_ACCESS_TOKEN, else --access-token (which
+ * every user of the machine can read in `ps`, so it earns a warning).
+ */
+function accessToken(file: string | undefined, flag: string | undefined): string | undefined {
+  if (file !== undefined && flag !== undefined)
+    throw new UsageError('give --access-token-file or --access-token, not both');
+  if (file !== undefined) {
+    let text: string;
+    try {
+      text = readFileSync(file, 'utf8');
+    } catch (e) {
+      throw new UsageError(`--access-token-file: cannot read '${file}': ${(e as Error).message}`);
+    }
+    const token = text.trim();
+    if (token.length === 0) throw new UsageError(`--access-token-file: '${file}' is empty`);
+    if (process.platform !== 'win32' && (statSync(file).mode & 0o077) !== 0) {
+      process.stderr.write(`rocketmq-ts broker: warning: ${file} is readable by other users (chmod 600 it)\n`);
+    }
+    return token;
+  }
+  const env = process.env.ROCKETMQ_TS_ACCESS_TOKEN;
+  if (env !== undefined && env !== '' && flag === undefined) return env;
+  if (flag !== undefined) {
+    process.stderr.write(
+      'rocketmq-ts broker: warning: --access-token is visible to every user in the process list; ' +
+        'use ROCKETMQ_TS_ACCESS_TOKEN or --access-token-file\n',
+    );
+  }
+  return flag;
+}
+
 async function runBroker(args: string[]): Promise<void> {
   const { values } = parseArgs({
     args,
@@ -67,6 +103,7 @@ async function runBroker(args: string[]): Promise<void> {
       'broker-name': { type: 'string' },
       'cluster-name': { type: 'string' },
       'access-token': { type: 'string' },
+      'access-token-file': { type: 'string' },
       'sync-flush': { type: 'boolean' },
       'no-auto-create-topic': { type: 'boolean' },
       'channel-expired-timeout-ms': { type: 'string' },
@@ -93,7 +130,7 @@ async function runBroker(args: string[]): Promise<void> {
     host: values.host,
     brokerName: values['broker-name'],
     clusterName: values['cluster-name'],
-    accessToken: values['access-token'] ?? process.env.ROCKETMQ_TS_ACCESS_TOKEN ?? undefined,
+    accessToken: accessToken(values['access-token-file'], values['access-token']),
     autoCreateTopicEnable: values['no-auto-create-topic'] ? false : undefined,
     channelExpiredTimeoutMs: parseMs('channel-expired-timeout-ms', values['channel-expired-timeout-ms']),
     watchRenewGraceMs: parseMs('watch-renew-grace-ms', values['watch-renew-grace-ms']),

@@ -45,6 +45,8 @@ export interface TopicConfigManagerApi {
     clientDefaultTopicQueueNums: number,
     topicSysFlag: number,
   ): TopicConfig | undefined;
+  /** Why a send may not create a new topic now (the auto-creation limit), or undefined. */
+  autoCreateLimitRemark?(): string | undefined;
 }
 
 export interface SubscriptionGroupManagerApi {
@@ -53,6 +55,8 @@ export interface SubscriptionGroupManagerApi {
   updateSubscriptionGroupConfig(config: SubscriptionGroupConfig): void;
   /** Added by the core: whether the group's config exists (never creates it). */
   containsSubscriptionGroup(group: string): boolean;
+  /** Why a new group is not created on first use now (the auto-creation limit), or undefined. */
+  autoCreateLimitRemark?(): string | undefined;
 }
 
 /**

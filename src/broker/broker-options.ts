@@ -79,6 +79,32 @@ export interface BrokerOptions {
    * write-only (perm 2), as RocketMQ up to 4.8 did, so dead letters are consumed only once an admin allows it.
    */
   dlqReadable?: boolean;
+  /**
+   * Topics are no longer created on first send once the broker knows this many (system, retry and DLQ
+   * topics included); such a send is answered TOPIC_NOT_EXIST with a remark naming this option. Topics
+   * created with UPDATE_AND_CREATE_TOPIC are not limited. Default 20000 (ours: RocketMQ has no bound, and a
+   * flood of new names then exhausts memory).
+   */
+  autoCreateTopicLimit?: number;
+  /**
+   * Subscription groups are no longer created on first use once the broker knows this many; a pull or
+   * send-back of a new group is then answered SUBSCRIPTION_GROUP_NOT_EXIST with a remark naming this
+   * option. Groups created with UPDATE_AND_CREATE_SUBSCRIPTIONGROUP are not limited. Default 10000 (ours).
+   */
+  autoCreateSubscriptionGroupLimit?: number;
+  /** Open client connections at most; connections past it are closed at once. Default 4096. */
+  maxConnections?: number;
+  /**
+   * Requests one connection may have in flight (received, not yet answered; HTTP/1.1 pipelining); more
+   * are answered SYSTEM_BUSY at once, without being handled. Default 16 (the SDK's HTTP
+   * transport sends one request at a time per connection).
+   */
+  maxInFlightRequestsPerConnection?: number;
+  /**
+   * Answer bytes one connection may have waiting for the client to read them; while over it, further
+   * requests on that connection are answered SYSTEM_BUSY at once. Default 4 MiB.
+   */
+  maxBufferedResponseBytesPerConnection?: number;
   /** Options of the message store (segment sizes, flush mode, retention ...). */
   store?: BrokerStoreOptions;
   clock?: Clock;
@@ -120,6 +146,11 @@ export const BROKER_DEFAULTS = Object.freeze({
   watchRenewGraceMs: 3000,
   clientScanIntervalMs: 1000,
   dlqReadable: false,
+  autoCreateTopicLimit: 20_000,
+  autoCreateSubscriptionGroupLimit: 10_000,
+  maxConnections: 4096,
+  maxInFlightRequestsPerConnection: 16,
+  maxBufferedResponseBytesPerConnection: 4 * MiB,
 });
 
 const positiveInt = z.number().int().positive();
@@ -158,6 +189,11 @@ const schema = z.object({
   watchRenewGraceMs: positiveInt,
   clientScanIntervalMs: positiveInt,
   dlqReadable: z.boolean(),
+  autoCreateTopicLimit: positiveInt,
+  autoCreateSubscriptionGroupLimit: positiveInt,
+  maxConnections: positiveInt,
+  maxInFlightRequestsPerConnection: positiveInt,
+  maxBufferedResponseBytesPerConnection: positiveInt,
   store: z.record(z.string(), z.unknown()).optional(),
 });
 

@@ -14,6 +14,7 @@ import { ConsumerFilterManager } from './consumer-filter-manager.js';
 import { ConsumerManager } from './consumer-manager.js';
 import { ConsumerOffsetManager } from './consumer-offset-manager.js';
 import { handleRequest } from './dispatch.js';
+import { ConnectionLimits, type ConnectionStats } from './connection-limits.js';
 import { HttpServer } from './http-server.js';
 import { createProcessorTable } from './processor-table.js';
 import { PullRequestHoldService } from './pull-request-hold-service.js';
@@ -59,6 +60,7 @@ export class Broker {
   /** @internal */
   readonly pullRequestHoldService: PullRequestHoldService;
   private readonly http: HttpServer;
+  private readonly limits: ConnectionLimits;
   private readonly table: ReadonlyMap<number, Processor>;
   private readonly unsubscribeArrival: () => void;
   private shutdownPromise: Promise<void> | undefined;
@@ -66,6 +68,7 @@ export class Broker {
   private constructor(parts: {
     options: ResolvedBrokerOptions;
     http: HttpServer;
+    limits: ConnectionLimits;
     port: number;
     address: string;
     store: MessageStore;
@@ -73,6 +76,7 @@ export class Broker {
     const o = parts.options;
     this.options = o;
     this.http = parts.http;
+    this.limits = parts.limits;
     this.port = parts.port;
     this.address = parts.address;
     this.store = parts.store;
@@ -87,12 +91,14 @@ export class Broker {
       clusterName: o.clusterName,
       autoCreateTopicEnable: o.autoCreateTopicEnable,
       defaultTopicQueueNums: o.defaultTopicQueueNums,
+      autoCreateTopicLimit: o.autoCreateTopicLimit,
       scheduleTopicQueueNums: delayLevels.length,
       logger,
     });
     this.subscriptionGroupManager = new SubscriptionGroupManager({
       storePath: o.storePath,
       autoCreateSubscriptionGroup: o.autoCreateSubscriptionGroup,
+      autoCreateSubscriptionGroupLimit: o.autoCreateSubscriptionGroupLimit,
       logger,
     });
     this.consumerOffsetManager = new ConsumerOffsetManager({
@@ -152,13 +158,56 @@ export class Broker {
       lookMessageByOffset: (offset) => store.lookMessageByOffset(offset),
     };
     this.table = createProcessorTable();
+    this.reportLostConfig();
+  }
+
+  /**
+   * A config file missing together with its .bak while the commit log holds messages was lost (deleted,
+   * or never written before a crash): said loudly, with what it costs, rather than silently starting empty.
+   */
+  private reportLostConfig(): void {
+    const bytes = this.store.getCommitLogMaxOffset() - this.store.getCommitLogMinOffset();
+    if (this.store.getCommitLogMaxOffset() <= 0) return;
+    const logger = this.options.logger;
+    const lost = (file: string, from: string, consequence: string, level: 'warn' | 'error'): void => {
+      if (from !== 'none') return;
+      logger[level](
+        { file: path.join(this.options.storePath, 'config', file), commitLogBytes: bytes },
+        `${file} and its .bak are missing although the store holds messages: ${consequence}`,
+      );
+    };
+    lost(
+      'topics.json',
+      this.topicConfigManager.configLoadedFrom,
+      'topics created earlier are unknown until created again (pulls answer TOPIC_NOT_EXIST)',
+      'error',
+    );
+    lost(
+      'consumerOffset.json',
+      this.consumerOffsetManager.configLoadedFrom,
+      'committed consumer offsets are lost; groups start again from their ConsumeFromWhere',
+      'error',
+    );
+    lost(
+      'subscriptionGroup.json',
+      this.subscriptionGroupManager.configLoadedFrom,
+      'subscription group settings are lost; groups are created again with the defaults',
+      'warn',
+    );
   }
 
   /** Binds the HTTP server, opens the store, loads the config files and starts the services. */
   static async start(options: BrokerOptions): Promise<Broker> {
     const o = resolveBrokerOptions(options);
     let broker: Broker | undefined;
+    const limits = new ConnectionLimits({
+      maxConnections: o.maxConnections,
+      maxInFlightRequestsPerConnection: o.maxInFlightRequestsPerConnection,
+      maxBufferedResponseBytesPerConnection: o.maxBufferedResponseBytesPerConnection,
+      logger: o.logger,
+    });
     const http = new HttpServer({
+      limits,
       host: o.host,
       port: o.port,
       maxRequestBodyBytes: o.maxRequestBodyBytes,
@@ -186,7 +235,7 @@ export class Broker {
       throw e;
     }
     try {
-      broker = new Broker({ options: o, http, port, address, store });
+      broker = new Broker({ options: o, http, limits, port, address, store });
       broker.consumerOffsetManager.correctOffsetsPastEnd((t, q) => store.getMaxOffsetInQueue(t, q));
       broker.consumerOffsetManager.start();
       broker.pullRequestHoldService.start();
@@ -213,6 +262,15 @@ export class Broker {
       return Promise.resolve({ code: ResponseCode.SYSTEM_BUSY, header: {}, remark: 'the broker is shutting down' });
     }
     return handleRequest(this.context, this.table, request, connection, this.options.logger);
+  }
+
+  /**
+   * Open connections, requests in flight and answer bytes buffered on the HTTP server, and what its limits
+   * refused so far (for tests and tools; not a stable API).
+   * @internal
+   */
+  connectionStats(): ConnectionStats {
+    return this.limits.stats();
   }
 
   /**

@@ -10,7 +10,9 @@
 import path from 'node:path';
 import type { Clock, TimerHandle } from '../common/clock.js';
 import type { Logger } from '../common/logger.js';
-import { ConfigFile } from './config-file.js';
+import { groupNameProblem, nameProblem } from '../common/names.js';
+import { MAX_QUEUE_NUMS } from '../protocol/index.js';
+import { ConfigFile, type ConfigLoadSource } from './config-file.js';
 
 export const TOPIC_GROUP_SEPARATOR = '@';
 
@@ -19,6 +21,13 @@ export interface ConsumerOffsetManagerOptions {
   flushConsumerOffsetIntervalMs: number;
   clock: Clock;
   logger: Logger;
+}
+
+/** Why a `topic@group` key of the offset table is refused, or null. */
+function offsetKeyProblem(key: string): string | null {
+  const parts = key.split(TOPIC_GROUP_SEPARATOR);
+  if (parts.length !== 2) return 'not <topic>@<group>';
+  return nameProblem('topic', parts[0], 255) ?? groupNameProblem(parts[1]);
 }
 
 /** RocketMQ: consumerOffsetUpdateVersionStep. */
@@ -40,21 +49,40 @@ export class ConsumerOffsetManager {
     this.load();
   }
 
+  /** Where the config file was loaded from at start ('none' for a new store, or when it and its .bak are lost). */
+  get configLoadedFrom(): ConfigLoadSource {
+    return this.file.loadedFrom;
+  }
+
   private load(): void {
     const data = this.file.load();
     if (!data || typeof data !== 'object') return;
     const table = (data as { offsetTable?: unknown }).offsetTable;
     if (table && typeof table === 'object') {
+      const dropped: string[] = [];
       for (const [key, queues] of Object.entries(table as Record<string, unknown>)) {
-        if (!key.includes(TOPIC_GROUP_SEPARATOR) || !queues || typeof queues !== 'object') continue;
+        const problem = offsetKeyProblem(key);
+        if (problem !== null || !queues || typeof queues !== 'object') {
+          dropped.push(`${key.slice(0, 300)}: ${problem ?? 'not an object'}`);
+          continue;
+        }
         const m = new Map<number, number>();
         for (const [q, off] of Object.entries(queues as Record<string, unknown>)) {
           const queueId = Number(q);
-          if (Number.isSafeInteger(queueId) && queueId >= 0 && typeof off === 'number' && Number.isSafeInteger(off)) {
+          // The limits UPDATE_CONSUMER_OFFSET applies: a queue id below MAX_QUEUE_NUMS, a Java long that fits a JS number.
+          if (/^\d{1,4}$/.test(q) && queueId < MAX_QUEUE_NUMS && typeof off === 'number' && Number.isSafeInteger(off)) {
             m.set(queueId, off);
+          } else {
+            dropped.push(`${key.slice(0, 300)} queue ${q.slice(0, 20)}: invalid queue id or offset`);
           }
         }
         this.offsetTable.set(key, m);
+      }
+      if (dropped.length > 0) {
+        this.options.logger.warn(
+          { file: this.file.path, dropped: dropped.length, examples: dropped.slice(0, 5) },
+          'ignoring invalid consumer offsets on load',
+        );
       }
     }
     const dv = (data as { dataVersion?: { counter?: unknown; timestamp?: unknown } }).dataVersion;
@@ -163,15 +191,17 @@ export class ConsumerOffsetManager {
     return out;
   }
 
-  /** Writes the table now. */
+  /** Writes the table (coalesced with a write in flight: the table as it is when the write starts). */
   persist(): Promise<void> {
-    this.dirty = false;
-    const offsetTable: Record<string, Record<string, number>> = {};
-    for (const [key, m] of this.offsetTable) offsetTable[key] = Object.fromEntries(m);
     return this.file
-      .persist({
-        dataVersion: { ...this.dataVersion, timestamp: this.dataVersion.timestamp || this.options.clock.now() },
-        offsetTable,
+      .persistLatest(() => {
+        this.dirty = false;
+        const offsetTable: Record<string, Record<string, number>> = {};
+        for (const [key, m] of this.offsetTable) offsetTable[key] = Object.fromEntries(m);
+        return {
+          dataVersion: { ...this.dataVersion, timestamp: this.dataVersion.timestamp || this.options.clock.now() },
+          offsetTable,
+        };
       })
       .catch((e: unknown) => {
         this.dirty = true; // try again on the next period

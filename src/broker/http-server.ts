@@ -18,6 +18,7 @@ import {
   type RemotingResponse,
 } from '../protocol/index.js';
 import type { BrokerRequest, ConnectionInfo } from './broker-context.js';
+import type { ConnectionLimits } from './connection-limits.js';
 import { lookupCommand, requestCodeNotSupported, validateRequest } from './dispatch.js';
 
 export interface HttpServerOptions {
@@ -26,6 +27,8 @@ export interface HttpServerOptions {
   maxRequestBodyBytes: number;
   accessToken: string | undefined;
   logger: Logger;
+  /** Bounds on connections, requests in flight and buffered answers (connection-limits.ts). */
+  limits?: ConnectionLimits;
   /** Answers a validated request (the broker's handle). Must not throw; a rejection is answered SYSTEM_ERROR. */
   handle(request: BrokerRequest, connection: ConnectionInfo): Promise<RemotingResponse>;
 }
@@ -112,7 +115,9 @@ export class HttpServer {
     this.server.headersTimeout = 60_000;
     this.server.requestTimeout = 300_000;
     this.server.keepAliveTimeout = 65_000;
+    options.limits?.attach(this.server);
     this.server.on('connection', (socket: Socket) => {
+      options.limits?.onConnection(socket);
       this.sockets.set(socket, `${socket.remoteAddress ?? 'unknown'}:${socket.remotePort ?? 0}`);
       socket.on('close', () => this.sockets.delete(socket));
     });
@@ -199,6 +204,11 @@ export class HttpServer {
       await this.drain(req);
       return this.sendJson(res, 404, 'NOT_FOUND', 'the path must be /v1/<command name or request code>');
     }
+    const busy = this.options.limits?.admit(socket, res);
+    if (busy !== undefined) {
+      await this.drain(req);
+      return this.sendFrame(res, { code: ResponseCode.SYSTEM_BUSY, header: {}, remark: busy });
+    }
     const body = await this.readBody(req, res);
     if (body === undefined) return;
 
@@ -221,7 +231,7 @@ export class HttpServer {
       response = { code: ResponseCode.SYSTEM_ERROR, header: {}, remark: (e as Error)?.message ?? 'system error' };
     }
     if (connection.gone || res.destroyed) return;
-    this.sendFrame(res, response);
+    this.sendFrame(res, response, socket);
   }
 
   private authorized(header: string | undefined): boolean {
@@ -293,7 +303,8 @@ export class HttpServer {
     });
   }
 
-  private sendFrame(res: http.ServerResponse, response: RemotingResponse): void {
+  /** Writes the answer; with `socket`, its bytes count against the connection's buffered-answer limit. */
+  private sendFrame(res: http.ServerResponse, response: RemotingResponse, socket?: Socket): void {
     if (res.headersSent || res.destroyed) return;
     const head: { code: number; remark?: string; header: unknown } = {
       code: response.code,
@@ -304,6 +315,7 @@ export class HttpServer {
     const headFrame = encodeFrame(head);
     const body = response.body;
     const length = headFrame.length + (body?.length ?? 0);
+    if (socket) this.options.limits?.countResponse(socket, res, length);
     res.writeHead(200, { 'Content-Type': FRAME_CONTENT_TYPE, 'Content-Length': length });
     if (body && body.length > 0) {
       res.cork();

@@ -11,11 +11,13 @@ import type { Logger } from '../common/logger.js';
 import { groupNameProblem } from '../common/names.js';
 import { SubscriptionGroupConfigSchema, type SubscriptionGroupConfig } from '../protocol/index.js';
 import type { SubscriptionGroupManagerApi } from './broker-context.js';
-import { ConfigFile } from './config-file.js';
+import { ConfigFile, type ConfigLoadSource } from './config-file.js';
 
 export interface SubscriptionGroupManagerOptions {
   storePath: string;
   autoCreateSubscriptionGroup: boolean;
+  /** Groups are no longer created on first use once the table holds this many (explicit creation is not limited). */
+  autoCreateSubscriptionGroupLimit?: number;
   logger: Logger;
 }
 
@@ -24,11 +26,17 @@ export class SubscriptionGroupManager implements SubscriptionGroupManagerApi {
   private readonly file: ConfigFile;
   private readonly options: SubscriptionGroupManagerOptions;
   private dataVersion = { counter: 0, timestamp: Date.now() };
+  private limitLoggedAt = 0;
 
   constructor(options: SubscriptionGroupManagerOptions) {
     this.options = options;
     this.file = new ConfigFile(path.join(options.storePath, 'config', 'subscriptionGroup.json'), options.logger);
     this.load();
+  }
+
+  /** Where the config file was loaded from at start ('none' for a new store, or when it and its .bak are lost). */
+  get configLoadedFrom(): ConfigLoadSource {
+    return this.file.loadedFrom;
   }
 
   private load(): void {
@@ -41,7 +49,13 @@ export class SubscriptionGroupManager implements SubscriptionGroupManagerApi {
         if (parsed.success && parsed.data.groupName === name && groupNameProblem(name) === null) {
           this.table.set(name, parsed.data);
         } else {
-          this.options.logger.warn({ group: name }, 'ignoring an invalid subscription group config on load');
+          const problem = parsed.success
+            ? (groupNameProblem(name) ?? `groupName '${parsed.data.groupName.slice(0, 300)}' differs from its key`)
+            : parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
+          this.options.logger.warn(
+            { group: name.slice(0, 300), problem, file: this.file.path },
+            'ignoring an invalid subscription group config on load',
+          );
         }
       }
     }
@@ -53,10 +67,29 @@ export class SubscriptionGroupManager implements SubscriptionGroupManagerApi {
     const existing = this.table.get(group);
     if (existing) return existing;
     if (!this.options.autoCreateSubscriptionGroup || groupNameProblem(group) !== null) return undefined;
+    if (this.autoCreateLimitRemark() !== undefined) return undefined;
     const cfg = SubscriptionGroupConfigSchema.parse({ groupName: group });
     this.options.logger.info({ group }, 'subscription group created');
     this.put(cfg);
     return cfg;
+  }
+
+  /**
+   * Why a group may not be created on first use now (the table holds `autoCreateSubscriptionGroupLimit`
+   * groups), or undefined when it may. Logged at most once per minute while the limit holds.
+   */
+  autoCreateLimitRemark(): string | undefined {
+    const limit = this.options.autoCreateSubscriptionGroupLimit;
+    if (limit === undefined || this.table.size < limit || !this.options.autoCreateSubscriptionGroup) return undefined;
+    const now = Date.now();
+    if (now - this.limitLoggedAt > 60_000) {
+      this.limitLoggedAt = now;
+      this.options.logger.warn(
+        { groups: this.table.size, autoCreateSubscriptionGroupLimit: limit },
+        'subscription group auto-creation limit reached',
+      );
+    }
+    return `the broker already has ${this.table.size} subscription groups, the most it creates automatically (autoCreateSubscriptionGroupLimit ${limit}); create the group with UPDATE_AND_CREATE_SUBSCRIPTIONGROUP`;
   }
 
   /** The group's config when it exists; never creates it. */
@@ -80,10 +113,11 @@ export class SubscriptionGroupManager implements SubscriptionGroupManagerApi {
     );
   }
 
+  /** Writes the table (coalesced: a burst of changes shares one write of the latest table). */
   persist(): Promise<void> {
-    return this.file.persist({
+    return this.file.persistLatest(() => ({
       dataVersion: this.dataVersion,
       subscriptionGroupTable: Object.fromEntries(this.table),
-    });
+    }));
   }
 }

@@ -11,9 +11,9 @@ import path from 'node:path';
 import type { Logger } from '../common/logger.js';
 import { nameProblem, topicNameProblem } from '../common/names.js';
 import { SCHEDULE_TOPIC } from '../common/message.js';
-import { AUTO_CREATE_TOPIC_KEY_TOPIC, PermName } from '../protocol/index.js';
+import { AUTO_CREATE_TOPIC_KEY_TOPIC, MAX_QUEUE_NUMS, PermName } from '../protocol/index.js';
 import type { TopicConfig, TopicConfigManagerApi } from './broker-context.js';
-import { ConfigFile } from './config-file.js';
+import { ConfigFile, type ConfigLoadSource } from './config-file.js';
 
 export const SELF_TEST_TOPIC = 'SELF_TEST_TOPIC';
 export const OFFSET_MOVED_EVENT = 'OFFSET_MOVED_EVENT';
@@ -30,6 +30,8 @@ export interface TopicConfigManagerOptions {
   clusterName: string;
   autoCreateTopicEnable: boolean;
   defaultTopicQueueNums: number;
+  /** Topics are no longer created on send once the table holds this many (explicit creation is not limited). */
+  autoCreateTopicLimit?: number;
   /** Queues of SCHEDULE_TOPIC_XXXX: one per delay level. */
   scheduleTopicQueueNums: number;
   logger: Logger;
@@ -54,6 +56,7 @@ export class TopicConfigManager implements TopicConfigManagerApi {
   private readonly file: ConfigFile;
   private readonly options: TopicConfigManagerOptions;
   private dataVersion = { counter: 0, timestamp: Date.now() };
+  private limitLoggedAt = 0;
 
   constructor(options: TopicConfigManagerOptions) {
     this.options = options;
@@ -78,6 +81,11 @@ export class TopicConfigManager implements TopicConfigManagerApi {
     this.table.set(SCHEDULE_TOPIC, newTopicConfig(SCHEDULE_TOPIC, o.scheduleTopicQueueNums, RW));
   }
 
+  /** Where the config file was loaded from at start ('none' for a new store, or when it and its .bak are lost). */
+  get configLoadedFrom(): ConfigLoadSource {
+    return this.file.loadedFrom;
+  }
+
   private load(): void {
     const data = this.file.load();
     if (!data || typeof data !== 'object') return;
@@ -85,8 +93,13 @@ export class TopicConfigManager implements TopicConfigManagerApi {
     if (table && typeof table === 'object') {
       for (const [name, raw] of Object.entries(table as Record<string, unknown>)) {
         const cfg = parseTopicConfig(name, raw);
-        if (cfg) this.table.set(name, cfg);
-        else this.options.logger.warn({ topic: name }, 'ignoring an invalid topic config on load');
+        if (typeof cfg !== 'string') this.table.set(name, cfg);
+        else {
+          this.options.logger.warn(
+            { topic: name.slice(0, 300), problem: cfg, file: this.file.path },
+            'ignoring an invalid topic config on load',
+          );
+        }
       }
     }
     const dv = (data as { dataVersion?: { counter?: unknown } }).dataVersion;
@@ -119,7 +132,7 @@ export class TopicConfigManager implements TopicConfigManagerApi {
   ): TopicConfig | undefined {
     const existing = this.table.get(topic);
     if (existing) return existing;
-    if (topicNameProblem(topic) !== null) return undefined;
+    if (topicNameProblem(topic) !== null || this.autoCreateLimitRemark() !== undefined) return undefined;
     const template = this.table.get(defaultTopic);
     if (!template) {
       this.options.logger.warn({ topic, defaultTopic }, 'create topic failed: the default topic does not exist');
@@ -142,7 +155,28 @@ export class TopicConfigManager implements TopicConfigManagerApi {
     return cfg;
   }
 
-  /** RocketMQ: createTopicInSendMessageBackMethod — used for %RETRY% and %DLQ% topics. */
+  /**
+   * Why a send may not create a new topic now (the table holds `autoCreateTopicLimit` topics), or
+   * undefined when it may. Logged at most once per minute while the limit holds.
+   */
+  autoCreateLimitRemark(): string | undefined {
+    const limit = this.options.autoCreateTopicLimit;
+    if (limit === undefined || this.table.size < limit) return undefined;
+    const now = Date.now();
+    if (now - this.limitLoggedAt > 60_000) {
+      this.limitLoggedAt = now;
+      this.options.logger.warn(
+        { topics: this.table.size, autoCreateTopicLimit: limit },
+        'topic auto-creation limit reached',
+      );
+    }
+    return `the broker already has ${this.table.size} topics, the most it creates automatically (autoCreateTopicLimit ${limit}); create the topic with UPDATE_AND_CREATE_TOPIC`;
+  }
+
+  /**
+   * RocketMQ: createTopicInSendMessageBackMethod — used for %RETRY% and %DLQ% topics. Not bounded by
+   * `autoCreateTopicLimit`: these topics belong to subscription groups, whose number is bounded.
+   */
   createTopicIfAbsent(topic: string, queueNums: number, perm: number, topicSysFlag = 0): TopicConfig {
     const existing = this.table.get(topic);
     if (existing) return existing;
@@ -161,23 +195,57 @@ export class TopicConfigManager implements TopicConfigManagerApi {
     this.persist().catch((e: unknown) => this.options.logger.error({ err: e }, 'persisting topics.json failed'));
   }
 
+  /** Writes the table (coalesced: a burst of changes shares one write of the latest table). */
   persist(): Promise<void> {
-    return this.file.persist({ dataVersion: this.dataVersion, topicConfigTable: Object.fromEntries(this.table) });
+    return this.file.persistLatest(() => ({
+      dataVersion: this.dataVersion,
+      topicConfigTable: Object.fromEntries(this.table),
+    }));
   }
 }
 
-function parseTopicConfig(name: string, raw: unknown): TopicConfig | undefined {
-  if (!raw || typeof raw !== 'object' || nameProblem('topic', name, 255) !== null) return undefined;
-  const r = raw as Partial<TopicConfig>;
-  const int = (v: unknown): v is number => typeof v === 'number' && Number.isInteger(v) && v >= 0;
-  if (!int(r.readQueueNums) || !int(r.writeQueueNums) || !int(r.perm)) return undefined;
+const isInt = (v: unknown, min: number, max: number): v is number =>
+  typeof v === 'number' && Number.isInteger(v) && v >= min && v <= max;
+
+/**
+ * Why a topic config is refused, or null: the limits UPDATE_AND_CREATE_TOPIC applies, and that loading
+ * `topics.json` applies too — queue numbers from 1 to MAX_QUEUE_NUMS, perm within READ|WRITE|INHERIT,
+ * a non-negative 32-bit topicSysFlag.
+ */
+export function topicConfigProblem(c: {
+  readQueueNums?: unknown;
+  writeQueueNums?: unknown;
+  perm?: unknown;
+  topicSysFlag?: unknown;
+}): string | null {
+  if (!isInt(c.readQueueNums, 1, MAX_QUEUE_NUMS) || !isInt(c.writeQueueNums, 1, MAX_QUEUE_NUMS)) {
+    return `queue numbers must be between 1 and ${MAX_QUEUE_NUMS}`;
+  }
+  if (!isInt(c.perm, 0, PermName.READ | PermName.WRITE | PermName.INHERIT)) {
+    return 'perm must be a combination of READ 4, WRITE 2 and INHERIT 1';
+  }
+  if (c.topicSysFlag !== undefined && !isInt(c.topicSysFlag, 0, 0x7fffffff)) {
+    return 'topicSysFlag must be a non-negative 32-bit integer';
+  }
+  return null;
+}
+
+/** The topic config a `topics.json` entry holds, or why it is refused. */
+function parseTopicConfig(name: string, raw: unknown): TopicConfig | string {
+  if (!raw || typeof raw !== 'object') return 'not an object';
+  const bad = nameProblem('topic', name, 255);
+  if (bad !== null) return bad;
+  const problem = topicConfigProblem(raw);
+  if (problem !== null) return problem;
+  // Checked above: the queue numbers and perm are in range, topicSysFlag absent or in range.
+  const r = raw as TopicConfig;
   return {
     topicName: name,
     readQueueNums: r.readQueueNums,
     writeQueueNums: r.writeQueueNums,
     perm: r.perm,
     topicFilterType: r.topicFilterType === 'MULTI_TAG' ? 'MULTI_TAG' : 'SINGLE_TAG',
-    topicSysFlag: int(r.topicSysFlag) ? r.topicSysFlag : 0,
+    topicSysFlag: r.topicSysFlag ?? 0,
     order: r.order === true,
   };
 }

@@ -46,7 +46,11 @@ export const consumerSendMsgBack: Processor = async (ctx, request) => {
   const h = request.header as ConsumerSendMsgBackRequestHeader;
   const config = ctx.subscriptionGroupManager.findSubscriptionGroupConfig(h.group);
   if (!config) {
-    return fail(ResponseCode.SUBSCRIPTION_GROUP_NOT_EXIST, `subscription group not exist, ${h.group} ${FAQ_SUFFIX}`);
+    const limit = ctx.subscriptionGroupManager.autoCreateLimitRemark?.();
+    return fail(
+      ResponseCode.SUBSCRIPTION_GROUP_NOT_EXIST,
+      `subscription group not exist, ${h.group} ${limit ? `${limit} ` : ''}${FAQ_SUFFIX}`,
+    );
   }
   if ((ctx.brokerConfig.brokerPermission & PermName.WRITE) === 0) {
     return fail(ResponseCode.NO_PERMISSION, `the broker[${ctx.brokerIP}] sending message is forbidden`);

@@ -107,9 +107,10 @@ function prepare(
   // 3-4: the subscription group
   const group = ctx.subscriptionGroupManager.findSubscriptionGroupConfig(h.consumerGroup);
   if (!group) {
+    const limit = ctx.subscriptionGroupManager.autoCreateLimitRemark?.();
     return fail(
       ResponseCode.SUBSCRIPTION_GROUP_NOT_EXIST,
-      `subscription group [${h.consumerGroup}] does not exist, ${FAQ_SUFFIX}`,
+      `subscription group [${h.consumerGroup}] does not exist, ${limit ? `${limit} ` : ''}${FAQ_SUFFIX}`,
     );
   }
   if (!group.consumeEnable) {

@@ -11,7 +11,9 @@
  * broker's put (the delay transform applies); a batch is stored as one record per message.
  *
  * Ours beyond RocketMQ: a read-only broker or topic refuses every send (NO_PERMISSION); RocketMQ relies on
- * the route for that, and this broker serves the route itself.
+ * the route for that, and this broker serves the route itself. After msgCheck, the sysFlag and every body
+ * flagged compressed are checked (message-check.ts): a message consumers could not decode is refused
+ * with MESSAGE_ILLEGAL rather than stored.
  */
 import { createUniqId, decodeBatchBody, string2messageProperties, MessageSysFlag } from '../../common/codec/index.js';
 import { MessageConst, RETRY_GROUP_TOPIC_PREFIX, dlqTopic } from '../../common/message.js';
@@ -27,6 +29,7 @@ import {
 import type { MessageToStore, PutMessageResult } from '../../store/index.js';
 import type { BrokerContext, ConnectionInfo, Processor, TopicConfig } from '../broker-context.js';
 import { NOT_ALLOWED_SEND_TOPICS } from '../topic-config-manager.js';
+import { compressedBodyProblem, sysFlagProblem } from './message-check.js';
 import { fail, ok, parseHostAddress } from './responses.js';
 import { validateTopicRemark } from './topic-validator.js';
 
@@ -54,6 +57,8 @@ function msgCheck(
   }
   let cfg = ctx.topicConfigManager.selectTopicConfig(h.topic);
   if (!cfg) {
+    const limit = ctx.topicConfigManager.autoCreateLimitRemark?.();
+    if (limit) return fail(ResponseCode.TOPIC_NOT_EXIST, `topic[${h.topic}] not exist, ${limit}${FAQ_SUFFIX}`);
     const sysFlag = topicSysFlagFor(h.unitMode, h.topic);
     ctx.logger.warn({ topic: h.topic, producer: connection.remoteAddress }, 'the topic does not exist');
     cfg = ctx.topicConfigManager.createTopicInSendMessageMethod(
@@ -151,7 +156,11 @@ function handleRetryAndDLQ(
   const groupName = h.topic.slice(RETRY_GROUP_TOPIC_PREFIX.length);
   const group = ctx.subscriptionGroupManager.findSubscriptionGroupConfig(groupName);
   if (!group) {
-    return fail(ResponseCode.SUBSCRIPTION_GROUP_NOT_EXIST, `subscription group not exist, ${groupName} ${FAQ_SUFFIX}`);
+    const limit = ctx.subscriptionGroupManager.autoCreateLimitRemark?.();
+    return fail(
+      ResponseCode.SUBSCRIPTION_GROUP_NOT_EXIST,
+      `subscription group not exist, ${groupName} ${limit ? `${limit} ` : ''}${FAQ_SUFFIX}`,
+    );
   }
   const maxReconsumeTimes = h.maxReconsumeTimes ?? group.retryMaxTimes;
   const reconsumeTimes = h.reconsumeTimes ?? 0;
@@ -165,6 +174,9 @@ function handleRetryAndDLQ(
   return null;
 }
 
+const illegal = (problem: string): RemotingResponse =>
+  fail(ResponseCode.MESSAGE_ILLEGAL, `the message is illegal: ${problem}`);
+
 async function sendSingle(
   ctx: BrokerContext,
   h: SendMessageRequestHeader,
@@ -173,6 +185,8 @@ async function sendSingle(
   body: Buffer,
   connection: ConnectionInfo,
 ): Promise<RemotingResponse> {
+  const bodyProblem = await compressedBodyProblem(body, h.sysFlag);
+  if (bodyProblem) return illegal(bodyProblem);
   const msg = baseMessage(ctx, h, cfg, queueId, connection, body, h.flag, string2messageProperties(h.properties ?? ''));
   const refused = handleRetryAndDLQ(ctx, h, msg);
   if (refused) return refused;
@@ -198,6 +212,10 @@ async function sendBatch(
     return fail(ResponseCode.MESSAGE_ILLEGAL, `the batch body is malformed: ${(e as Error).message}`);
   }
   if (decoded.length === 0) return fail(ResponseCode.MESSAGE_ILLEGAL, 'the batch is empty');
+  for (let i = 0; i < decoded.length; i++) {
+    const problem = await compressedBodyProblem(decoded[i]?.body ?? Buffer.alloc(0), h.sysFlag);
+    if (problem) return illegal(`message ${i} of the batch: ${problem}`);
+  }
   const msgs = decoded.map((m) => baseMessage(ctx, h, cfg, queueId, connection, m.body, m.flag, m.properties));
   const results = await ctx.store.putMessages(msgs);
   const first = results[0] as PutMessageResult;
@@ -212,6 +230,8 @@ export const sendMessage: Processor = async (ctx, request, connection) => {
   const checked = msgCheck(ctx, h, connection);
   if (!('topicName' in checked)) return checked;
   const cfg = checked;
+  const flagProblem = sysFlagProblem(h.sysFlag);
+  if (flagProblem) return illegal(flagProblem);
   let queueId = h.queueId;
   if (queueId < 0) queueId = Math.floor(Math.random() * 99_999_999) % Math.max(1, cfg.writeQueueNums);
   const body = request.body ?? Buffer.alloc(0);

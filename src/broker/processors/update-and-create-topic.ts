@@ -1,10 +1,12 @@
 /**
  * UPDATE_AND_CREATE_TOPIC (17): RocketMQ's AdminBrokerProcessor.updateAndCreateTopic. The name is
  * validated (TopicValidator.validateTopic: SYSTEM_ERROR with its remarks), a system topic is refused,
- * then the config is created or replaced and persisted.
+ * queue numbers, perm and topicSysFlag are checked against the limits `topics.json` is loaded with
+ * (INVALID_PARAMETER), then the config is created or replaced and persisted.
  */
 import { ResponseCode, type CreateTopicRequestHeader } from '../../protocol/index.js';
 import type { Processor } from '../broker-context.js';
+import { topicConfigProblem } from '../topic-config-manager.js';
 import { fail, ok } from './responses.js';
 import { isSystemTopic, validateTopicRemark } from './topic-validator.js';
 
@@ -15,9 +17,8 @@ export const updateAndCreateTopic: Processor = (ctx, request) => {
   if (isSystemTopic(h.topic, ctx)) {
     return Promise.resolve(fail(ResponseCode.SYSTEM_ERROR, `The topic[${h.topic}] is conflict with system topic.`));
   }
-  if (h.readQueueNums > 1024 || h.writeQueueNums > 1024) {
-    return Promise.resolve(fail(ResponseCode.INVALID_PARAMETER, 'queue numbers must be between 1 and 1024'));
-  }
+  const invalid = topicConfigProblem(h);
+  if (invalid) return Promise.resolve(fail(ResponseCode.INVALID_PARAMETER, invalid));
   ctx.topicConfigManager.updateTopicConfig({
     topicName: h.topic,
     readQueueNums: h.readQueueNums,

@@ -12,10 +12,12 @@ export const updateConsumerOffset: Processor = (ctx, request, connection) => {
   if (!ctx.subscriptionGroupManager.containsSubscriptionGroup(h.consumerGroup)) {
     return Promise.resolve(fail(ResponseCode.SUBSCRIPTION_GROUP_NOT_EXIST, `Group ${h.consumerGroup} not exist!`));
   }
-  if (!ctx.topicConfigManager.selectTopicConfig(h.topic)) {
+  const topic = ctx.topicConfigManager.selectTopicConfig(h.topic);
+  if (!topic) {
     return Promise.resolve(fail(ResponseCode.TOPIC_NOT_EXIST, `Topic ${h.topic} not exist!`));
   }
-  if (h.queueId < 0) {
+  // Ours: a queue id past the topic's queues is refused too, so the offset table cannot be grown without bound.
+  if (h.queueId < 0 || h.queueId >= Math.max(topic.readQueueNums, topic.writeQueueNums)) {
     return Promise.resolve(fail(ResponseCode.INVALID_PARAMETER, `QueueId is illegal, topic is ${h.topic}`));
   }
   ctx.consumerOffsetManager.commitOffset(connection.remoteAddress, h.consumerGroup, h.topic, h.queueId, h.commitOffset);

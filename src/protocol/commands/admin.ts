@@ -11,6 +11,12 @@ import { z } from 'zod';
 import { RequestCode } from '../request-code.js';
 import { EmptyHeader, defineCommand, int32, long, str } from '../define.js';
 
+/**
+ * The most queues a topic may have, read or write (ours: RocketMQ has no bound, and a route listing 1e9
+ * queues exhausts every client that fetches it). Also bounds a group's retryQueueNums.
+ */
+export const MAX_QUEUE_NUMS = 1024;
+
 export const CreateTopicRequestHeader = z.object({
   topic: str().min(1),
   readQueueNums: int32().min(1),
@@ -34,7 +40,7 @@ export const SubscriptionGroupConfigSchema = z.object({
   consumeEnable: z.boolean().default(true),
   consumeFromMinEnable: z.boolean().default(true),
   consumeBroadcastEnable: z.boolean().default(true),
-  retryQueueNums: int32().min(0).default(1),
+  retryQueueNums: int32().min(0).max(MAX_QUEUE_NUMS).default(1),
   retryMaxTimes: int32().min(0).default(16),
   brokerId: long().default(0),
   whichBrokerWhenConsumeSlowly: long().default(1),
