@@ -68,3 +68,6 @@ export {
   IllegalArgumentError,
   type AllocateMessageQueueStrategy,
 } from './client/allocate-message-queue.js';
+
+// ---- client robustness (issue 19) ----
+export { BrokerResponseError } from './protocol/response-error.js';

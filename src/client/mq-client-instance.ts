@@ -292,9 +292,26 @@ export class MQClientInstance {
     };
     const first = clock.setTimeout(() => {
       run();
-      if (this.#state === 'RUNNING') this.#intervals.push(clock.setInterval(run, periodMs));
+      if (this.#state === 'RUNNING') this.#intervals.push(this.#keepAliveAsNeeded(clock.setInterval(run, periodMs)));
     }, firstMs);
-    this.#timeouts.push(first);
+    this.#timeouts.push(this.#keepAliveAsNeeded(first));
+  }
+
+  /**
+   * The scheduled tasks keep the process alive only while a consumer is registered (a started
+   * consumer is expected to keep running); a producer alone does not, so a script that forgets
+   * `shutdown()` still exits, as Node users expect of a client.
+   */
+  #keepAliveAsNeeded(h: TimerHandle): TimerHandle {
+    const t = h as { ref?: () => unknown; unref?: () => unknown };
+    if (this.#consumers.size > 0) t.ref?.();
+    else t.unref?.();
+    return h;
+  }
+
+  #updateTimerRefs(): void {
+    for (const h of this.#timeouts) this.#keepAliveAsNeeded(h);
+    for (const h of this.#intervals) this.#keepAliveAsNeeded(h);
   }
 
   // ---- registries ------------------------------------------------------------------------------
@@ -308,12 +325,14 @@ export class MQClientInstance {
         `the consumer group ${group} has been created before in client ${this.clientId}; give each consumer of a group its own instanceName`,
       );
     this.#consumers.set(group, inner);
+    this.#updateTimerRefs();
     this.#syncWatcher();
   }
 
   /** Removes a consumer group and tells every broker (UNREGISTER_CLIENT) at once. */
   async unregisterConsumer(group: string): Promise<void> {
     if (!this.#consumers.delete(group)) return;
+    this.#updateTimerRefs();
     this.#syncWatcher();
     if (this.#state === 'RUNNING') await this.#unregisterClient(undefined, group);
   }

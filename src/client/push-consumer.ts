@@ -152,7 +152,11 @@ export class PushConsumer {
     return this;
   }
 
-  /** The listener: `(messages, context)` → CONSUME_SUCCESS or RECONSUME_LATER (a throw counts as the latter). */
+  /**
+   * The listener: `(messages, context)`. Returning or resolving with nothing means the messages were
+   * consumed; a throw or a rejected promise means RECONSUME_LATER (retried later through
+   * `%RETRY%<group>`); an explicit `ConsumeConcurrentlyStatus` is that status.
+   */
   registerMessageListener(listener: PushConsumerListener): this {
     if (typeof listener === 'function') this.#listener = listener;
     else if (listener && typeof listener.consumeMessage === 'function')

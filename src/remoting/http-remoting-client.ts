@@ -45,6 +45,15 @@ const UNDICI_TIMEOUT_MARGIN_MS = 1000;
 /** RocketMQ's client-side RPC_TIME_OUT code (RemotingSysResponseCode); marks a TransportError as ERR_TIMEOUT. */
 const RPC_TIME_OUT = -1006;
 
+/** The documented codes of the HTTP refusals; any other 4xx is ERR_BAD_REQUEST. */
+const HTTP_REJECT_CODES: Readonly<Record<number, string>> = Object.freeze({
+  400: 'BAD_REQUEST',
+  401: 'UNAUTHORIZED',
+  404: 'NOT_FOUND',
+  405: 'METHOD_NOT_ALLOWED',
+  413: 'PAYLOAD_TOO_LARGE',
+});
+
 interface Target {
   pool: Pool;
   basePath: string;
@@ -280,12 +289,15 @@ export class HttpRemotingClient implements RemotingClient {
     }
     const detail = typeof info.message === 'string' ? info.message : bytes.toString('utf8', 0, 200);
     if (status >= 400 && status < 500) {
-      const code = typeof info.error === 'string' && /^[A-Z_]+$/.test(info.error) ? info.error : `HTTP_${status}`;
+      const fromBroker = typeof info.error === 'string' && /^[A-Z_]+$/.test(info.error);
+      const code = fromBroker ? (info.error as string) : (HTTP_REJECT_CODES[status] ?? 'BAD_REQUEST');
       const field = typeof info.field === 'string' ? info.field : undefined;
+      // A server that answers without the broker's JSON error body is probably not a broker.
+      const hint = fromBroker ? '' : ' (the answer is not a rocketmq-ts broker error: is this the broker address?)';
       return new RequestRejectedError(
         status,
         code,
-        `${name} rejected by ${addr} (HTTP ${status}${field ? `, field ${field}` : ''}): ${detail}`,
+        `${name} rejected by ${addr} (HTTP ${status}${field ? `, field ${field}` : ''}): ${detail}${hint}`,
         field,
       );
     }
