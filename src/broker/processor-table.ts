@@ -20,6 +20,7 @@ import { getConsumerListByGroup } from './processors/get-consumer-list-by-group.
 import { heartBeat } from './processors/heart-beat.js';
 import { unregisterClient } from './processors/unregister-client.js';
 import { watchConsumerIds } from './processors/watch-consumer-ids.js';
+import { checkClientConfig } from './processors/check-client-config.js';
 
 /** The core's processors: pull, send, offsets, route and admin. */
 function registerCoreProcessors(table: Map<number, Processor>): void {
@@ -49,6 +50,7 @@ function registerGroupProcessors(table: Map<number, Processor>): void {
   table.set(RequestCode.GET_CONSUMER_LIST_BY_GROUP, getConsumerListByGroup);
   table.set(RequestCode.WATCH_CONSUMER_IDS, watchConsumerIds);
   table.set(RequestCode.CONSUMER_SEND_MSG_BACK, consumerSendMsgBack);
+  table.set(RequestCode.CHECK_CLIENT_CONFIG, checkClientConfig);
   // ---- END group processors ----
 }
 

@@ -49,6 +49,11 @@ export interface ClientOptions {
    * stand-in for RocketMQ's NOTIFY_CONSUMER_IDS_CHANGED. Default 30000, at most 120000.
    */
   watchConsumerIdsHoldMs?: number;
+  /**
+   * A broker that has not answered for this long is reported once through the logger (warn) until it
+   * answers again, ms. Default 10000.
+   */
+  brokerUnreachableWarnMs?: number;
   /** Bearer token for a broker started with an access token. */
   accessToken?: string | undefined;
   /** A pino-shaped logger. Default: silent. */
@@ -67,6 +72,7 @@ export const DEFAULT_CLIENT_OPTIONS = Object.freeze({
   requestTimeoutMs: 3_000,
   connectionsPerBroker: 64,
   watchConsumerIdsHoldMs: 30_000,
+  brokerUnreachableWarnMs: 10_000,
 });
 
 export interface ResolvedClientOptions {
@@ -80,6 +86,7 @@ export interface ResolvedClientOptions {
   requestTimeoutMs: number;
   connectionsPerBroker: number;
   watchConsumerIdsHoldMs: number;
+  brokerUnreachableWarnMs: number;
   accessToken?: string | undefined;
   logger: Logger;
   clock: Clock;
@@ -135,6 +142,7 @@ export const clientOptionsShape = {
   requestTimeoutMs: ms(1).default(DEFAULT_CLIENT_OPTIONS.requestTimeoutMs),
   connectionsPerBroker: z.int().min(1).max(65_536).default(DEFAULT_CLIENT_OPTIONS.connectionsPerBroker),
   watchConsumerIdsHoldMs: ms(100, 120_000).default(DEFAULT_CLIENT_OPTIONS.watchConsumerIdsHoldMs),
+  brokerUnreachableWarnMs: ms(0).default(DEFAULT_CLIENT_OPTIONS.brokerUnreachableWarnMs),
   accessToken: z.string().min(1).optional(),
   logger: loggerSchema.default(silentLogger),
   clock: clockSchema.default(systemClock),
