@@ -40,8 +40,9 @@ export interface ClientOptions {
   /** Timeout of an ordinary call to a broker (route, heartbeat, offsets, send), ms. Default 3000. */
   requestTimeoutMs?: number;
   /**
-   * HTTP connections kept per broker. One held pull occupies one connection, so this must be at least
-   * the number of queues held-pulled from one broker at once, plus a few for control calls. Default 64.
+   * HTTP connections per broker for control calls (heartbeat, offsets, routes, sends). Held pulls and
+   * the membership watch have a lane of their own (one connection each, no limit), so this does not
+   * depend on the number of queues held. Default 64.
    */
   connectionsPerBroker?: number;
   /**
