@@ -21,6 +21,7 @@ import { heartBeat } from './processors/heart-beat.js';
 import { unregisterClient } from './processors/unregister-client.js';
 import { watchConsumerIds } from './processors/watch-consumer-ids.js';
 import { lockBatchMq, unlockBatchMq } from './processors/lock-batch-mq.js';
+import { checkClientConfig } from './processors/check-client-config.js';
 
 /** The core's processors: pull, send, offsets, route and admin. */
 function registerCoreProcessors(table: Map<number, Processor>): void {
@@ -52,6 +53,7 @@ function registerGroupProcessors(table: Map<number, Processor>): void {
   table.set(RequestCode.CONSUMER_SEND_MSG_BACK, consumerSendMsgBack);
   table.set(RequestCode.LOCK_BATCH_MQ, lockBatchMq);
   table.set(RequestCode.UNLOCK_BATCH_MQ, unlockBatchMq);
+  table.set(RequestCode.CHECK_CLIENT_CONFIG, checkClientConfig);
   // ---- END group processors ----
 }
 

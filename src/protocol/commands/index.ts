@@ -15,6 +15,7 @@ import { GetMaxOffset, GetMinOffset, SearchOffsetByTimestamp } from './queue-off
 import { GetRouteInfoByTopic } from './route.js';
 import { SendBatchMessage, SendMessage } from './send-message.js';
 import { UnregisterClient } from './unregister-client.js';
+import { CheckClientConfig } from './check-client-config.js';
 
 export * from './admin.js';
 export * from './consumer-list.js';
@@ -27,6 +28,7 @@ export * from './queue-offsets.js';
 export * from './route.js';
 export * from './send-message.js';
 export * from './unregister-client.js';
+export * from './check-client-config.js';
 
 const ALL: CommandSpec[] = [
   PullMessage,
@@ -49,6 +51,7 @@ const ALL: CommandSpec[] = [
   ViewMessageById,
   LockBatchMq,
   UnlockBatchMq,
+  CheckClientConfig,
 ];
 
 export const COMMANDS: ReadonlyMap<number, CommandSpec> = new Map(ALL.map((c) => [c.code, c]));
