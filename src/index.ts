@@ -68,3 +68,22 @@ export {
   IllegalArgumentError,
   type AllocateMessageQueueStrategy,
 } from './client/allocate-message-queue.js';
+
+// ---- lite pull consumer (issue 16) ----
+export {
+  LitePullConsumer,
+  type LitePullConsumerEvents,
+  type LitePullConsumerState,
+  type PollOptions,
+  type CommitOffsets,
+  type AssignmentChangedEvent,
+  type LitePullErrorEvent,
+  type LiteFlowControlEvent,
+  type LitePullIterateOptions,
+} from './client/lite-pull-consumer.js';
+export {
+  DEFAULT_LITE_PULL_CONSUMER_OPTIONS,
+  type LitePullConsumerOptions,
+  type ResolvedLitePullConsumerOptions,
+} from './client/lite-pull-consumer-options.js';
+export { OffsetOutOfRangeError } from './client/lite-pull-errors.js';
