@@ -1,6 +1,5 @@
 import type { Producer } from '../../../src/client/producer.js';
 import type { LitePullConsumer } from '../../../src/client/lite-pull-consumer.js';
-import type { MessageQueue } from '../../../src/common/message.js';
 import { startBroker, waitFor, type BrokerFixture } from '../../support/broker-fixture.js';
 import { sendMany, startProducer, uniq } from './push-consumer-support.js';
 import { bodyOf, newLiteConsumer, pollUntil } from './lite-pull-support.js';
