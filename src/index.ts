@@ -87,3 +87,21 @@ export {
 } from './client/message-queue-selector.js';
 // ---- client robustness (issue 19) ----
 export { BrokerResponseError } from './protocol/response-error.js';
+// ---- lite pull consumer (issue 16) ----
+export {
+  LitePullConsumer,
+  type LitePullConsumerEvents,
+  type LitePullConsumerState,
+  type PollOptions,
+  type CommitOffsets,
+  type AssignmentChangedEvent,
+  type LitePullErrorEvent,
+  type LiteFlowControlEvent,
+  type LitePullIterateOptions,
+} from './client/lite-pull-consumer.js';
+export {
+  DEFAULT_LITE_PULL_CONSUMER_OPTIONS,
+  type LitePullConsumerOptions,
+  type ResolvedLitePullConsumerOptions,
+} from './client/lite-pull-consumer-options.js';
+export { OffsetOutOfRangeError } from './client/lite-pull-errors.js';

@@ -7,6 +7,13 @@
 import type { MessageQueue } from '../common/message.js';
 import type { PushConsumerHost } from './push-consumer-run.js';
 
+/** What the routes read of their consumer (the push consumer's host fits; so does the lite pull consumer's). */
+export type RoutesHost = Pick<PushConsumerHost, 'logger' | 'isRunning'> & {
+  readonly options: Pick<PushConsumerHost['options'], 'clock'>;
+  readonly subscriptions: { has(topic: string): boolean };
+  run(): { instance: NonNullable<ReturnType<PushConsumerHost['run']>>['instance'] } | undefined;
+};
+
 /** A topic without a route asks for one at most this often; extra heartbeats are as rare. */
 const ROUTE_RETRY_MS = 1000;
 
@@ -15,7 +22,7 @@ export class PushConsumerRoutes {
   readonly #routeAskedAt = new Map<string, number>();
   #lastExtraHeartbeat = -Infinity;
 
-  constructor(private readonly host: PushConsumerHost) {}
+  constructor(private readonly host: RoutesHost) {}
 
   /** A route appeared or changed: a topic of ours may have new brokers, so heartbeat and rebalance now. */
   readonly onRouteChanged = (topic: string): void => {

@@ -70,7 +70,7 @@ export interface PushConsumerHost {
 
 /** RocketMQ: DefaultMQPushConsumerImpl.start — a local file store when BROADCASTING, else the broker's. */
 export function createOffsetStore(
-  o: ResolvedPushConsumerOptions,
+  o: Pick<ResolvedPushConsumerOptions, 'messageModel' | 'offsetStoreDir' | 'consumerGroup'>,
   instance: MQClientInstance,
   logger: Logger,
   onPersisted: (e: OffsetPersistedEvent) => void,
