@@ -31,6 +31,12 @@ export interface ProducerOptions extends ClientOptions {
   defaultTopicQueueNums?: number;
   /** The template topic for auto-creation (createTopicKey). Default `TBW102`. */
   createTopicKey?: string;
+  /**
+   * Avoid brokers that failed or answered slowly for a while when choosing a queue (RocketMQ's
+   * sendLatencyFaultEnable): a failed send keeps its broker out of the rotation for up to 10 minutes
+   * while another broker is available. Default true (RocketMQ's default is false).
+   */
+  sendLatencyFaultEnable?: boolean;
 }
 
 export const DEFAULT_PRODUCER_OPTIONS = Object.freeze({
@@ -41,6 +47,7 @@ export const DEFAULT_PRODUCER_OPTIONS = Object.freeze({
   maxMessageSizeBytes: 4 * 1024 * 1024,
   defaultTopicQueueNums: 4,
   createTopicKey: AUTO_CREATE_TOPIC_KEY_TOPIC,
+  sendLatencyFaultEnable: true,
 });
 
 const name = (problem: (v: unknown) => string | null) =>
@@ -62,6 +69,7 @@ const producerSchema = z.object({
     .default(DEFAULT_PRODUCER_OPTIONS.maxMessageSizeBytes),
   defaultTopicQueueNums: z.int().min(1).max(1024).default(DEFAULT_PRODUCER_OPTIONS.defaultTopicQueueNums),
   createTopicKey: name(topicNameProblem).default(DEFAULT_PRODUCER_OPTIONS.createTopicKey),
+  sendLatencyFaultEnable: z.boolean().default(DEFAULT_PRODUCER_OPTIONS.sendLatencyFaultEnable),
 });
 
 export type ResolvedProducerOptions = ResolvedClientOptions & {
@@ -72,12 +80,13 @@ export type ResolvedProducerOptions = ResolvedClientOptions & {
   maxMessageSizeBytes: number;
   defaultTopicQueueNums: number;
   createTopicKey: string;
+  sendLatencyFaultEnable: boolean;
 };
 
 /** Validates and completes producer options; a bad option throws InvalidArgumentError naming it. */
 export function resolveProducerOptions(options: ProducerOptions): ResolvedProducerOptions {
   if (options === undefined)
-    throw new InvalidArgumentError('options', 'Producer options are required (at least endpoints)');
+    throw new InvalidArgumentError('options', 'Producer options are required (at least endpoints or namesrvAddr)');
   const o = finishClientOptions(parseOptions(producerSchema, options, 'Producer'));
   return Object.freeze({ ...o, instanceName: instanceNameForClient(o.instanceName) });
 }
