@@ -6,7 +6,19 @@
  */
 import type { Logger } from '../common/logger.js';
 import type { SubscriptionData } from '../filter/index.js';
-import type { ConsumeMessageConcurrentlyService } from './consume-message-concurrently-service.js';
+import { MessageConst, retryTopic, type MessageExt } from '../common/message.js';
+import type {
+  ConsumeConcurrentlyContext,
+  ConsumeMessageConcurrentlyService,
+  MessageListenerConcurrently,
+} from './consume-message-concurrently-service.js';
+import { ConsumeConcurrentlyStatus } from './consumer-constants.js';
+import {
+  RunningInfoProperty,
+  type CMResult,
+  type ConsumeMessageDirectlyResult,
+  type ConsumerRunningInfo,
+} from './consumer-running-info.js';
 import { MessageModel } from './consumer-constants.js';
 import type { PullThresholds } from './flow-control.js';
 import { LocalFileOffsetStore } from './local-file-offset-store.js';
@@ -92,8 +104,13 @@ export function createOffsetStore(
 }
 
 /** The MQConsumerInner the client instance drives. */
-export function createConsumerInner(host: PushConsumerHost, routes: PushConsumerRoutes): MQConsumerInner {
+export function createConsumerInner(
+  host: PushConsumerHost,
+  routes: PushConsumerRoutes,
+  listener: MessageListenerConcurrently,
+): MQConsumerInner {
   const o = host.options;
+  const startedAt = o.clock.now();
   return {
     groupName: () => o.consumerGroup,
     messageModel: () => o.messageModel,
@@ -112,5 +129,92 @@ export function createConsumerInner(host: PushConsumerHost, routes: PushConsumer
     },
     updateTopicSubscribeInfo: (topic, mqs) => routes.updateTopicSubscribeInfo(topic, mqs),
     isSubscribeTopicNeedUpdate: (topic) => host.subscriptions.has(topic),
+    runningInfo: () => pushRunningInfo(host, startedAt),
+    consumeMessageDirectly: (msg, brokerName) => consumeMessageDirectly(host, listener, msg, brokerName),
   };
+}
+
+/** RocketMQ: DefaultMQPushConsumerImpl.consumerRunningInfo — settings, subscriptions and every held queue. */
+function pushRunningInfo(host: PushConsumerHost, startedAt: number): ConsumerRunningInfo {
+  const o = host.options;
+  const run = host.run();
+  const properties: Record<string, string> = {
+    consumerGroup: o.consumerGroup,
+    messageModel: o.messageModel,
+    consumeFromWhere: o.consumeFromWhere,
+    consumeThreadMax: String(o.consumeThreadMax),
+    consumeMessageBatchMaxSize: String(o.consumeMessageBatchMaxSize),
+    pullBatchSize: String(o.pullBatchSize),
+    instanceName: o.instanceName,
+    clientIP: o.clientIP,
+    [RunningInfoProperty.CONSUME_ORDERLY]: 'false',
+    [RunningInfoProperty.THREADPOOL_CORE_SIZE]: String(o.consumeThreadMax),
+    [RunningInfoProperty.CONSUME_TYPE]: 'CONSUME_PASSIVELY',
+    [RunningInfoProperty.CLIENT_VERSION]: 'rocketmq-ts',
+    [RunningInfoProperty.CONSUMER_START_TIMESTAMP]: String(startedAt),
+  };
+  if (o.namesrvAddr.length > 0) properties[RunningInfoProperty.NAMESERVER_ADDR] = o.namesrvAddr.join(';');
+  const mqTable: ConsumerRunningInfo['mqTable'] = [];
+  if (run) {
+    for (const { mq, pq } of run.rebalance.processQueueTable.values()) {
+      mqTable.push([
+        mq,
+        {
+          commitOffset: run.offsetStore.readOffsetFromMemory(mq),
+          cachedMsgMinOffset: pq.firstKey() ?? 0,
+          cachedMsgMaxOffset: pq.lastKey() ?? 0,
+          cachedMsgCount: pq.msgCount,
+          cachedMsgSizeInMiB: Math.floor(pq.msgSize / (1024 * 1024)),
+          transactionMsgMinOffset: 0,
+          transactionMsgMaxOffset: 0,
+          transactionMsgCount: 0,
+          locked: false,
+          tryUnlockTimes: 0,
+          lastLockTimestamp: 0,
+          droped: pq.dropped,
+          lastPullTimestamp: pq.lastPullTimestamp,
+          lastConsumeTimestamp: pq.lastConsumeTimestamp,
+        },
+      ]);
+    }
+  }
+  return { properties, subscriptionSet: [...host.subscriptions.values()], mqTable };
+}
+
+/**
+ * RocketMQ: ConsumeMessageConcurrentlyService.consumeMessageDirectly — the listener runs on one message
+ * outside any queue; nothing is committed or sent back, the result is only reported.
+ */
+async function consumeMessageDirectly(
+  host: PushConsumerHost,
+  listener: MessageListenerConcurrently,
+  msg: MessageExt,
+  brokerName: string | undefined,
+): Promise<ConsumeMessageDirectlyResult> {
+  const { clock, consumerGroup } = host.options;
+  const props = (msg.properties ??= {});
+  const realTopic = props[MessageConst.RETRY_TOPIC];
+  if (realTopic !== undefined && msg.topic === retryTopic(consumerGroup)) msg.topic = realTopic;
+  const begin = clock.now();
+  props[MessageConst.CONSUME_START_TIME] = String(begin);
+  const context: ConsumeConcurrentlyContext = {
+    messageQueue: { topic: msg.topic, brokerName: brokerName ?? '', queueId: msg.queueId },
+    delayLevelWhenNextConsume: 0,
+    ackIndex: 2147483647,
+  };
+  let consumeResult: CMResult;
+  let remark: string | undefined;
+  try {
+    const status = await listener([msg], context);
+    consumeResult =
+      status === ConsumeConcurrentlyStatus.CONSUME_SUCCESS
+        ? 'CR_SUCCESS'
+        : status === ConsumeConcurrentlyStatus.RECONSUME_LATER
+          ? 'CR_LATER'
+          : 'CR_RETURN_NULL';
+  } catch (err) {
+    consumeResult = 'CR_THROW_EXCEPTION';
+    remark = err instanceof Error ? (err.stack ?? err.message) : String(err);
+  }
+  return { order: false, autoCommit: true, consumeResult, remark, spentTimeMills: clock.now() - begin };
 }

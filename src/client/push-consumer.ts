@@ -220,7 +220,7 @@ export class PushConsumer {
       const rebalance = createRebalancePushImpl(this.#host, routes, instance, offsetStore, pulls);
       this.#run = { instance, wrapper, offsetStore, consume, pulls, rebalance };
       instance.events.on('routeChanged', routes.onRouteChanged);
-      instance.registerConsumer(o.consumerGroup, createConsumerInner(this.#host, routes));
+      instance.registerConsumer(o.consumerGroup, createConsumerInner(this.#host, routes, this.#listener));
       await instance.start();
       this.#state = 'RUNNING';
       await Promise.all([...this.#subscriptions.keys()].map((t) => routes.refreshRoute(t)));

@@ -1,0 +1,238 @@
+/**
+ * Our Producer, PushConsumer and PullConsumer against a stock Apache RocketMQ 4.9.8 NameServer and
+ * broker (the kit), through `namesrvAddr` over TCP remoting. Every message is counted.
+ */
+import { ConsumeConcurrentlyStatus } from '../../../src/client/consumer-constants.js';
+import { MessageSelector } from '../../../src/client/message-selector.js';
+import { Producer } from '../../../src/client/producer.js';
+import { PullConsumer } from '../../../src/client/pull-consumer.js';
+import { PushConsumer } from '../../../src/client/push-consumer.js';
+import type { PushConsumerOptions } from '../../../src/client/push-consumer-options.js';
+import type { MessageExt } from '../../../src/common/message.js';
+import { waitFor } from '../../support/broker-fixture.js';
+import { kitDescribe, startKit, type RocketMQKit } from '../../support/rocketmq-kit.js';
+
+let seq = 0;
+const uniq = (prefix: string): string => `${prefix}_${process.pid}_${Date.now().toString(36)}_${++seq}`;
+
+kitDescribe('clients against Apache RocketMQ 4.9.8 (namesrvAddr)', () => {
+  let kit: RocketMQKit;
+  let producer: Producer;
+  const closers: Array<() => Promise<unknown>> = [];
+
+  const consumer = (group: string, extra: Partial<PushConsumerOptions> = {}): PushConsumer => {
+    const c = new PushConsumer({
+      namesrvAddr: kit.namesrvAddr,
+      consumerGroup: group,
+      consumeFromWhere: 'CONSUME_FROM_FIRST_OFFSET',
+      persistConsumerOffsetIntervalMs: 1000,
+      ...extra,
+    });
+    closers.push(() => c.shutdown());
+    return c;
+  };
+
+  /** Sends `n` messages one after another (so round robin spreads them evenly over the queues). */
+  const sendSeq = async (
+    topic: string,
+    n: number,
+    make: (i: number) => Partial<Parameters<Producer['send']>[0]> = () => ({}),
+  ) => {
+    const results = [];
+    for (let i = 0; i < n; i++)
+      results.push(await producer.send({ topic, body: Buffer.from(`${topic}-${i}`), ...make(i) }));
+    return results;
+  };
+
+  beforeAll(async () => {
+    kit = await startKit();
+    producer = new Producer({ namesrvAddr: `${kit.namesrvAddr};`, defaultTopicQueueNums: 8 });
+    await producer.start();
+  }, 180_000);
+
+  afterAll(async () => {
+    for (const close of closers.splice(0).reverse()) await close().catch(() => undefined);
+    await producer?.shutdown();
+    await kit?.stop();
+  }, 60_000);
+
+  it('Producer: tags, keys, user properties, a batch; a topic is auto-created with 8 queues', async () => {
+    const topic = uniq('TopicSend');
+    const sent = await sendSeq(topic, 16, (i) => ({
+      tags: i % 2 ? 'TagB' : 'TagA',
+      keys: [`k${i}`, 'common'],
+      properties: { color: i % 2 ? 'blue' : 'red', seq: String(i) },
+    }));
+    expect(sent.every((r) => r.sendStatus === 'SEND_OK')).toBe(true);
+    expect(new Set(sent.map((r) => r.messageQueue.queueId)).size).toBe(8);
+    const batch = await producer.sendBatch(
+      [0, 1, 2].map((i) => ({ topic, body: Buffer.from(`${topic}-batch-${i}`), tags: 'TagC' })),
+    );
+    expect(batch.sendStatus).toBe('SEND_OK');
+    expect(batch.msgId.split(',')).toHaveLength(3);
+
+    const pull = new PullConsumer({ namesrvAddr: kit.namesrvAddr, consumerGroup: uniq('PullG') });
+    closers.push(() => pull.shutdown());
+    await pull.start();
+    const mqs = await pull.fetchSubscribeMessageQueues(topic);
+    expect(mqs).toHaveLength(8);
+    const got: MessageExt[] = [];
+    for (const mq of mqs) {
+      const r = await pull.pull(mq, '*', 0, 32);
+      got.push(...r.msgFoundList);
+    }
+    expect(got).toHaveLength(19);
+    const m5 = got.find((m) => m.body?.toString() === `${topic}-5`);
+    expect(m5?.properties).toMatchObject({ TAGS: 'TagB', KEYS: 'k5 common', color: 'blue', seq: '5' });
+    expect(
+      got
+        .filter((m) => m.properties?.TAGS === 'TagC')
+        .map((m) => m.body?.toString())
+        .sort(),
+    ).toEqual([0, 1, 2].map((i) => `${topic}-batch-${i}`));
+    // The offset message id names the broker's store host: viewMessage reads it back over TCP.
+    const viewed = await pull.viewMessage(sent[3]!.offsetMsgId);
+    expect(viewed.body?.toString()).toBe(`${topic}-3`);
+  }, 60_000);
+
+  it('PushConsumer: tag and SQL92 subscriptions are filtered by the broker; offsets show in consumerProgress', async () => {
+    const topic = uniq('TopicFilter');
+    await sendSeq(topic, 40, (i) => ({
+      tags: i % 2 ? 'TagB' : 'TagA',
+      properties: { color: i % 4 === 0 ? 'red' : 'green', seq: String(i) },
+    }));
+    const tagGroup = uniq('TagG');
+    const sqlGroup = uniq('SqlG');
+    const byTag: string[] = [];
+    const bySql: string[] = [];
+    const c1 = consumer(tagGroup).subscribe(topic, MessageSelector.byTag('TagA'));
+    c1.registerMessageListener((msgs) => {
+      for (const m of msgs) byTag.push(m.body!.toString());
+      return ConsumeConcurrentlyStatus.CONSUME_SUCCESS;
+    });
+    const c2 = consumer(sqlGroup).subscribe(topic, MessageSelector.bySql("color = 'red' AND seq >= 8"));
+    c2.registerMessageListener((msgs) => {
+      for (const m of msgs) bySql.push(m.body!.toString());
+      return ConsumeConcurrentlyStatus.CONSUME_SUCCESS;
+    });
+    await Promise.all([c1.start(), c2.start()]);
+    await waitFor(() => byTag.length >= 20 && bySql.length >= 8, 40_000);
+    expect(new Set(byTag)).toEqual(new Set(Array.from({ length: 20 }, (_, i) => `${topic}-${2 * i}`)));
+    expect(new Set(bySql)).toEqual(new Set([8, 12, 16, 20, 24, 28, 32, 36].map((i) => `${topic}-${i}`)));
+
+    // `mqadmin consumerStatus` asks our client for its running info through the broker.
+    const status = await kit.mqadmin('consumerStatus', '-g', tagGroup, '-i', c1.clientId!);
+    expect(status).toContain('CONSUME_PASSIVELY');
+    expect(status).toContain(`%RETRY%${tagGroup}`);
+    const queueRows = status.split('\n').filter((l) => l.startsWith(topic) && l.includes('ProcessQueueInfo'));
+    expect(queueRows).toHaveLength(8);
+
+    await c1.shutdown();
+    const progress = await kit.mqadmin('consumerProgress', '-g', tagGroup);
+    const rows = progress.split('\n').filter((l) => l.includes(topic));
+    expect(rows).toHaveLength(8);
+    // Broker offset, consumer offset and diff: every queue consumed to its end.
+    for (const row of rows) {
+      const nums = row.trim().split(/\s+/).slice(-4);
+      expect(nums[0]).toBe(nums[1]);
+    }
+  }, 120_000);
+
+  it('retry: a failed message goes back through CONSUMER_SEND_MSG_BACK to %RETRY%, then to %DLQ%', async () => {
+    const topic = uniq('TopicRetry');
+    const group = uniq('RetryG');
+    await sendSeq(topic, 8);
+    const bad = `${topic}-5`;
+    const deliveries = new Map<string, number[]>();
+    const c = consumer(group, { maxReconsumeTimes: 1 }).subscribe(topic, '*');
+    c.registerMessageListener((msgs, context) => {
+      for (const m of msgs) {
+        const body = m.body!.toString();
+        deliveries.set(body, [...(deliveries.get(body) ?? []), m.reconsumeTimes]);
+      }
+      context.delayLevelWhenNextConsume = 1; // RocketMQ's level 1: 1 s
+      return msgs.some((m) => m.body!.toString() === bad)
+        ? ConsumeConcurrentlyStatus.RECONSUME_LATER
+        : ConsumeConcurrentlyStatus.CONSUME_SUCCESS;
+    });
+    await c.start();
+    await waitFor(() => (deliveries.get(bad)?.length ?? 0) >= 2 && deliveries.size === 8, 40_000);
+    expect(deliveries.get(bad)).toEqual([0, 1]);
+    for (let i = 0; i < 8; i++) if (i !== 5) expect(deliveries.get(`${topic}-${i}`)).toEqual([0]);
+    // The second failure reached maxReconsumeTimes: the broker moved it to the dead-letter topic.
+    await waitFor(async () => /\s1\s/.test(await kit.mqadmin('topicStatus', '-t', `%DLQ%${group}`)), 40_000);
+    expect(deliveries.get(bad)).toEqual([0, 1]);
+  }, 120_000);
+
+  it('BROADCASTING: every member gets every message', async () => {
+    const topic = uniq('TopicBcast');
+    const group = uniq('BcastG');
+    await sendSeq(topic, 12);
+    const dir = await import('node:fs').then((fs) => fs.mkdtempSync(`${kit.homeDir}/offsets-`));
+    const got = [new Set<string>(), new Set<string>()];
+    const members = got.map((set, i) => {
+      const c = consumer(group, { messageModel: 'BROADCASTING', instanceName: `b${i}`, offsetStoreDir: dir });
+      c.subscribe(topic, '*').registerMessageListener((msgs) => {
+        for (const m of msgs) set.add(m.body!.toString());
+        return ConsumeConcurrentlyStatus.CONSUME_SUCCESS;
+      });
+      return c;
+    });
+    await Promise.all(members.map((c) => c.start()));
+    await waitFor(() => got.every((s) => s.size === 12), 40_000);
+    for (const s of got) expect(s).toEqual(new Set(Array.from({ length: 12 }, (_, i) => `${topic}-${i}`)));
+  }, 90_000);
+
+  it("a mixed group with RocketMQ's Java consumer: the same allocation, no queue consumed twice, none orphaned", async () => {
+    const topic = uniq('TopicMixed');
+    const group = uniq('MixedG');
+    const warm = await sendSeq(topic, 8); // creates the topic: one message per queue
+    expect(new Set(warm.map((r) => r.messageQueue.queueId)).size).toBe(8);
+    const classes = await kit.exampleClasses();
+    // 48 messages in all, 6 per queue: the Java member's 4 queues hold 24.
+    const java = kit.run(
+      'java-client',
+      ['-cp', classes, 'Consumer', kit.namesrvAddr, topic, group, 'tag', '*', '24', '90', '1500'],
+      {
+        timeoutMs: 120_000,
+      },
+    );
+    const ours = new Map<string, number>();
+    const c = consumer(group).subscribe(topic, '*');
+    c.registerMessageListener((msgs) => {
+      for (const m of msgs) ours.set(m.body!.toString(), m.queueId);
+      return ConsumeConcurrentlyStatus.CONSUME_SUCCESS;
+    });
+    await c.start();
+    const held = (): number[] =>
+      c
+        .assignedQueues()
+        .filter((q) => q.topic === topic)
+        .map((q) => q.queueId)
+        .sort((a, b) => a - b);
+    await waitFor(() => held().length === 4, 60_000);
+    const sent = await sendSeq(topic, 40, () => ({}));
+    const perQueue = new Map<number, number>();
+    for (const r of [...warm, ...sent])
+      perQueue.set(r.messageQueue.queueId, (perQueue.get(r.messageQueue.queueId) ?? 0) + 1);
+    expect([...perQueue.values()]).toEqual(Array(8).fill(6));
+    const mine = held();
+    // RocketMQ's AllocateMessageQueueAveragely over two sorted client ids: one member 0-3, the other 4-7.
+    expect([
+      [0, 1, 2, 3],
+      [4, 5, 6, 7],
+    ]).toContainEqual(mine);
+    const r = await java;
+    expect(r.code).toBe(0);
+    const javaLines = r.stdout.split('\n').filter((l) => l.startsWith(`topic=${topic} `));
+    const javaBodies = new Map(javaLines.map((l) => [/ body=(\S+)/.exec(l)![1]!, Number(/queueId=(\d+)/.exec(l)![1])]));
+    await waitFor(() => ours.size + javaBodies.size >= 48, 30_000);
+    const javaQueues = new Set(javaBodies.values());
+    const ourQueues = new Set(ours.values());
+    expect([...javaQueues].filter((q) => ourQueues.has(q))).toEqual([]);
+    expect(new Set([...javaQueues, ...ourQueues]).size).toBe(8);
+    const all = new Set([...ours.keys(), ...javaBodies.keys()]);
+    expect(all.size).toBe(48);
+    expect([...ourQueues].sort()).toEqual(mine);
+  }, 180_000);
+});
