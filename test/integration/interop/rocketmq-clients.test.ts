@@ -4,6 +4,9 @@
  */
 import { ConsumeConcurrentlyStatus } from '../../../src/client/consumer-constants.js';
 import { MessageSelector } from '../../../src/client/message-selector.js';
+import { MQClientAPI } from '../../../src/client/mq-client-api.js';
+import { RequestCode } from '../../../src/protocol/request-code.js';
+import { TcpRemotingClient } from '../../../src/remoting/tcp-remoting-client.js';
 import { Producer } from '../../../src/client/producer.js';
 import { PullConsumer } from '../../../src/client/pull-consumer.js';
 import { PushConsumer } from '../../../src/client/push-consumer.js';
@@ -37,10 +40,11 @@ kitDescribe('clients against Apache RocketMQ 4.9.8 (namesrvAddr)', () => {
     topic: string,
     n: number,
     make: (i: number) => Partial<Parameters<Producer['send']>[0]> = () => ({}),
+    prefix = topic,
   ) => {
     const results = [];
     for (let i = 0; i < n; i++)
-      results.push(await producer.send({ topic, body: Buffer.from(`${topic}-${i}`), ...make(i) }));
+      results.push(await producer.send({ topic, body: Buffer.from(`${prefix}-${i}`), ...make(i) }));
     return results;
   };
 
@@ -132,9 +136,10 @@ kitDescribe('clients against Apache RocketMQ 4.9.8 (namesrvAddr)', () => {
     const rows = progress.split('\n').filter((l) => l.includes(topic));
     expect(rows).toHaveLength(8);
     // Broker offset, consumer offset and diff: every queue consumed to its end.
+    // #Topic #Broker Name #QID #Broker Offset #Consumer Offset #Client IP #Diff #LastTime
     for (const row of rows) {
-      const nums = row.trim().split(/\s+/).slice(-4);
-      expect(nums[0]).toBe(nums[1]);
+      const [, , , brokerOffset, consumerOffset] = row.trim().split(/\s+/);
+      expect({ row, consumerOffset }).toEqual({ row, consumerOffset: brokerOffset });
     }
   }, 120_000);
 
@@ -186,17 +191,40 @@ kitDescribe('clients against Apache RocketMQ 4.9.8 (namesrvAddr)', () => {
   it("a mixed group with RocketMQ's Java consumer: the same allocation, no queue consumed twice, none orphaned", async () => {
     const topic = uniq('TopicMixed');
     const group = uniq('MixedG');
-    const warm = await sendSeq(topic, 8); // creates the topic: one message per queue
+    const warm = await sendSeq(topic, 8, () => ({ tags: 'warm' }), `${topic}-warm`); // creates the topic: one message per queue
     expect(new Set(warm.map((r) => r.messageQueue.queueId)).size).toBe(8);
     const classes = await kit.exampleClasses();
-    // 48 messages in all, 6 per queue: the Java member's 4 queues hold 24.
+    // The Java member starts alone and takes the 8 warm-up messages; then 40 more, 5 per queue, of which
+    // its 4 queues after the rebalance hold 20: 28 distinct messages in all.
     const java = kit.run(
       'java-client',
-      ['-cp', classes, 'Consumer', kit.namesrvAddr, topic, group, 'tag', '*', '24', '90', '1500'],
-      {
-        timeoutMs: 120_000,
-      },
+      ['-cp', classes, 'Consumer', kit.namesrvAddr, topic, group, 'tag', '*', '28', '90', '1500'],
+      { timeoutMs: 120_000 },
     );
+    const admin = new MQClientAPI(new TcpRemotingClient(), { requestTimeoutMs: 5000 });
+    closers.push(() => admin.remoting.close());
+    let javaId = '';
+    await waitFor(async () => {
+      const ids = await admin.getConsumerIdListByGroup(kit.brokerAddr, group).catch(() => []);
+      javaId = ids[0] ?? '';
+      return ids.length === 1;
+    }, 60_000);
+    // The queues the Java member holds, from its own ConsumerRunningInfo (what `mqadmin consumerStatus` reads).
+    const javaHeld = async (): Promise<number[]> => {
+      const res = await admin.invoke(kit.brokerAddr, {
+        code: RequestCode.GET_CONSUMER_RUNNING_INFO,
+        header: { consumerGroup: group, clientId: javaId, jstackEnable: false },
+      });
+      const text = res.body?.toString('utf8') ?? '';
+      const table = /"mqTable":\{(.*?)\},"properties"/s.exec(text)?.[1] ?? '';
+      const keys = [...table.matchAll(/\{"brokerName":"[^"]*","queueId":(\d+),"topic":"([^"]*)"\}/g)];
+      return keys
+        .filter((k) => k[2] === topic)
+        .map((k) => Number(k[1]))
+        .sort((a, b) => a - b);
+    };
+    await waitFor(async () => (await javaHeld()).length === 8, 60_000);
+
     const ours = new Map<string, number>();
     const c = consumer(group).subscribe(topic, '*');
     c.registerMessageListener((msgs) => {
@@ -211,28 +239,35 @@ kitDescribe('clients against Apache RocketMQ 4.9.8 (namesrvAddr)', () => {
         .map((q) => q.queueId)
         .sort((a, b) => a - b);
     await waitFor(() => held().length === 4, 60_000);
-    const sent = await sendSeq(topic, 40, () => ({}));
-    const perQueue = new Map<number, number>();
-    for (const r of [...warm, ...sent])
-      perQueue.set(r.messageQueue.queueId, (perQueue.get(r.messageQueue.queueId) ?? 0) + 1);
-    expect([...perQueue.values()]).toEqual(Array(8).fill(6));
+    await waitFor(async () => (await javaHeld()).length === 4, 60_000);
     const mine = held();
-    // RocketMQ's AllocateMessageQueueAveragely over two sorted client ids: one member 0-3, the other 4-7.
+    const theirs = await javaHeld();
+    // RocketMQ's AllocateMessageQueueAveragely over the sorted client ids: one member 0-3, the other 4-7.
+    expect([...mine, ...theirs].sort()).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
     expect([
       [0, 1, 2, 3],
       [4, 5, 6, 7],
     ]).toContainEqual(mine);
+
+    const sent = await sendSeq(topic, 40, () => ({ tags: 'main' }), `${topic}-main`);
+    const perQueue = new Map<number, number>();
+    for (const r of sent) perQueue.set(r.messageQueue.queueId, (perQueue.get(r.messageQueue.queueId) ?? 0) + 1);
+    expect([...perQueue.values()]).toEqual(Array(8).fill(5));
     const r = await java;
-    expect(r.code).toBe(0);
-    const javaLines = r.stdout.split('\n').filter((l) => l.startsWith(`topic=${topic} `));
-    const javaBodies = new Map(javaLines.map((l) => [/ body=(\S+)/.exec(l)![1]!, Number(/queueId=(\d+)/.exec(l)![1])]));
-    await waitFor(() => ours.size + javaBodies.size >= 48, 30_000);
-    const javaQueues = new Set(javaBodies.values());
-    const ourQueues = new Set(ours.values());
-    expect([...javaQueues].filter((q) => ourQueues.has(q))).toEqual([]);
-    expect(new Set([...javaQueues, ...ourQueues]).size).toBe(8);
-    const all = new Set([...ours.keys(), ...javaBodies.keys()]);
-    expect(all.size).toBe(48);
-    expect([...ourQueues].sort()).toEqual(mine);
-  }, 180_000);
+    const javaLines = r.stdout.split('\n').filter((l) => l.startsWith(`topic=${topic} `) && l.includes(' tags=main '));
+    const javaMain = new Map(javaLines.map((l) => [/ body=(\S+)/.exec(l)![1]!, Number(/queueId=(\d+)/.exec(l)![1])]));
+    expect({ code: r.code, javaMain: javaMain.size, stderr: r.stderr.slice(-1500) }).toEqual({
+      code: 0,
+      javaMain: 20,
+      stderr: r.stderr.slice(-1500),
+    });
+    const isMain = (b: string): boolean => b.startsWith(`${topic}-main-`);
+    await waitFor(() => [...ours.keys()].filter(isMain).length >= 20, 30_000);
+    const ourMain = new Map([...ours].filter(([b]) => isMain(b)));
+    // Every message of the 40 consumed exactly once, each queue by one member only.
+    expect(new Set([...ourMain.keys(), ...javaMain.keys()]).size).toBe(40);
+    expect(ourMain.size + javaMain.size).toBe(40);
+    expect(new Set(ourMain.values())).toEqual(new Set(mine));
+    expect(new Set(javaMain.values())).toEqual(new Set(theirs));
+  }, 240_000);
 });
