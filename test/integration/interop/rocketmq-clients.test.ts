@@ -14,6 +14,40 @@ import type { PushConsumerOptions } from '../../../src/client/push-consumer-opti
 import type { MessageExt } from '../../../src/common/message.js';
 import { waitFor } from '../../support/broker-fixture.js';
 import { kitDescribe, startKit, type RocketMQKit } from '../../support/rocketmq-kit.js';
+import { RemotingTestServer } from '../../support/remoting-test-server.js';
+import net from 'node:net';
+import { RocketMQError } from '../../../src/common/errors.js';
+import { ResponseCode } from '../../../src/protocol/response-code.js';
+
+/** A TCP pipe to `target` whose connections `cut()` closes, as a broker dropping its clients would. */
+async function startPipe(target: string): Promise<{ addr: string; cut(): number; close(): Promise<void> }> {
+  const [host, port] = [target.slice(0, target.lastIndexOf(':')), Number(target.slice(target.lastIndexOf(':') + 1))];
+  const sockets = new Set<net.Socket>();
+  const server = net.createServer((client) => {
+    const upstream = net.connect(port, host);
+    for (const s of [client, upstream]) {
+      sockets.add(s);
+      s.on('close', () => sockets.delete(s));
+      s.on('error', () => undefined);
+    }
+    client.pipe(upstream).pipe(client);
+    client.on('close', () => upstream.destroy());
+    upstream.on('close', () => client.destroy());
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    addr: `127.0.0.1:${(server.address() as net.AddressInfo).port}`,
+    cut: () => {
+      const n = sockets.size;
+      for (const s of sockets) s.destroy();
+      return n;
+    },
+    close: async () => {
+      for (const s of sockets) s.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
 
 let seq = 0;
 const uniq = (prefix: string): string => `${prefix}_${process.pid}_${Date.now().toString(36)}_${++seq}`;
@@ -142,6 +176,82 @@ kitDescribe('clients against Apache RocketMQ 4.9.8 (namesrvAddr)', () => {
       expect({ row, consumerOffset }).toEqual({ row, consumerOffset: brokerOffset });
     }
   }, 120_000);
+
+  it('a broker that closes connections mid-request: calls fail fast and retriable, nothing is skipped', async () => {
+    const topic = uniq('TopicCut');
+    const group = uniq('CutG');
+    const N = 300;
+    await sendSeq(topic, 8);
+    // Routes come from a stand-in NameServer that names a pipe to the real broker as the broker.
+    const pipe = await startPipe(kit.brokerAddr);
+    closers.push(() => pipe.close());
+    const upstream = new MQClientAPI(new TcpRemotingClient(), { requestTimeoutMs: 5000 });
+    closers.push(() => upstream.remoting.close());
+    const nameServer = await RemotingTestServer.start(async (cmd) => {
+      if (cmd.code !== RequestCode.GET_ROUTEINFO_BY_TOPIC) return { code: ResponseCode.REQUEST_CODE_NOT_SUPPORTED };
+      const route = await upstream.getTopicRouteInfo(kit.namesrvAddr, cmd.extFields?.topic ?? '');
+      if (!route) return { code: ResponseCode.TOPIC_NOT_EXIST, remark: 'no route' };
+      for (const bd of route.brokerDatas) for (const id of Object.keys(bd.brokerAddrs)) bd.brokerAddrs[id] = pipe.addr;
+      return { code: ResponseCode.SUCCESS, body: Buffer.from(JSON.stringify(route)) };
+    });
+    closers.push(() => nameServer.close());
+
+    // A held pull (the broker keeps it up to 15 s) fails at once when its connection is closed.
+    const api = new MQClientAPI(new TcpRemotingClient(), { requestTimeoutMs: 5000 });
+    closers.push(() => api.remoting.close());
+    const held = api
+      .pullMessage(
+        pipe.addr,
+        {
+          consumerGroup: group,
+          topic,
+          queueId: 0,
+          queueOffset: 1,
+          maxMsgNums: 32,
+          sysFlag: 6, // suspend + subscription
+          commitOffset: 0,
+          suspendTimeoutMillis: 15_000,
+          subscription: '*',
+          subVersion: Date.now(),
+          expressionType: 'TAG',
+        },
+        { timeoutMs: 20_000 },
+      )
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+    await waitFor(() => pipe.cut() > 0, 5000);
+    const cutAt = Date.now();
+    const err = await held;
+    expect(Date.now() - cutAt).toBeLessThan(2000);
+    expect(err).toBeInstanceOf(RocketMQError);
+    expect((err as RocketMQError).retriable).toBe(true);
+
+    const got = new Map<string, number>();
+    const c = new PushConsumer({
+      namesrvAddr: nameServer.addr,
+      consumerGroup: group,
+      consumeFromWhere: 'CONSUME_FROM_FIRST_OFFSET',
+      pullBatchSize: 8,
+    });
+    closers.push(() => c.shutdown());
+    c.subscribe(topic, '*').registerMessageListener((msgs) => {
+      for (const m of msgs) got.set(m.body!.toString(), (got.get(m.body!.toString()) ?? 0) + 1);
+      return ConsumeConcurrentlyStatus.CONSUME_SUCCESS;
+    });
+    await c.start();
+    const sending = sendSeq(topic, N, () => ({}), `${topic}-cut`);
+    let cuts = 0;
+    for (const threshold of [20, 120, 220]) {
+      await waitFor(() => got.size >= threshold, 60_000);
+      cuts += pipe.cut() > 0 ? 1 : 0;
+    }
+    await sending;
+    await waitFor(() => [...got.keys()].filter((b) => b.startsWith(`${topic}-cut-`)).length === N, 90_000);
+    expect(cuts).toBeGreaterThanOrEqual(2);
+    for (let i = 0; i < N; i++) expect(got.has(`${topic}-cut-${i}`)).toBe(true);
+  }, 240_000);
 
   it('retry: a failed message goes back through CONSUMER_SEND_MSG_BACK to %RETRY%, then to %DLQ%', async () => {
     const topic = uniq('TopicRetry');
