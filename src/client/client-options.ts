@@ -17,9 +17,16 @@ export interface ClientOptions {
   /**
    * The broker(s) to talk to: the HTTP base URL of the bundled broker (e.g. `http://127.0.0.1:8081`),
    * or several. Route queries go to the first that answers; the route then names every broker.
-   * Required.
+   * Give exactly one of `endpoints` and `namesrvAddr`.
    */
-  endpoints: string | readonly string[];
+  endpoints?: string | readonly string[];
+  /**
+   * The NameServers of an Apache RocketMQ cluster (or the bundled broker's remoting port), as RocketMQ
+   * writes them: `'host:port;host:port'`, or an array of `'host:port'`. Routes come from the
+   * NameServers (another one is tried when one fails) and every broker is reached over RocketMQ's TCP
+   * remoting protocol. Give exactly one of `endpoints` and `namesrvAddr`.
+   */
+  namesrvAddr?: string | readonly string[];
   /**
    * Names this client instance within the process; the client id is `clientIP@instanceName`. Clients
    * with the same id share one MQClientInstance. Default `DEFAULT`, which producers and CLUSTERING
@@ -77,7 +84,10 @@ export const DEFAULT_CLIENT_OPTIONS = Object.freeze({
 });
 
 export interface ResolvedClientOptions {
+  /** The HTTP broker URLs; empty when `namesrvAddr` is used. */
   endpoints: readonly string[];
+  /** The NameServer addresses (`host:port`); empty when `endpoints` is used. */
+  namesrvAddr: readonly string[];
   instanceName: string;
   clientIP: string;
   pollNameServerIntervalMs: number;
@@ -108,6 +118,23 @@ const endpointUrl = z
   .refine(isBrokerUrl, { message: 'must be an http:// or https:// broker URL, e.g. http://127.0.0.1:8081' })
   .transform((s) => s.replace(/\/+$/, ''));
 
+/** `host:port` with a host name, an IPv4 address or a bracketed IPv6 address, and a port in 1..65535. */
+export function namesrvAddrProblem(addr: string): string | null {
+  const m = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?):(\d{1,5})$/.exec(addr);
+  if (!m) return `bad address '${addr}': must be host:port, e.g. 127.0.0.1:9876`;
+  const port = Number(m[2]);
+  if (port < 1 || port > 65535) return `bad address '${addr}': the port must be within 1..65535`;
+  return null;
+}
+
+const namesrvAddrEntry = z
+  .string()
+  .trim()
+  .superRefine((v, ctx) => {
+    const p = namesrvAddrProblem(v);
+    if (p) ctx.addIssue({ code: 'custom', message: p });
+  });
+
 const methods = (names: readonly string[]) => (v: unknown) =>
   v !== null && typeof v === 'object' && names.every((n) => typeof (v as Record<string, unknown>)[n] === 'function');
 
@@ -129,7 +156,27 @@ export const clientOptionsShape = {
       endpointUrl.transform((s) => [s]),
       z.array(endpointUrl).min(1, { message: 'must name at least one broker' }),
     ])
-    .transform((a): readonly string[] => Object.freeze([...new Set(a)])),
+    .transform((a): readonly string[] => Object.freeze([...new Set(a)]))
+    .optional(),
+  namesrvAddr: z
+    .union([
+      // RocketMQ's form: addresses separated by ';' (empty parts, e.g. a trailing ';', are ignored).
+      z
+        .string()
+        .transform((s) => s.split(';').map((p) => p.trim()))
+        .transform((a) => a.filter((p) => p.length > 0))
+        .superRefine((a, ctx) => {
+          if (a.length === 0)
+            ctx.addIssue({ code: 'custom', message: 'must name at least one NameServer (host:port)' });
+          for (const addr of a) {
+            const p = namesrvAddrProblem(addr);
+            if (p) ctx.addIssue({ code: 'custom', message: p });
+          }
+        }),
+      z.array(namesrvAddrEntry).min(1, { message: 'must name at least one NameServer (host:port)' }),
+    ])
+    .transform((a): readonly string[] => Object.freeze([...new Set(a)]))
+    .optional(),
   instanceName: z
     .string()
     .min(1)
@@ -172,9 +219,33 @@ export function instanceNameForClient(instanceName: string): string {
   return instanceName === 'DEFAULT' ? `${pid}#${hrtime.bigint()}` : instanceName;
 }
 
-/** Finishes the shared part: the default client IP. */
-export function finishClientOptions<T extends { clientIP?: string | undefined }>(o: T): T & { clientIP: string } {
-  return { ...o, clientIP: o.clientIP ?? localIPv4() };
+/**
+ * Finishes the shared part: exactly one of `endpoints` and `namesrvAddr` (the other becomes an empty
+ * list), and the default client IP.
+ */
+export function finishClientOptions<
+  T extends {
+    clientIP?: string | undefined;
+    endpoints?: readonly string[] | undefined;
+    namesrvAddr?: readonly string[] | undefined;
+  },
+>(o: T): T & { clientIP: string; endpoints: readonly string[]; namesrvAddr: readonly string[] } {
+  if (o.endpoints !== undefined && o.namesrvAddr !== undefined)
+    throw new InvalidArgumentError(
+      'namesrvAddr',
+      'give either endpoints (the bundled broker over HTTP) or namesrvAddr (RocketMQ NameServers over TCP), not both',
+    );
+  if (o.endpoints === undefined && o.namesrvAddr === undefined)
+    throw new InvalidArgumentError(
+      'endpoints',
+      'endpoints (the bundled broker, e.g. http://127.0.0.1:8081) or namesrvAddr (RocketMQ NameServers, e.g. 127.0.0.1:9876) is required',
+    );
+  return {
+    ...o,
+    endpoints: o.endpoints ?? Object.freeze([]),
+    namesrvAddr: o.namesrvAddr ?? Object.freeze([]),
+    clientIP: o.clientIP ?? localIPv4(),
+  };
 }
 
 /** RocketMQ's buildMQClientId: `clientIP@instanceName`. */

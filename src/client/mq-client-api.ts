@@ -12,6 +12,7 @@ import type { RemotingRequest, RemotingResponse } from '../protocol/command.js';
 import { RequestCode } from '../protocol/request-code.js';
 import { ResponseCode } from '../protocol/response-code.js';
 import { errorFromResponse } from '../protocol/response-error.js';
+import { parseLenientJson } from '../protocol/lenient-json.js';
 import {
   ConsumerListBody,
   LockBatchResponseBodySchema,
@@ -92,7 +93,7 @@ function offsetOf(res: RemotingResponse, what: string): number {
 function jsonBody<S extends z.ZodType>(res: RemotingResponse, schema: S, what: string): z.output<S> {
   let raw: unknown;
   try {
-    raw = JSON.parse(res.body ? res.body.toString('utf8') : 'null');
+    raw = parseLenientJson(res.body ? res.body.toString('utf8') : 'null');
   } catch (e) {
     throw new RocketMQError('ERR_BAD_RESPONSE', `malformed response: ${what} body is not JSON`, { cause: e });
   }
@@ -353,9 +354,14 @@ export class MQClientAPI {
     await this.#call(addr, { code: RequestCode.CONSUMER_SEND_MSG_BACK, header }, opts);
   }
 
-  /** GET_ROUTEINFO_BY_TOPIC (105): the topic's route, or `null` when the topic does not exist. */
+  /**
+   * GET_ROUTEINFO_BY_TOPIC (105): the topic's route, or `null` when the topic does not exist. Asks for
+   * standard JSON (`acceptStandardJsonOnly`), and still reads the unquoted numeric keys an older
+   * NameServer writes.
+   */
   async getTopicRouteInfo(addr: string, topic: string, opts: CallOptions = {}): Promise<TopicRouteData | null> {
-    const res = await this.invoke(addr, { code: RequestCode.GET_ROUTEINFO_BY_TOPIC, header: { topic } }, opts);
+    const header = { topic, acceptStandardJsonOnly: true };
+    const res = await this.invoke(addr, { code: RequestCode.GET_ROUTEINFO_BY_TOPIC, header }, opts);
     if (res.code === ResponseCode.TOPIC_NOT_EXIST) return null;
     if (res.code !== ResponseCode.SUCCESS) throw errorFromResponse(res.code, res.remark);
     return jsonBody(res, TopicRouteDataSchema, 'GET_ROUTEINFO_BY_TOPIC');

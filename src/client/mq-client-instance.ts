@@ -8,7 +8,7 @@
  *
  * | task | first run | period |
  * |---|---|---|
- * | route refresh (GET_ROUTEINFO_BY_TOPIC) | 10 ms | pollNameServerIntervalMs (30 s) |
+ * | route refresh (GET_ROUTEINFO_BY_TOPIC, to the broker or the NameServers) | 10 ms | pollNameServerIntervalMs (30 s) |
  * | heartbeat to every broker | 1 s | heartbeatBrokerIntervalMs (30 s) |
  * | persistAllConsumerOffset | persistConsumerOffsetIntervalMs | persistConsumerOffsetIntervalMs (5 s) |
  * | RebalanceService | rebalanceIntervalMs, or on wake-up | rebalanceIntervalMs (20 s) |
@@ -27,9 +27,10 @@ import {
   type SubscriptionDataWire,
   type TopicRouteData,
 } from '../protocol/commands/index.js';
-import { HttpRemotingClient } from '../remoting/http-remoting-client.js';
 import type { RemotingClient } from '../remoting/remoting-client.js';
 import { BrokerHealth, ObservedRemotingClient } from './broker-health.js';
+import { ClientRemotingProcessor, CLIENT_REQUEST_CODES } from './client-remoting-processor.js';
+import { createRemotingClient, serverRequestHost } from './transport.js';
 import { buildClientId, type ResolvedClientOptions } from './client-options.js';
 import { ConsumerIdsWatcher } from './consumer-ids-watcher.js';
 import { MQClientAPI } from './mq-client-api.js';
@@ -180,6 +181,9 @@ export class MQClientInstance {
   /** brokerName → (brokerId → address). */
   readonly #brokerAddrTable = new Map<string, Map<number, string>>();
   #endpointCursor = 0;
+  /** Routes come from NameServers and brokers are reached over TCP (`namesrvAddr`). */
+  readonly #nameServerMode: boolean;
+  readonly #unhook: Array<() => void> = [];
 
   #heartbeatRunning: Promise<void> | undefined;
   #heartbeatQueued: Promise<void> | undefined;
@@ -188,14 +192,22 @@ export class MQClientInstance {
     this.options = options;
     this.clientId = clientId;
     this.#logger = options.logger;
-    this.remoting =
-      remoting ??
-      new HttpRemotingClient({
-        connectionsPerBroker: options.connectionsPerBroker,
-        accessToken: options.accessToken,
+    this.remoting = remoting ?? createRemotingClient(options);
+    this.#nameServerMode = options.namesrvAddr.length > 0;
+    // RocketMQ picks a NameServer at random and keeps it while it answers.
+    if (this.#nameServerMode) this.#endpointCursor = Math.floor(Math.random() * options.namesrvAddr.length);
+    const host = serverRequestHost(this.remoting);
+    if (host) {
+      const processor = new ClientRemotingProcessor({
+        selectConsumer: (group) => this.#consumers.get(group),
+        rebalanceImmediately: () => {
+          if (this.#state === 'RUNNING') this.rebalanceImmediately();
+        },
         logger: options.logger,
-        clock: options.clock,
       });
+      for (const code of CLIENT_REQUEST_CODES)
+        this.#unhook.push(host.onServerRequest(code, (request, addr) => processor.processRequest(request, addr)));
+    }
     this.events = new SafeEventEmitter<ClientInstanceEvents>((err, event) =>
       this.#logger.error({ err, event }, 'a client event listener threw'),
     );
@@ -284,6 +296,7 @@ export class MQClientInstance {
       for (const group of [...this.#producers.keys()])
         steps.push([`unregister producer ${group}`, () => this.#unregisterClient(group, undefined)]);
     }
+    for (const unhook of this.#unhook.splice(0)) unhook();
     steps.push(['transport', () => this.remoting.close()]);
     for (const [name, step] of steps) {
       try {
@@ -403,7 +416,9 @@ export class MQClientInstance {
   }
 
   #syncWatcher(): void {
-    if (this.#state !== 'RUNNING') return;
+    // A RocketMQ broker has no membership watch: it sends NOTIFY_CONSUMER_IDS_CHANGED instead, and the
+    // 20 s rebalance timer covers a lost notification.
+    if (this.#state !== 'RUNNING' || this.#nameServerMode) return;
     const groups = [...this.#consumers.values()]
       .filter((c) => c.messageModel() === 'CLUSTERING' && c.subscriptions().length > 0)
       .map((c) => c.groupName());
@@ -548,7 +563,7 @@ export class MQClientInstance {
   }
 
   /**
-   * Fetches the route of `topic` from the endpoints (the first that answers), updates the cache, the
+   * Fetches the route of `topic` from the endpoints or NameServers (the first that answers), updates the cache, the
    * broker table and every consumer's subscribe info, and resolves with it; `null` when the topic does
    * not exist (the cached route, if any, is kept, as RocketMQ keeps it). Concurrent calls share one fetch.
    */
@@ -592,9 +607,12 @@ export class MQClientInstance {
     return route;
   }
 
-  /** Tries `call` on each endpoint in turn (starting with the last that worked) until one answers. */
+  /**
+   * Tries `call` on each endpoint (or NameServer) in turn, starting with the last that worked, until
+   * one answers.
+   */
   async #queryEndpoints<T>(call: (addr: string) => Promise<T>): Promise<T> {
-    const eps = this.options.endpoints;
+    const eps = this.#nameServerMode ? this.options.namesrvAddr : this.options.endpoints;
     let lastErr: unknown;
     for (let i = 0; i < eps.length; i++) {
       const idx = (this.#endpointCursor + i) % eps.length;

@@ -4,7 +4,8 @@
  * PullConsumer each register one per consumer group.
  * @pure
  */
-import type { MessageQueue } from '../common/message.js';
+import type { MessageExt, MessageQueue } from '../common/message.js';
+import type { ConsumeMessageDirectlyResult, ConsumerRunningInfo } from './consumer-running-info.js';
 
 /** RocketMQ's MessageModel. */
 export type MessageModelName = 'CLUSTERING' | 'BROADCASTING';
@@ -46,6 +47,10 @@ export interface MQConsumerInner {
   updateTopicSubscribeInfo(topic: string, mqs: MessageQueue[]): void;
   /** Whether the instance should refresh the route of `topic` for this consumer (default: subscribed). */
   isSubscribeTopicNeedUpdate?(topic: string): boolean;
+  /** What GET_CONSUMER_RUNNING_INFO reports (`mqadmin consumerStatus`); consumers without it answer an error. */
+  runningInfo?(): ConsumerRunningInfo;
+  /** CONSUME_MESSAGE_DIRECTLY: runs the listener on `msg` outside the queues and reports the result. */
+  consumeMessageDirectly?(msg: MessageExt, brokerName: string | undefined): Promise<ConsumeMessageDirectlyResult>;
 }
 
 /** What MQClientInstance needs from a producer: its group (heartbeat, unregister). */

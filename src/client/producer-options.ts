@@ -37,6 +37,12 @@ export interface ProducerOptions extends ClientOptions {
    * instead of being delivered at the broker's last level.
    */
   maxDelayLevel?: number;
+  /**
+   * Avoid brokers that failed or answered slowly for a while when choosing a queue (RocketMQ's
+   * sendLatencyFaultEnable): a failed send keeps its broker out of the rotation for up to 10 minutes
+   * while another broker is available. Default true (RocketMQ's default is false).
+   */
+  sendLatencyFaultEnable?: boolean;
 }
 
 export const DEFAULT_PRODUCER_OPTIONS = Object.freeze({
@@ -48,6 +54,7 @@ export const DEFAULT_PRODUCER_OPTIONS = Object.freeze({
   defaultTopicQueueNums: 4,
   createTopicKey: AUTO_CREATE_TOPIC_KEY_TOPIC,
   maxDelayLevel: 18,
+  sendLatencyFaultEnable: true,
 });
 
 const name = (problem: (v: unknown) => string | null) =>
@@ -70,6 +77,7 @@ const producerSchema = z.object({
   defaultTopicQueueNums: z.int().min(1).max(1024).default(DEFAULT_PRODUCER_OPTIONS.defaultTopicQueueNums),
   createTopicKey: name(topicNameProblem).default(DEFAULT_PRODUCER_OPTIONS.createTopicKey),
   maxDelayLevel: z.int().min(1).max(1000).default(DEFAULT_PRODUCER_OPTIONS.maxDelayLevel),
+  sendLatencyFaultEnable: z.boolean().default(DEFAULT_PRODUCER_OPTIONS.sendLatencyFaultEnable),
 });
 
 export type ResolvedProducerOptions = ResolvedClientOptions & {
@@ -81,12 +89,13 @@ export type ResolvedProducerOptions = ResolvedClientOptions & {
   defaultTopicQueueNums: number;
   createTopicKey: string;
   maxDelayLevel: number;
+  sendLatencyFaultEnable: boolean;
 };
 
 /** Validates and completes producer options; a bad option throws InvalidArgumentError naming it. */
 export function resolveProducerOptions(options: ProducerOptions): ResolvedProducerOptions {
   if (options === undefined)
-    throw new InvalidArgumentError('options', 'Producer options are required (at least endpoints)');
+    throw new InvalidArgumentError('options', 'Producer options are required (at least endpoints or namesrvAddr)');
   const o = finishClientOptions(parseOptions(producerSchema, options, 'Producer'));
   return Object.freeze({ ...o, instanceName: instanceNameForClient(o.instanceName) });
 }

@@ -5,7 +5,8 @@
  * RocketMQ behaviour kept (DefaultMQProducerImpl.sendDefaultImpl / sendKernelImpl):
  * - queues are chosen round robin over the topic's writable queues; after a failure the next attempt
  *   avoids the broker that failed, up to `retryTimesWhenSendFailed` extra attempts, all within one
- *   `sendMsgTimeoutMs` deadline;
+ *   `sendMsgTimeoutMs` deadline; with `sendLatencyFaultEnable` (on by default here) a broker that failed or
+ *   answered slowly is avoided for a while (MQFaultStrategy's latency table);
  * - an unknown topic is sent through the route of `createTopicKey` (TBW102) with `defaultTopic` set,
  *   and the broker auto-creates it;
  * - UNIQ_KEY (the msgId) is set on the client (MessageClientIDSetter), unless the message has one;
@@ -33,6 +34,7 @@ import { MQClientInstance, type TopicPublishInfo } from './mq-client-instance.js
 import { resolveProducerOptions, type ProducerOptions, type ResolvedProducerOptions } from './producer-options.js';
 import { SafeEventEmitter } from './safe-emitter.js';
 import { runSelector, SelectMessageQueueByHash, type MessageQueueSelector } from './message-queue-selector.js';
+import { LatencyFaultTolerance } from './latency-fault-tolerance.js';
 import { checkMessage, checkTopic, messageToProperties } from './validators.js';
 
 export interface SendResult {
@@ -140,10 +142,13 @@ export class Producer {
   readonly #publish = new Map<string, PublishEntry>();
   readonly #sendWhichQueue = new Map<string, number>();
   readonly #inflight = new SlotSet<Promise<unknown>>();
+  readonly #faults: LatencyFaultTolerance;
 
   constructor(options: ProducerOptions) {
     this.options = resolveProducerOptions(options);
     this.#logger = this.options.logger;
+    const { clock } = this.options;
+    this.#faults = new LatencyFaultTolerance(() => clock.now());
     this.events = new SafeEventEmitter<ProducerEvents>((err, event) =>
       this.#logger.error({ err, event }, 'a producer event listener threw'),
     );
@@ -323,6 +328,7 @@ export class Producer {
       const remaining = timeoutMs - (clock.now() - beginAt);
       if (remaining <= 0) break;
       let mq: MessageQueue | undefined;
+      const attemptAt = clock.now();
       try {
         const entry = await this.#publishInfo(instance, topic);
         // An ordered send goes to the queue its selector picks, every attempt (never elsewhere).
@@ -346,6 +352,7 @@ export class Producer {
         const left = timeoutMs - (clock.now() - beginAt);
         if (left <= 0) break;
         const r = await instance.api.sendMessage(addr, header, body, { timeoutMs: left, signal: opts.signal });
+        this.#faults.update(mq.brokerName, clock.now() - attemptAt, false);
         // The topic exists now: forget the template route so the next send fetches the real one.
         if (entry.fromDefault) this.#publish.delete(topic);
         return {
@@ -363,6 +370,7 @@ export class Producer {
         this.events.emit('sendError', err, { topic, messageQueue: mq, attempt });
         this.#logger.debug({ err, topic, mq, attempt }, 'send attempt failed');
         if (!shouldRetry(err)) throw err;
+        if (mq) this.#faults.update(mq.brokerName, clock.now() - attemptAt, true);
         if (err instanceof RocketMQError && err.responseCode === ResponseCode.TOPIC_NOT_EXIST)
           this.#publish.delete(topic);
       }
@@ -403,10 +411,19 @@ export class Producer {
     return entry;
   }
 
-  /** Round robin, avoiding `lastBrokerName` when another broker has a queue (RocketMQ's selectOneMessageQueue). */
+  /**
+   * Round robin, avoiding `lastBrokerName` when another broker has a queue (RocketMQ's
+   * selectOneMessageQueue); with `sendLatencyFaultEnable`, also avoiding brokers that failed or were
+   * slow lately (MQFaultStrategy).
+   */
   #selectOneMessageQueue(info: TopicPublishInfo, lastBrokerName: string | undefined): MessageQueue {
     const mqs = info.messageQueues;
     let index = this.#sendWhichQueue.get(info.topic) ?? Math.floor(Math.random() * 1024);
+    if (this.options.sendLatencyFaultEnable) {
+      const picked = this.#faults.select(mqs, index, lastBrokerName);
+      this.#sendWhichQueue.set(info.topic, picked.index);
+      return picked.mq;
+    }
     const next = (): MessageQueue => {
       index = (index + 1) & 0x7fffffff;
       return mqs[index % mqs.length]!;

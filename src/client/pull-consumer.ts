@@ -293,12 +293,19 @@ export class PullConsumer {
 
   /**
    * The message with offset message id `offsetMsgId` (VIEW_MESSAGE_BY_ID). The id names the store host
-   * and commit-log offset; the call goes to the known broker whose URL has that host and port, else to
-   * the first endpoint (the bundled broker stores its HTTP address as its store host).
+   * and commit-log offset. With `namesrvAddr` the call goes to that host and port (the broker's remoting
+   * address); over HTTP, to the known broker whose URL has that host and port, else to the first
+   * endpoint (the bundled broker stores its HTTP address as its store host).
    */
   async viewMessage(offsetMsgId: string): Promise<MessageExt> {
     const { instance } = this.#running();
     const { host, offset } = decodeMessageId(offsetMsgId);
+    // RocketMQ: the store host of the id is the broker's remoting address.
+    if (this.options.namesrvAddr.length > 0)
+      return instance.api.viewMessage(
+        host.ip.includes(':') ? `[${host.ip}]:${host.port}` : `${host.ip}:${host.port}`,
+        offset,
+      );
     const candidates = [...instance.allBrokerAddrs(), ...this.options.endpoints];
     const addr =
       candidates.find((a) => {

@@ -7,7 +7,23 @@
 import type { Logger } from '../common/logger.js';
 import type { MessageExt, MessageQueue } from '../common/message.js';
 import type { SubscriptionData } from '../filter/index.js';
-import type { ConsumeMessageOrderlyService } from './consume-message-orderly-service.js';
+import { MessageConst, retryTopic } from '../common/message.js';
+import {
+  ConsumeOrderlyStatus,
+  type ConsumeMessageOrderlyService,
+  type MessageListenerOrderly,
+} from './consume-message-orderly-service.js';
+import type {
+  ConsumeConcurrentlyContext,
+  MessageListenerConcurrently,
+} from './consume-message-concurrently-service.js';
+import { ConsumeConcurrentlyStatus } from './consumer-constants.js';
+import {
+  RunningInfoProperty,
+  type CMResult,
+  type ConsumeMessageDirectlyResult,
+  type ConsumerRunningInfo,
+} from './consumer-running-info.js';
 import { MessageModel } from './consumer-constants.js';
 import type { PullThresholds } from './flow-control.js';
 import { LocalFileOffsetStore } from './local-file-offset-store.js';
@@ -106,8 +122,17 @@ export function createOffsetStore(
 }
 
 /** The MQConsumerInner the client instance drives. */
-export function createConsumerInner(host: PushConsumerHost, routes: PushConsumerRoutes): MQConsumerInner {
+/** The registered listener, as CONSUME_MESSAGE_DIRECTLY runs it. */
+export type RegisteredListener =
+  { orderly: false; fn: MessageListenerConcurrently } | { orderly: true; fn: MessageListenerOrderly };
+
+export function createConsumerInner(
+  host: PushConsumerHost,
+  routes: PushConsumerRoutes,
+  listener: RegisteredListener,
+): MQConsumerInner {
   const o = host.options;
+  const startedAt = o.clock.now();
   return {
     groupName: () => o.consumerGroup,
     messageModel: () => o.messageModel,
@@ -126,5 +151,102 @@ export function createConsumerInner(host: PushConsumerHost, routes: PushConsumer
     },
     updateTopicSubscribeInfo: (topic, mqs) => routes.updateTopicSubscribeInfo(topic, mqs),
     isSubscribeTopicNeedUpdate: (topic) => host.subscriptions.has(topic),
+    runningInfo: () => pushRunningInfo(host, startedAt),
+    consumeMessageDirectly: (msg, brokerName) => consumeMessageDirectly(host, listener, msg, brokerName),
   };
+}
+
+/** RocketMQ: DefaultMQPushConsumerImpl.consumerRunningInfo — settings, subscriptions and every held queue. */
+function pushRunningInfo(host: PushConsumerHost, startedAt: number): ConsumerRunningInfo {
+  const o = host.options;
+  const run = host.run();
+  const properties: Record<string, string> = {
+    consumerGroup: o.consumerGroup,
+    messageModel: o.messageModel,
+    consumeFromWhere: o.consumeFromWhere,
+    consumeThreadMax: String(o.consumeThreadMax),
+    consumeMessageBatchMaxSize: String(o.consumeMessageBatchMaxSize),
+    pullBatchSize: String(o.pullBatchSize),
+    instanceName: o.instanceName,
+    clientIP: o.clientIP,
+    [RunningInfoProperty.CONSUME_ORDERLY]: String(host.isOrderly()),
+    [RunningInfoProperty.THREADPOOL_CORE_SIZE]: String(o.consumeThreadMax),
+    [RunningInfoProperty.CONSUME_TYPE]: 'CONSUME_PASSIVELY',
+    [RunningInfoProperty.CLIENT_VERSION]: 'rocketmq-ts',
+    [RunningInfoProperty.CONSUMER_START_TIMESTAMP]: String(startedAt),
+  };
+  if (o.namesrvAddr.length > 0) properties[RunningInfoProperty.NAMESERVER_ADDR] = o.namesrvAddr.join(';');
+  const mqTable: ConsumerRunningInfo['mqTable'] = [];
+  if (run) {
+    for (const { mq, pq } of run.rebalance.processQueueTable.values()) {
+      mqTable.push([
+        mq,
+        {
+          commitOffset: run.offsetStore.readOffsetFromMemory(mq),
+          cachedMsgMinOffset: pq.firstKey() ?? 0,
+          cachedMsgMaxOffset: pq.lastKey() ?? 0,
+          cachedMsgCount: pq.msgCount,
+          cachedMsgSizeInMiB: Math.floor(pq.msgSize / (1024 * 1024)),
+          transactionMsgMinOffset: 0,
+          transactionMsgMaxOffset: 0,
+          transactionMsgCount: 0,
+          locked: pq.locked,
+          tryUnlockTimes: 0,
+          lastLockTimestamp: pq.lastLockTimestamp,
+          droped: pq.dropped,
+          lastPullTimestamp: pq.lastPullTimestamp,
+          lastConsumeTimestamp: pq.lastConsumeTimestamp,
+        },
+      ]);
+    }
+  }
+  return { properties, subscriptionSet: [...host.subscriptions.values()], mqTable };
+}
+
+/**
+ * RocketMQ: ConsumeMessageConcurrentlyService / ConsumeMessageOrderlyService.consumeMessageDirectly —
+ * the listener runs on one message outside any queue; nothing is committed or sent back, the result is
+ * only reported. A listener that resolves with nothing has succeeded.
+ */
+async function consumeMessageDirectly(
+  host: PushConsumerHost,
+  listener: RegisteredListener,
+  msg: MessageExt,
+  brokerName: string | undefined,
+): Promise<ConsumeMessageDirectlyResult> {
+  const { clock, consumerGroup } = host.options;
+  const props = (msg.properties ??= {});
+  const realTopic = props[MessageConst.RETRY_TOPIC];
+  if (realTopic !== undefined && msg.topic === retryTopic(consumerGroup)) msg.topic = realTopic;
+  const begin = clock.now();
+  props[MessageConst.CONSUME_START_TIME] = String(begin);
+  const messageQueue = { topic: msg.topic, brokerName: brokerName ?? '', queueId: msg.queueId };
+  let consumeResult: CMResult;
+  let remark: string | undefined;
+  try {
+    if (listener.orderly) {
+      const status = await listener.fn([msg], { messageQueue, autoCommit: true, suspendCurrentQueueTimeMillis: -1 });
+      consumeResult =
+        status === undefined || status === ConsumeOrderlyStatus.SUCCESS
+          ? 'CR_SUCCESS'
+          : status === ConsumeOrderlyStatus.SUSPEND_CURRENT_QUEUE_A_MOMENT
+            ? 'CR_LATER'
+            : status === ConsumeOrderlyStatus.COMMIT
+              ? 'CR_COMMIT'
+              : 'CR_ROLLBACK';
+    } else {
+      const context: ConsumeConcurrentlyContext = { messageQueue, delayLevelWhenNextConsume: 0, ackIndex: 2147483647 };
+      const status = await listener.fn([msg], context);
+      consumeResult =
+        status === undefined || status === ConsumeConcurrentlyStatus.CONSUME_SUCCESS
+          ? 'CR_SUCCESS'
+          : status === ConsumeConcurrentlyStatus.RECONSUME_LATER
+            ? 'CR_LATER'
+            : 'CR_RETURN_NULL';
+    }
+  } catch (err) {
+    consumeResult = 'CR_THROW_EXCEPTION';
+    remark = err instanceof Error ? (err.stack ?? err.message) : String(err);
+  }
+  return { order: listener.orderly, autoCommit: true, consumeResult, remark, spentTimeMills: clock.now() - begin };
 }

@@ -319,7 +319,16 @@ export class PushConsumer {
       instance.events.on('routeChanged', routes.onRouteChanged);
       instance.events.on('brokerConnected', this.#onBrokerConnected);
       instance.events.on('brokerDisconnected', this.#onBrokerDisconnected);
-      instance.registerConsumer(o.consumerGroup, createConsumerInner(this.#host, routes));
+      instance.registerConsumer(
+        o.consumerGroup,
+        createConsumerInner(
+          this.#host,
+          routes,
+          this.#orderly
+            ? { orderly: true, fn: this.#orderly.listener }
+            : { orderly: false, fn: this.#listener as MessageListenerConcurrently },
+        ),
+      );
       await instance.start();
       // Running only once the brokers know this member: routes fetched, subscriptions checked,
       // heartbeat accepted (or a StartTimeoutError after startTimeoutMs).

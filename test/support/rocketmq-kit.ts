@@ -1,95 +1,203 @@
 /**
- * Starts Apache RocketMQ 4.9.8 from the shared kit (`../shared/rocketmq-java`) on free ports with a
- * temp state directory, for interoperability tests, and stops and cleans it afterwards. When the kit
- * or Java is missing (a user's clone), `kitUnavailable()` says why and suites skip.
- * `RMQ_KIT=0` skips them on purpose. Set `RMQ_KIT_NAMESRV=host:port` and `RMQ_KIT_BROKER=host:port` to use servers that are already running.
+ * Runs the stock Apache RocketMQ 4.9.8 kit (NameServer, broker, mqadmin, Java client) for the interop
+ * suites. The kit is `../shared/rocketmq-java` beside the project root, or `RMQ_KIT_DIR`; Java 17+ must
+ * be on PATH. `detectKit()` says whether both are there (and, if not, why: the suite then skips with one
+ * line); `startKit()` starts a NameServer and a broker on free ports in a fresh temp state dir and
+ * returns helpers; `stop()` kills both and deletes the state dir.
+ *
+ * Ports: the broker also binds its port - 2 (fast port) and + 1 (HA), so all three are probed. Ports
+ * are drawn below Linux's ephemeral range, so outgoing connections of other tests cannot take them
+ * between the probe and the bind; a start that still loses a race is retried on other ports.
  */
-import { execFile, execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { execFile, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 
-const run = promisify(execFile);
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
-/** The kit: `RMQ_KIT_DIR`, else `shared/rocketmq-java` beside the clone or beside one of its parent folders. */
-export const KIT_DIR = ((): string => {
-  if (process.env.RMQ_KIT_DIR) return path.resolve(process.env.RMQ_KIT_DIR);
-  const clone = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-  for (let dir = path.dirname(clone); ; dir = path.dirname(dir)) {
-    const candidate = path.join(dir, 'shared/rocketmq-java');
-    if (existsSync(candidate)) return candidate;
-    if (dir === path.dirname(dir)) return path.join(path.dirname(clone), 'shared/rocketmq-java');
+export type KitDetection = { available: true; dir: string } | { available: false; reason: string };
+
+let detected: KitDetection | undefined;
+
+/** Whether the kit and Java 17+ are present; the reason when not. Cached. */
+export function detectKit(): KitDetection {
+  if (detected) return detected;
+  const dir = path.resolve(process.env.RMQ_KIT_DIR ?? path.join(root, '../shared/rocketmq-java'));
+  if (!existsSync(path.join(dir, 'bin/start-broker'))) {
+    detected = { available: false, reason: `no RocketMQ kit at ${dir} (set RMQ_KIT_DIR to run it)` };
+    return detected;
   }
-})();
-
-/** Why the kit cannot run here, or null when it can. */
-export function kitUnavailable(): string | null {
-  if (process.env.RMQ_KIT === '0') return 'RMQ_KIT=0';
-  if (process.env.RMQ_KIT_NAMESRV && process.env.RMQ_KIT_BROKER) return null;
-  if (!existsSync(path.join(KIT_DIR, 'bin/start-broker'))) return `RocketMQ kit not found at ${KIT_DIR}`;
-  try {
-    execFileSync('java', ['-version'], { stdio: 'ignore' });
-  } catch {
-    return 'java is not installed';
+  const java = spawnSync(process.env.RMQ_JAVA ?? 'java', ['-version'], { encoding: 'utf8' });
+  const m = /version "(\d+)/.exec(`${java.stderr ?? ''}${java.stdout ?? ''}`);
+  if (java.status !== 0 || !m) {
+    detected = { available: false, reason: 'no java on PATH (Java 17+ runs the RocketMQ kit)' };
+    return detected;
   }
-  return null;
+  if (Number(m[1]) < 17) {
+    detected = { available: false, reason: `java ${m[1]} found, the RocketMQ kit needs Java 17+` };
+    return detected;
+  }
+  detected = { available: true, dir };
+  return detected;
+}
+
+/**
+ * `describe` when the kit can run, else `describe.skip` after printing one line saying why. Use it
+ * once per interop file: `kitDescribe('…', () => { … })`.
+ */
+export function kitDescribe(name: string, body: () => void): void {
+  const kit = detectKit();
+  if (kit.available) {
+    describe(name, body);
+  } else {
+    process.stdout.write(`[interop] ${name}: skipped, ${kit.reason}\n`);
+    describe.skip(name, body);
+  }
+}
+
+export interface KitOptions {
+  /** Heap of each server. Default `-Xms256m -Xmx256m`. */
+  heap?: string;
+  /** Extra `key=value` lines for broker.conf. */
+  brokerExtraConf?: string[];
+  /** Extra JVM options for both servers. */
+  javaOpts?: string[];
+}
+
+export interface RunResult {
+  code: number;
+  stdout: string;
+  stderr: string;
 }
 
 export interface RocketMQKit {
+  dir: string;
+  /** `127.0.0.1:port` of the NameServer: what `namesrvAddr` takes. */
   namesrvAddr: string;
+  /** `127.0.0.1:port` of the broker. */
   brokerAddr: string;
+  brokerName: string;
+  clusterName: string;
+  /** The state dir (configs, logs, store). */
+  homeDir: string;
+  /** Runs a kit script (`bin/<name>`) with this kit's environment. Never rejects: check `code`. */
+  run(script: string, args: string[], opts?: { timeoutMs?: number }): Promise<RunResult>;
+  /** `bin/mqadmin ARGS`; resolves with stdout (mqadmin exits 0 even when a command fails: check it). */
+  mqadmin(...args: string[]): Promise<string>;
+  /** Creates (or updates) a topic with `queues` read and write queues on the broker; throws unless it worked. */
+  createTopic(topic: string, queues?: number): Promise<void>;
+  /** Compiles the kit's examples (Producer.java, Consumer.java) once; resolves with the class dir. */
+  exampleClasses(): Promise<string>;
+  /** Kills both servers and deletes the state dir. Idempotent. */
   stop(): Promise<void>;
 }
 
-function canListen(port: number): Promise<boolean> {
+function run(cmd: string, args: string[], env: NodeJS.ProcessEnv, timeoutMs: number): Promise<RunResult> {
   return new Promise((resolve) => {
-    const s = net.createServer();
-    s.once('error', () => resolve(false));
-    s.listen(port, '127.0.0.1', () => s.close(() => resolve(true)));
+    execFile(cmd, args, { env, timeout: timeoutMs, maxBuffer: 64 * 1024 * 1024 }, (err, stdout, stderr) => {
+      const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0;
+      resolve({ code, stdout: String(stdout), stderr: String(stderr) + (err && code === 1 ? `\n${err.message}` : '') });
+    });
   });
 }
 
-async function freePort(): Promise<number> {
-  const s = net.createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', () => r()));
-  const port = (s.address() as net.AddressInfo).port;
-  await new Promise<void>((r) => s.close(() => r()));
-  return port;
+function portFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const srv = net.createServer();
+    srv.once('error', () => resolve(false));
+    srv.listen({ port, host: '127.0.0.1', exclusive: true }, () => srv.close(() => resolve(true)));
+  });
 }
 
-/** A broker port whose fast port (port - 2) and HA port (port + 1) are free too. */
-async function freeBrokerPort(): Promise<number> {
-  for (;;) {
-    const p = await freePort();
-    if (p > 1026 && p < 65534 && (await canListen(p - 2)) && (await canListen(p + 1))) return p;
+async function pickPorts(): Promise<{ namesrv: number; broker: number }> {
+  for (let i = 0; i < 200; i++) {
+    const namesrv = 20_000 + Math.floor(Math.random() * 12_000);
+    const broker = 20_000 + Math.floor(Math.random() * 12_000);
+    const all = [namesrv, broker - 2, broker, broker + 1];
+    if (new Set(all).size !== all.length) continue;
+    const free = await Promise.all(all.map(portFree));
+    if (free.every(Boolean)) return { namesrv, broker };
   }
+  throw new Error('no free ports found for the RocketMQ kit');
 }
 
-export async function startKit(): Promise<RocketMQKit> {
-  const { RMQ_KIT_NAMESRV: ns, RMQ_KIT_BROKER: br } = process.env;
-  if (ns && br) return { namesrvAddr: ns, brokerAddr: br, stop: async () => undefined };
-  const namesrvPort = await freePort();
-  const brokerPort = await freeBrokerPort();
-  const env = {
-    ...process.env,
-    RMQ_NAMESRV_PORT: String(namesrvPort),
-    RMQ_BROKER_PORT: String(brokerPort),
-    RMQ_HOME_DIR: path.join(os.tmpdir(), `rmq-kit-${process.pid}-${namesrvPort}`),
-    RMQ_JAVA_OPTS: '-Dtls.server.mode=disabled',
-    RMQ_STOP_TIMEOUT: '0',
-  };
-  const stop = async (): Promise<void> => {
-    await run(path.join(KIT_DIR, 'bin/stop'), ['--clean'], { env, timeout: 60_000 }).catch(() => undefined);
-  };
-  try {
-    await run(path.join(KIT_DIR, 'bin/start-namesrv'), [], { env, timeout: 120_000 });
-    await run(path.join(KIT_DIR, 'bin/start-broker'), [], { env, timeout: 120_000 });
-  } catch (e) {
-    await stop();
-    throw e;
+/** Starts a NameServer and a broker from the kit (see the module comment). */
+export async function startKit(options: KitOptions = {}): Promise<RocketMQKit> {
+  const kit = detectKit();
+  if (!kit.available) throw new Error(`RocketMQ kit unavailable: ${kit.reason}`);
+  const dir = kit.dir;
+  let lastErr = '';
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const ports = await pickPorts();
+    const homeDir = mkdtempSync(path.join(os.tmpdir(), 'rmq-kit-'));
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      RMQ_NAMESRV_PORT: String(ports.namesrv),
+      RMQ_BROKER_PORT: String(ports.broker),
+      RMQ_NAMESRV_ADDR: `127.0.0.1:${ports.namesrv}`,
+      RMQ_HOME_DIR: homeDir,
+      RMQ_CLIENT_DIR: path.join(homeDir, 'client'),
+      RMQ_HEAP: options.heap ?? '-Xms256m -Xmx256m',
+      RMQ_STOP_TIMEOUT: '0',
+      RMQ_START_TIMEOUT: '120',
+      RMQ_JAVA_OPTS: ['-Dtls.server.mode=disabled', ...(options.javaOpts ?? [])].join(' '),
+      RMQ_BROKER_EXTRA_CONF: (options.brokerExtraConf ?? []).join('\n'),
+    };
+    const script = (name: string): string => path.join(dir, 'bin', name);
+    let stopped: Promise<void> | undefined;
+    const stop = (): Promise<void> => {
+      stopped ??= run(script('stop'), ['--clean'], env, 60_000).then(() => {
+        rmSync(homeDir, { recursive: true, force: true });
+      });
+      return stopped;
+    };
+    const ns = await run(script('start-namesrv'), [], env, 130_000);
+    const br = ns.code === 0 ? await run(script('start-broker'), [], env, 130_000) : undefined;
+    if (ns.code !== 0 || !br || br.code !== 0) {
+      lastErr = `${ns.stdout}${ns.stderr}${br ? br.stdout + br.stderr : ''}`;
+      await stop();
+      continue;
+    }
+    let classes: Promise<string> | undefined;
+    const result: RocketMQKit = {
+      dir,
+      namesrvAddr: `127.0.0.1:${ports.namesrv}`,
+      brokerAddr: `127.0.0.1:${ports.broker}`,
+      brokerName: 'broker-a',
+      clusterName: 'DefaultCluster',
+      homeDir,
+      run: (name, args, opts = {}) => run(script(name), args, env, opts.timeoutMs ?? 120_000),
+      async mqadmin(...args) {
+        const r = await run(script('mqadmin'), args, env, 120_000);
+        if (r.code !== 0) throw new Error(`mqadmin ${args.join(' ')} failed (${r.code}): ${r.stderr}`);
+        return r.stdout;
+      },
+      async createTopic(topic, queues = 4) {
+        const n = String(queues);
+        const out = await result.mqadmin('updateTopic', '-c', 'DefaultCluster', '-t', topic, '-r', n, '-w', n);
+        if (!/success/.test(out)) throw new Error(`mqadmin updateTopic ${topic} did not succeed:\n${out}`);
+      },
+      exampleClasses() {
+        classes ??= (async () => {
+          const out = path.join(homeDir, 'classes');
+          const cp = (await run(script('classpath'), [], env, 30_000)).stdout.trim();
+          const javac = await run(
+            'javac',
+            ['-d', out, '-cp', cp, path.join(dir, 'examples/Producer.java'), path.join(dir, 'examples/Consumer.java')],
+            env,
+            120_000,
+          );
+          if (javac.code !== 0) throw new Error(`javac of the kit's examples failed: ${javac.stderr}`);
+          return out;
+        })();
+        return classes;
+      },
+      stop,
+    };
+    return result;
   }
-  return { namesrvAddr: `127.0.0.1:${namesrvPort}`, brokerAddr: `127.0.0.1:${brokerPort}`, stop };
+  throw new Error(`the RocketMQ kit did not start:\n${lastErr}`);
 }

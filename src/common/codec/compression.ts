@@ -1,11 +1,13 @@
 /**
  * Body compression by sysFlag compression type (RocketMQ's CompressorFactory): ZLIB (type 0 or 3) is
- * zlib-wrapped deflate at level 5 (java.util.zip), LZ4 (1) is the LZ4 frame format. ZSTD (2) is not
- * available: Node 20 has no zstd, so such bodies fail to decode with `unsupported compression: zstd`.
+ * zlib-wrapped deflate at level 5 (java.util.zip), LZ4 (1) is the LZ4 frame format, ZSTD (2) a zstd
+ * stream as RocketMQ 5 producers write it. ZSTD bodies are decoded (see zstd.ts); encoding with ZSTD is
+ * refused (`unsupported compression: zstd`): producers here compress with zlib or LZ4.
  */
 import { deflateSync, inflateSync } from 'node:zlib';
 import { CompressionType } from './constants.js';
 import { lz4FrameCompress, lz4FrameDecompress } from './lz4.js';
+import { zstdDecompress } from './zstd.js';
 
 /** Failure to (de)compress; the decoder turns it into a DecodeError, the encoder into an InvalidArgumentError. */
 export class CompressionError extends Error {
@@ -43,6 +45,13 @@ export function decompressBody(body: Uint8Array, type: number, maxOutputLength: 
         return Buffer.from(out.buffer, out.byteOffset, out.length);
       } catch (e) {
         throw new CompressionError(`lz4: ${(e as Error).message}`, { cause: e });
+      }
+    case CompressionType.ZSTD:
+      try {
+        const out = zstdDecompress(body, maxOutputLength);
+        return Buffer.from(out.buffer, out.byteOffset, out.length);
+      } catch (e) {
+        throw new CompressionError(`zstd: ${(e as Error).message}`, { cause: e });
       }
     default:
       throw new CompressionError(`unsupported compression: ${compressionName(type)}`);

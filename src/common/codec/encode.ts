@@ -57,7 +57,7 @@ export interface EncodableMessage {
 export interface EncodeOptions {
   /**
    * Compress the body (RocketMQ's `needCompress`): sets COMPRESSED_FLAG and compresses with the type in
-   * sysFlag bits 8-10 (0 or 3 zlib level 5, 1 LZ4 frame; zstd is refused). Default false: the body is
+   * sysFlag bits 8-10 (0 or 3 zlib level 5, 1 LZ4 frame; zstd is refused: it is decoded only). Default false: the body is
    * written as given, even when sysFlag already says it is compressed.
    */
   compress?: boolean;

@@ -1,8 +1,8 @@
 /**
  * `rocketmq-ts/codec`: RocketMQ's stored-message format (the commit-log record, which is also the
  * pull-response body), message ids, properties strings, the producer batch body and Java string rules.
- * The byte table is in constants.ts. ZSTD-compressed bodies cannot be decoded (Node 20 has no zstd):
- * they fail with a DecodeError `unsupported compression: zstd`.
+ * The byte table is in constants.ts. Compressed bodies (zlib, LZ4 and Zstandard) are decoded;
+ * encoding compresses with zlib or LZ4 only.
  * @packageDocumentation
  */
 export type { HostAddress, MessageExt } from '../message.js';

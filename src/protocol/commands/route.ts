@@ -9,7 +9,11 @@ import { z } from 'zod';
 import { RequestCode } from '../request-code.js';
 import { defineCommand, int32, str } from '../define.js';
 
-export const GetRouteInfoRequestHeader = z.object({ topic: str().min(1) });
+export const GetRouteInfoRequestHeader = z.object({
+  topic: str().min(1),
+  /** RocketMQ 4.9.4+: ask a NameServer for standard JSON (quoted numeric `brokerAddrs` keys) whatever the client version. */
+  acceptStandardJsonOnly: z.boolean().optional(),
+});
 export type GetRouteInfoRequestHeader = z.infer<typeof GetRouteInfoRequestHeader>;
 
 export const QueueDataSchema = z.object({

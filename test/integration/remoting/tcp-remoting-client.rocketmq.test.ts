@@ -8,13 +8,9 @@ import { RequestCode } from '../../../src/protocol/request-code.js';
 import { ResponseCode } from '../../../src/protocol/response-code.js';
 import { TcpRemotingClient } from '../../../src/remoting/tcp-remoting-client.js';
 import { eventually, waitFor } from '../../support/remoting-test-server.js';
-import { kitUnavailable, startKit, type RocketMQKit } from '../../support/rocketmq-kit.js';
+import { kitDescribe, startKit, type RocketMQKit } from '../../support/rocketmq-kit.js';
 
-const why = kitUnavailable();
-if (why) console.log(`skipping the RocketMQ kit smoke test: ${why}`);
-const describeKit = why ? describe.skip : describe;
-
-describeKit('TcpRemotingClient against RocketMQ 4.9.8', () => {
+kitDescribe('TcpRemotingClient against RocketMQ 4.9.8', () => {
   let kit: RocketMQKit;
   const clients: TcpRemotingClient[] = [];
   beforeAll(async () => {

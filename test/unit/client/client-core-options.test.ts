@@ -33,6 +33,14 @@ describe('bad options are rejected at construction with an error naming the opti
     ['messageModel', () => new PullConsumer({ endpoints: E, consumerGroup: 'g', messageModel: 'FANOUT' as never })],
     ['consumerPullTimeoutMs', () => new PullConsumer({ endpoints: E, consumerGroup: 'g', consumerPullTimeoutMs: 0 })],
     ['options', () => new PullConsumer(undefined as never)],
+    ['namesrvAddr', () => new Producer({ endpoints: E, namesrvAddr: '127.0.0.1:9876' })],
+    ['namesrvAddr', () => new Producer({ namesrvAddr: '' })],
+    ['namesrvAddr', () => new Producer({ namesrvAddr: ';' })],
+    ['namesrvAddr', () => new Producer({ namesrvAddr: 'http://127.0.0.1:9876' })],
+    ['namesrvAddr', () => new Producer({ namesrvAddr: '127.0.0.1:9876;127.0.0.1' })],
+    ['namesrvAddr', () => new Producer({ namesrvAddr: 'host:99999' })],
+    ['namesrvAddr.1', () => new Producer({ namesrvAddr: ['127.0.0.1:9876', 'bad host:1'] })],
+    ['namesrvAddr', () => new PullConsumer({ namesrvAddr: [], consumerGroup: 'g' })],
   ])('%s', (field, make) => {
     const e = errorOf(make);
     expect(e.field).toBe(field);
@@ -52,6 +60,21 @@ describe('bad options are rejected at construction with an error naming the opti
     );
     expect(e.field).toBe('consumerTimeoutMsWhenSuspend');
     expect(e.message).toMatch(/brokerSuspendMaxTimeMs/);
+  });
+});
+
+describe('namesrvAddr', () => {
+  test("RocketMQ's 'host:port;host:port' form, or an array; the error names the bad address", () => {
+    const o = resolveProducerOptions({ namesrvAddr: ' 127.0.0.1:9876; ns2.example:9877;' });
+    expect(o.namesrvAddr).toEqual(['127.0.0.1:9876', 'ns2.example:9877']);
+    expect(o.endpoints).toEqual([]);
+    const p = resolvePullConsumerOptions({ namesrvAddr: ['[::1]:9876', '10.0.0.2:9876'], consumerGroup: 'g' });
+    expect(p.namesrvAddr).toEqual(['[::1]:9876', '10.0.0.2:9876']);
+    expect(errorOf(() => new Producer({ namesrvAddr: '127.0.0.1:9876;nohost' })).message).toContain(
+      "bad address 'nohost'",
+    );
+    expect(errorOf(() => new Producer({})).message).toMatch(/endpoints .* or namesrvAddr/);
+    expect(resolveProducerOptions({ endpoints: E }).namesrvAddr).toEqual([]);
   });
 });
 

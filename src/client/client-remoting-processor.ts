@@ -1,0 +1,100 @@
+/**
+ * ClientRemotingProcessor (RocketMQ's name): the requests a RocketMQ broker sends to a client over
+ * the client's own TCP connection.
+ *
+ * | code | request | answer |
+ * |---|---|---|
+ * | NOTIFY_CONSUMER_IDS_CHANGED (40) | oneway, `consumerGroup`: a member joined or left | none; the RebalanceService runs at once |
+ * | GET_CONSUMER_RUNNING_INFO (307) | `consumerGroup`, `clientId`, `jstackEnable` | ConsumerRunningInfo JSON, or SYSTEM_ERROR when the group is not here |
+ * | CONSUME_MESSAGE_DIRECTLY (309) | `consumerGroup`, `clientId`, `msgId`, `brokerName`; body: one stored message | ConsumeMessageDirectlyResult JSON |
+ *
+ * Other codes are answered REQUEST_CODE_NOT_SUPPORTED by the transport.
+ * @pure
+ */
+import { decodeMessages } from '../common/codec/index.js';
+import type { Logger } from '../common/logger.js';
+import type { RemotingRequest, RemotingResponse } from '../protocol/command.js';
+import { RequestCode } from '../protocol/request-code.js';
+import { ResponseCode } from '../protocol/response-code.js';
+import { encodeConsumeMessageDirectlyResult, encodeConsumerRunningInfo } from './consumer-running-info.js';
+import type { MQConsumerInner } from './mq-consumer-inner.js';
+
+export interface ClientRemotingProcessorDeps {
+  selectConsumer(group: string): MQConsumerInner | undefined;
+  rebalanceImmediately(): void;
+  logger: Logger;
+}
+
+/** The codes this processor serves. */
+export const CLIENT_REQUEST_CODES: readonly number[] = Object.freeze([
+  RequestCode.NOTIFY_CONSUMER_IDS_CHANGED,
+  RequestCode.GET_CONSUMER_RUNNING_INFO,
+  RequestCode.CONSUME_MESSAGE_DIRECTLY,
+]);
+
+const headerString = (request: RemotingRequest, key: string): string | undefined => {
+  const v = (request.header as Record<string, unknown>)[key];
+  return v === undefined || v === null ? undefined : String(v);
+};
+
+const systemError = (remark: string): RemotingResponse => ({ code: ResponseCode.SYSTEM_ERROR, header: {}, remark });
+
+export class ClientRemotingProcessor {
+  readonly #deps: ClientRemotingProcessorDeps;
+
+  constructor(deps: ClientRemotingProcessorDeps) {
+    this.#deps = deps;
+  }
+
+  /** Serves one broker request; `undefined` means no answer (oneway). Never throws. */
+  async processRequest(request: RemotingRequest, addr: string): Promise<RemotingResponse | undefined> {
+    try {
+      switch (request.code) {
+        case RequestCode.NOTIFY_CONSUMER_IDS_CHANGED:
+          // RocketMQ: notifyConsumerIdsChanged — rebalance now, no answer.
+          this.#deps.logger.debug(
+            { addr, group: headerString(request, 'consumerGroup') },
+            'broker says the group membership changed',
+          );
+          this.#deps.rebalanceImmediately();
+          return undefined;
+        case RequestCode.GET_CONSUMER_RUNNING_INFO:
+          return this.#runningInfo(request);
+        case RequestCode.CONSUME_MESSAGE_DIRECTLY:
+          return await this.#consumeDirectly(request);
+        default:
+          return {
+            code: ResponseCode.REQUEST_CODE_NOT_SUPPORTED,
+            header: {},
+            remark: ` request type ${request.code} not supported`,
+          };
+      }
+    } catch (err) {
+      this.#deps.logger.warn({ err, addr, code: request.code }, 'serving a broker request failed');
+      return systemError(err instanceof Error ? err.message : String(err));
+    }
+  }
+
+  #runningInfo(request: RemotingRequest): RemotingResponse {
+    const group = headerString(request, 'consumerGroup') ?? '';
+    const consumer = this.#deps.selectConsumer(group);
+    const info = consumer?.runningInfo?.();
+    if (!info) return systemError(`The Consumer Group <${group}> not exist in this consumer`);
+    return { code: ResponseCode.SUCCESS, header: {}, body: Buffer.from(encodeConsumerRunningInfo(info), 'utf8') };
+  }
+
+  async #consumeDirectly(request: RemotingRequest): Promise<RemotingResponse> {
+    const group = headerString(request, 'consumerGroup') ?? '';
+    const consumer = this.#deps.selectConsumer(group);
+    if (!consumer?.consumeMessageDirectly)
+      return systemError(`The Consumer Group <${group}> not exist in this consumer`);
+    const [msg] = request.body ? decodeMessages(request.body) : [];
+    if (!msg) return systemError('CONSUME_MESSAGE_DIRECTLY carried no message');
+    const result = await consumer.consumeMessageDirectly(msg, headerString(request, 'brokerName'));
+    return {
+      code: ResponseCode.SUCCESS,
+      header: {},
+      body: Buffer.from(encodeConsumeMessageDirectlyResult(result), 'utf8'),
+    };
+  }
+}
