@@ -1,0 +1,137 @@
+/**
+ * The JSON remoting header: fastjson's output for RocketMQ's `RemotingCommand`, and a reader as
+ * lenient as fastjson's.
+ *
+ * Written: the bean's properties in alphabetical order — `code`, `extFields`, `flag`, `language` (the
+ * enum name), `opaque`, `remark`, `serializeTypeCurrentRPC` (`"JSON"`), `version` — with null
+ * properties and null map values left out, `extFields` entries in the map's own order.
+ *
+ * Read: any order, unknown properties ignored, property names matched as fastjson's smart match does
+ * (case and `_`/`-` ignored when there is no exact match), numbers given as strings, numbers and
+ * booleans inside `extFields` turned into strings. A missing `language` is JAVA and missing numbers
+ * are 0; an unknown language name reads as null.
+ * @pure
+ */
+import { JsonNumber, fastjsonString, jsonValueToJavaString, parseLenientJson, type JsonValue } from './fastjson.js';
+import { RemotingDecodeError } from './remoting-decode-error.js';
+import { LanguageCode, languageName, type LanguageName } from './language-code.js';
+import type { ExtFields, NormalizedCommand, RemotingCommand } from './remoting-command.js';
+import { setOwn } from './rocketmq-serializable.js';
+
+/** The header text (not yet UTF-8). */
+export function encodeJsonHeader(cmd: NormalizedCommand): string {
+  let s = `{"code":${cmd.code}`;
+  if (cmd.extFields !== null) {
+    s += ',"extFields":{';
+    let first = true;
+    for (const [k, v] of cmd.extFields) {
+      s += `${first ? '' : ','}${fastjsonString(k)}:${fastjsonString(v)}`;
+      first = false;
+    }
+    s += '}';
+  }
+  s += `,"flag":${cmd.flag}`;
+  if (cmd.language !== null) s += `,"language":"${cmd.language}"`;
+  s += `,"opaque":${cmd.opaque}`;
+  if (cmd.remark !== null) s += `,"remark":${fastjsonString(cmd.remark)}`;
+  return `${s},"serializeTypeCurrentRPC":"JSON","version":${cmd.version}}`;
+}
+
+const FIELDS = ['code', 'extFields', 'flag', 'language', 'opaque', 'remark', 'serializeTypeCurrentRPC', 'version'];
+const SMART = new Map(FIELDS.map((f) => [f.toLowerCase(), f]));
+
+function fieldOf(key: string): string | undefined {
+  if (FIELDS.includes(key)) return key;
+  return SMART.get(key.replace(/[_-]/g, '').toLowerCase());
+}
+
+const utf8 = new TextDecoder('utf-8');
+
+/** Decodes a JSON header; `offset` places error positions in the frame. The body is set by the caller. */
+export function decodeJsonHeader(bytes: Uint8Array, offset: number): RemotingCommand {
+  const text = utf8.decode(bytes);
+  let root: JsonValue;
+  try {
+    root = parseLenientJson(text);
+  } catch (e) {
+    throw new RemotingDecodeError(`malformed JSON header: ${(e as Error).message}`, offset, { cause: e });
+  }
+  if (!(root instanceof Map)) throw new RemotingDecodeError('the JSON header is not an object', offset);
+  const cmd: RemotingCommand = {
+    code: 0,
+    language: 'JAVA',
+    version: 0,
+    opaque: 0,
+    flag: 0,
+    remark: null,
+    extFields: null,
+    body: null,
+  };
+  for (const [key, value] of root) {
+    const field = fieldOf(key);
+    switch (field) {
+      case 'code':
+      case 'flag':
+      case 'opaque':
+      case 'version': {
+        const n = javaInt(value, field, offset);
+        if (n !== null) cmd[field] = n;
+        break;
+      }
+      case 'language':
+        cmd.language = javaLanguage(value, offset);
+        break;
+      case 'remark':
+        if (value instanceof Map || Array.isArray(value))
+          throw new RemotingDecodeError('the JSON header remark is not a string', offset);
+        cmd.remark = jsonValueToJavaString(value);
+        break;
+      case 'extFields':
+        cmd.extFields = javaStringMap(value, offset);
+        break;
+      default:
+        // serializeTypeCurrentRPC is the frame's business, and unknown properties are ignored.
+        break;
+    }
+  }
+  return cmd;
+}
+
+/** An int property: a JSON number, or a string holding one (as fastjson's castToInt reads it). */
+function javaInt(value: JsonValue, field: string, offset: number): number | null {
+  if (value === null) return null;
+  let n: number;
+  if (value instanceof JsonNumber) {
+    n = value.integral ? Number(value.raw) : Math.trunc(Number(value.raw));
+  } else if (typeof value === 'string') {
+    const t = value.replace(/,/g, '');
+    if (t === '' || t === 'null' || t === 'NULL') return null;
+    if (!/^[+-]?\d+$/.test(t)) throw new RemotingDecodeError(`JSON header ${field} is not an integer: ${t}`, offset);
+    n = Number(t);
+  } else {
+    throw new RemotingDecodeError(`JSON header ${field} is not a number`, offset);
+  }
+  if (!Number.isFinite(n) || n < -0x80000000 || n > 0x7fffffff)
+    throw new RemotingDecodeError(`JSON header ${field} is outside the 32-bit range`, offset);
+  return n;
+}
+
+/** The language: an enum name (unknown names read as null) or an ordinal. */
+function javaLanguage(value: JsonValue, offset: number): LanguageName | null {
+  if (value === null) return null;
+  if (typeof value === 'string') return Object.hasOwn(LanguageCode, value) ? (value as LanguageName) : null;
+  if (value instanceof JsonNumber && value.integral) {
+    const name = languageName(Number(value.raw));
+    if (name === null) throw new RemotingDecodeError(`JSON header language ordinal ${value.raw} is unknown`, offset);
+    return name;
+  }
+  throw new RemotingDecodeError('JSON header language is neither a name nor an ordinal', offset);
+}
+
+function javaStringMap(value: JsonValue, offset: number): ExtFields | null {
+  if (value === null) return null;
+  if (!(value instanceof Map)) throw new RemotingDecodeError('JSON header extFields is not an object', offset);
+  const out: ExtFields = {};
+  for (const [k, v] of value) setOwn(out, k, jsonValueToJavaString(v));
+  return out;
+}
