@@ -5,6 +5,7 @@
  *                      [--access-token T] [--sync-flush] [--no-auto-create-topic]
  *                      [--channel-expired-timeout-ms N] [--watch-renew-grace-ms N]
  *                      [--message-delay-level "1s 5s ..."] [--dlq-readable]
+ *                      [--remoting-port N]
  * Prints `rocketmq-ts broker listening on <address>` once the broker serves, and shuts down cleanly on
  * SIGINT / SIGTERM (exit code 0). Bad flags exit with code 2 and a message on stderr.
  */
@@ -34,6 +35,9 @@ rocketmq-ts broker options:
   --message-delay-level L  delay levels, e.g. "1s 5s 10s 30s 1m ... 2h" (units
                            ms, s, m, h, d; default RocketMQ's 18 levels)
   --dlq-readable           make %DLQ% topics readable when they are created
+  --remoting-port N        also serve RocketMQ's TCP remoting protocol on port N
+                           (0 picks a free one): RocketMQ's clients, mqadmin and
+                           ali-ons use 127.0.0.1:N as their name server (default off)
   -h, --help               show this help
 `;
 
@@ -46,10 +50,10 @@ function parseMs(flag: string, v: string | undefined): number | undefined {
   return Number(v);
 }
 
-function parsePort(v: string | undefined): number | undefined {
+function parsePort(v: string | undefined, flag = 'port'): number | undefined {
   if (v === undefined) return undefined;
   if (!/^\d+$/.test(v) || Number(v) > 65535)
-    throw new UsageError(`--port must be a number from 0 to 65535, got '${v}'`);
+    throw new UsageError(`--${flag} must be a number from 0 to 65535, got '${v}'`);
   return Number(v);
 }
 
@@ -69,6 +73,7 @@ async function runBroker(args: string[]): Promise<void> {
       'watch-renew-grace-ms': { type: 'string' },
       'message-delay-level': { type: 'string' },
       'dlq-readable': { type: 'boolean' },
+      'remoting-port': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
     strict: true,
@@ -90,12 +95,16 @@ async function runBroker(args: string[]): Promise<void> {
     channelExpiredTimeoutMs: parseMs('channel-expired-timeout-ms', values['channel-expired-timeout-ms']),
     watchRenewGraceMs: parseMs('watch-renew-grace-ms', values['watch-renew-grace-ms']),
     dlqReadable: values['dlq-readable'] ? true : undefined,
+    remotingPort: parsePort(values['remoting-port'], 'remoting-port'),
     store: {
       ...(values['sync-flush'] ? { flushDiskType: 'SYNC_FLUSH' as const } : {}),
       ...(values['message-delay-level'] ? { messageDelayLevel: values['message-delay-level'] } : {}),
     },
   });
   process.stdout.write(`rocketmq-ts broker listening on ${broker.address}\n`);
+  if (broker.remotingAddress !== undefined) {
+    process.stdout.write(`rocketmq-ts broker remoting listening on ${broker.remotingAddress}\n`);
+  }
   await new Promise<void>((resolve) => {
     const stop = (signal: NodeJS.Signals): void => {
       process.off('SIGINT', stop);

@@ -74,6 +74,18 @@ export interface BrokerOptions {
    * write-only (perm 2), as RocketMQ up to 4.8 did, so dead letters are consumed only once an admin allows it.
    */
   dlqReadable?: boolean;
+  /**
+   * Port of the RocketMQ remoting listener (TCP, RocketMQ's framing), on the same host as the HTTP port;
+   * 0 picks a free one. Off unless set. RocketMQ's own clients, `mqadmin` and other RocketMQ clients
+   * use it as their name server and broker (`namesrvAddr=127.0.0.1:<port>`).
+   */
+  remotingPort?: number;
+  /** Most remoting connections open at once; one more is closed at once. Default 10000. */
+  remotingMaxConnections?: number;
+  /** Largest remoting frame accepted, bytes; a larger one closes its connection. Default 16 MiB (RocketMQ's frameMaxLength). */
+  remotingMaxFrameBytes?: number;
+  /** A remoting connection with no traffic and no call in flight this long is closed, ms. Default 120000 (RocketMQ). */
+  remotingIdleTimeoutMs?: number;
   /** Options of the message store (segment sizes, flush mode, retention ...). */
   store?: BrokerStoreOptions;
   clock?: Clock;
@@ -81,8 +93,9 @@ export interface BrokerOptions {
 }
 
 export interface ResolvedBrokerOptions extends Required<
-  Omit<BrokerOptions, 'accessToken' | 'advertisedAddress' | 'store' | 'clock' | 'logger'>
+  Omit<BrokerOptions, 'accessToken' | 'advertisedAddress' | 'store' | 'clock' | 'logger' | 'remotingPort'>
 > {
+  remotingPort: number | undefined;
   accessToken: string | undefined;
   advertisedAddress: string | undefined;
   store: BrokerStoreOptions;
@@ -114,6 +127,9 @@ export const BROKER_DEFAULTS = Object.freeze({
   watchRenewGraceMs: 3000,
   clientScanIntervalMs: 1000,
   dlqReadable: false,
+  remotingMaxConnections: 10_000,
+  remotingMaxFrameBytes: 16 * MiB,
+  remotingIdleTimeoutMs: 120_000,
 });
 
 const positiveInt = z.number().int().positive();
@@ -151,6 +167,10 @@ const schema = z.object({
   watchRenewGraceMs: positiveInt,
   clientScanIntervalMs: positiveInt,
   dlqReadable: z.boolean(),
+  remotingPort: z.number().int().min(0).max(65535).optional(),
+  remotingMaxConnections: positiveInt,
+  remotingMaxFrameBytes: positiveInt.min(1024),
+  remotingIdleTimeoutMs: positiveInt,
   store: z.record(z.string(), z.unknown()).optional(),
 });
 
@@ -164,6 +184,7 @@ export function resolveBrokerOptions(options: BrokerOptions): ResolvedBrokerOpti
   const v = parseStrictOptions(schema, { ...BROKER_DEFAULTS, ...defined }, 'Broker');
   return Object.freeze({
     ...v,
+    remotingPort: v.remotingPort,
     accessToken: v.accessToken,
     advertisedAddress: v.advertisedAddress,
     store: (options.store ?? {}) as BrokerStoreOptions,

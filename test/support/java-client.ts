@@ -104,6 +104,8 @@ export interface JavaMessage {
   queueOffset: number;
   reconsumeTimes: number;
   msgId: string;
+  /** When the test process saw the delivery (Date.now()). */
+  at: number;
 }
 
 /** One JVM running Driver.java: commands answered in order, deliveries collected in `messages`. */
@@ -122,7 +124,17 @@ export class JavaDriver {
     this.clientDir = mkdtempSync(path.join(os.tmpdir(), 'rmq-java-client-'));
     this.child = spawn(
       path.join(kit.dir, 'bin', 'java-client'),
-      ['-Xmx256m', '-XX:TieredStopAtLevel=1', `-Drocketmq.home.dir=${kit.dir}`, '-cp', classesDir, 'Driver'],
+      [
+        '-Xmx256m',
+        '-XX:TieredStopAtLevel=1',
+        `-Drocketmq.home.dir=${kit.dir}`,
+        // Rebalance every second rather than every 20 s, so a route learnt late (e.g. %RETRY%group, created by
+        // the group's first heartbeat) is used at once.
+        '-Drocketmq.client.rebalance.waitInterval=1000',
+        '-cp',
+        classesDir,
+        'Driver',
+      ],
       {
         env: { ...process.env, RMQ_CLIENT_DIR: this.clientDir, RMQ_CLIENT_JAVA_OPTS: `-Duser.home=${this.clientDir}` },
         stdio: ['pipe', 'pipe', 'pipe'],
@@ -144,7 +156,7 @@ export class JavaDriver {
         if (!line.startsWith('{')) continue;
         const ev = JSON.parse(line) as DriverEvent;
         if (ev.ev === 'ready') readyResolve();
-        else if (ev.ev === 'msg') this.messages.push(ev as unknown as JavaMessage);
+        else if (ev.ev === 'msg') this.messages.push({ ...(ev as unknown as JavaMessage), at: Date.now() });
         else this.waiting.shift()?.resolve(ev);
       }
     });

@@ -121,6 +121,9 @@ public final class Driver {
                 c.setConsumeFromWhere(ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET);
                 c.setMaxReconsumeTimes(Integer.parseInt(a[8]));
                 c.setPullTimeDelayMillsWhenException(200);
+                // Tests: routes (e.g. of %RETRY%group, created by the first heartbeat) and offsets move every second.
+                c.setPollNameServerInterval(1000);
+                c.setPersistConsumerOffsetInterval(1000);
                 if (a[5].equals("sql")) c.subscribe(a[4], MessageSelector.bySql(a[6]));
                 else c.subscribe(a[4], a[6]);
                 final boolean later = a[7].equals("later");
