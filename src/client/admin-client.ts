@@ -115,6 +115,10 @@ export interface CreateTopicOptions {
   perm?: number;
   /** Marks the topic ordered. Default false. */
   order?: boolean;
+  /** Read queues, when they should differ from `queueNums`. */
+  readQueueNums?: number;
+  /** Write queues, when they should differ from `queueNums`. */
+  writeQueueNums?: number;
 }
 
 export interface QueryByKeyOptions {
@@ -226,15 +230,23 @@ export class AdminClient {
   async createTopic(topic: string, options: CreateTopicOptions = {}): Promise<void> {
     checkTopic(topic);
     const queueNums = options.queueNums ?? 8;
-    if (!Number.isInteger(queueNums) || queueNums < 1 || queueNums > 1024)
-      throw new InvalidArgumentError('queueNums', `must be an integer from 1 to 1024, got ${String(queueNums)}`);
+    const readQueueNums = options.readQueueNums ?? queueNums;
+    const writeQueueNums = options.writeQueueNums ?? queueNums;
+    for (const [field, n] of [
+      ['queueNums', queueNums],
+      ['readQueueNums', readQueueNums],
+      ['writeQueueNums', writeQueueNums],
+    ] as const) {
+      if (!Number.isInteger(n) || n < 1 || n > 1024)
+        throw new InvalidArgumentError(field, `must be an integer from 1 to 1024, got ${String(n)}`);
+    }
     const perm = options.perm ?? 6;
     if (![2, 4, 6].includes(perm)) throw new InvalidArgumentError('perm', `must be 2, 4 or 6, got ${String(perm)}`);
     for (const addr of this.#endpoints) {
       await this.#call(addr, RequestCode.UPDATE_AND_CREATE_TOPIC, {
         topic,
-        readQueueNums: queueNums,
-        writeQueueNums: queueNums,
+        readQueueNums,
+        writeQueueNums,
         perm,
         order: options.order ?? false,
       });
