@@ -8,19 +8,26 @@
  *                      [--remoting-port N]
  * Prints `rocketmq-ts broker listening on <address>` once the broker serves, and shuts down cleanly on
  * SIGINT / SIGTERM (exit code 0). Bad flags exit with code 2 and a message on stderr.
+ *   rocketmq-ts --version
+ *   rocketmq-ts <admin command> [flags] [--endpoints URL] [--json]   (cli-admin.ts: mqadmin's names and flags)
  */
+import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { Broker } from './broker/index.js';
+import { UsageError as AdminUsageError, adminUsage, isAdminCommand, runAdminCommand } from './cli-admin.js';
 
 const USAGE = `Usage: rocketmq-ts <command> [options]
 
 Commands:
   broker    run the reference broker
+  (and the admin commands below; rocketmq-ts --version prints the version)
 
 rocketmq-ts broker options:
   --store DIR              store directory (required)
   --port N                 port to listen on (default 8081; 0 picks a free one)
   --host H                 interface to bind (default 127.0.0.1)
+  --advertised-address URL the address clients are told to use (default
+                           http://<host>:<port>, 127.0.0.1 for 0.0.0.0)
   --broker-name NAME       broker name (default broker-a)
   --cluster-name NAME      cluster name (default DefaultCluster)
   --access-token TOKEN     require "Authorization: Bearer TOKEN" on every call
@@ -64,6 +71,7 @@ async function runBroker(args: string[]): Promise<void> {
       store: { type: 'string' },
       port: { type: 'string' },
       host: { type: 'string' },
+      'advertised-address': { type: 'string' },
       'broker-name': { type: 'string' },
       'cluster-name': { type: 'string' },
       'access-token': { type: 'string' },
@@ -88,6 +96,7 @@ async function runBroker(args: string[]): Promise<void> {
     storePath: values.store,
     port: parsePort(values.port),
     host: values.host,
+    advertisedAddress: values['advertised-address'],
     brokerName: values['broker-name'],
     clusterName: values['cluster-name'],
     accessToken: values['access-token'] ?? process.env.ROCKETMQ_TS_ACCESS_TOKEN ?? undefined,
@@ -101,7 +110,10 @@ async function runBroker(args: string[]): Promise<void> {
       ...(values['message-delay-level'] ? { messageDelayLevel: values['message-delay-level'] } : {}),
     },
   });
-  process.stdout.write(`rocketmq-ts broker listening on ${broker.address}\n`);
+  const bound = broker.options.host.includes(':') ? `[${broker.options.host}]` : broker.options.host;
+  const listening = `http://${bound}:${broker.port}`;
+  process.stdout.write(`rocketmq-ts broker listening on ${listening}\n`);
+  if (listening !== broker.address) process.stdout.write(`rocketmq-ts broker clients connect to ${broker.address}\n`);
   if (broker.remotingAddress !== undefined) {
     process.stdout.write(`rocketmq-ts broker remoting listening on ${broker.remotingAddress}\n`);
   }
@@ -121,12 +133,36 @@ async function runBroker(args: string[]): Promise<void> {
   });
 }
 
+/** The package's version, from the package.json beside dist/ (or src/). */
+function packageVersion(): string {
+  const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
+  return pkg.version;
+}
+
+async function runAdmin(command: Parameters<typeof runAdminCommand>[0], args: string[]): Promise<number> {
+  try {
+    return await runAdminCommand(command, args);
+  } catch (e) {
+    const err = e as Error & { code?: string };
+    const usage =
+      e instanceof AdminUsageError || (typeof err.code === 'string' && err.code.startsWith('ERR_PARSE_ARGS'));
+    process.stderr.write(`rocketmq-ts ${command}: ${err.message}\n`);
+    if (usage) process.stderr.write(`Run \`rocketmq-ts ${command} --help\` for the options.\n`);
+    return usage || err.code === 'ERR_INVALID_ARGUMENT' ? 2 : 1;
+  }
+}
+
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
   if (command === undefined || command === '-h' || command === '--help' || command === 'help') {
-    process.stdout.write(USAGE);
+    process.stdout.write(USAGE + '\n' + adminUsage());
     return command === undefined ? 2 : 0;
   }
+  if (command === '--version' || command === '-v' || command === 'version') {
+    process.stdout.write(`${packageVersion()}\n`);
+    return 0;
+  }
+  if (isAdminCommand(command)) return runAdmin(command, rest);
   if (command !== 'broker') {
     process.stderr.write(`rocketmq-ts: unknown command '${command}'\n\n${USAGE}`);
     return 2;

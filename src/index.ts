@@ -68,3 +68,18 @@ export {
   IllegalArgumentError,
   type AllocateMessageQueueStrategy,
 } from './client/allocate-message-queue.js';
+
+// ---- admin client (issue 17) ----
+export {
+  AdminClient,
+  DEFAULT_ADMIN_CLIENT_OPTIONS,
+  type AdminClientOptions,
+  type ConsumerConnection,
+  type ConsumerConnectionInfo,
+  type ConsumerProgress,
+  type ConsumerQueueProgress,
+  type CreateTopicOptions,
+  type QueryByKeyOptions,
+  type ResetOffsetResult,
+  type TopicQueueStatus,
+} from './client/admin-client.js';

@@ -179,7 +179,6 @@ export class Broker {
           remotingAddress,
           consumerManager: this.consumerManager,
           handle: (request, connection) => this.handle(request, connection),
-          allTopicNames: () => this.topicConfigManager.allTopics().map((t) => t.topicName),
           runtimeInfo: () => this.runtimeInfo(),
           notifyEnabled: (group) =>
             this.subscriptionGroupManager.findSubscriptionGroupConfig(group)?.notifyConsumerIdsChangedEnable ?? true,

@@ -9,7 +9,6 @@
  *   ids of `brokerAddrs` only for clients of version V4_9_4 (401) or later, or when the request says
  *   `acceptStandardJsonOnly=true`; older clients get fastjson's unquoted integer keys (`{0:"..."}`).
  * - GET_BROKER_CLUSTER_INFO (106): ClusterInfo with this broker in its cluster.
- * - GET_ALL_TOPIC_LIST_FROM_NAMESERVER (206): TopicList with every topic of this broker.
  * - GET_BROKER_RUNTIME_INFO (28): the broker's KVTable (versions, commit-log offsets, start time).
  * @pure
  */
@@ -82,11 +81,6 @@ export function encodeClusterInfo(b: ThisBroker): Buffer {
   });
   const json = `{"brokerAddrTable":{${JSON.stringify(b.brokerName)}:${brokerData.replace('{"0":', '{0:')}},"clusterAddrTable":${JSON.stringify({ [b.clusterName]: [b.brokerName] })}}`;
   return Buffer.from(json, 'utf8');
-}
-
-/** RocketMQ's TopicList (`brokerAddr` is null, so left out). */
-export function encodeTopicList(topics: readonly string[]): Buffer {
-  return Buffer.from(JSON.stringify({ topicList: [...topics] }), 'utf8');
 }
 
 /** RocketMQ's KVTable: `{"table": {...}}` with string values. */

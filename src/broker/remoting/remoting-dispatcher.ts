@@ -35,7 +35,6 @@ import {
   encodeClusterInfo,
   encodeKvTable,
   encodeRouteForNameServer,
-  encodeTopicList,
   wantsStandardJson,
 } from './name-server.js';
 
@@ -43,7 +42,6 @@ import {
 export const NameServerRequestCode = Object.freeze({
   GET_BROKER_RUNTIME_INFO: 28,
   GET_BROKER_CLUSTER_INFO: 106,
-  GET_ALL_TOPIC_LIST_FROM_NAMESERVER: 206,
 } as const);
 
 /** What the dispatcher needs of the broker. */
@@ -54,7 +52,6 @@ export interface DispatcherBroker {
   readonly remotingAddress: string;
   readonly consumerManager: ConsumerManager;
   handle(request: BrokerRequest, connection: ConnectionInfo): Promise<RemotingResponse>;
-  allTopicNames(): string[];
   /** The broker's runtime figures for GET_BROKER_RUNTIME_INFO. */
   runtimeInfo(): Record<string, string>;
   /** Whether the group's membership changes are announced (notifyConsumerIdsChangedEnable). */
@@ -88,8 +85,6 @@ export class RemotingDispatcher {
     switch (command.code) {
       case NameServerRequestCode.GET_BROKER_CLUSTER_INFO:
         return response(ResponseCode.SUCCESS, null, undefined, encodeClusterInfo(b));
-      case NameServerRequestCode.GET_ALL_TOPIC_LIST_FROM_NAMESERVER:
-        return response(ResponseCode.SUCCESS, null, undefined, encodeTopicList(b.allTopicNames()));
       case NameServerRequestCode.GET_BROKER_RUNTIME_INFO:
         return response(ResponseCode.SUCCESS, null, undefined, encodeKvTable(b.runtimeInfo()));
       default:

@@ -14,6 +14,15 @@ import { GetMaxOffset, GetMinOffset, SearchOffsetByTimestamp } from './queue-off
 import { GetRouteInfoByTopic } from './route.js';
 import { SendBatchMessage, SendMessage } from './send-message.js';
 import { UnregisterClient } from './unregister-client.js';
+import {
+  DeleteTopicInBroker,
+  DeleteTopicInNamesrv,
+  GetAllTopicConfig,
+  GetAllTopicListFromNameserver,
+  GetTopicStatsInfo,
+} from './topic-admin.js';
+import { GetConsumeStats, GetConsumerConnectionList, InvokeBrokerToResetOffset } from './consumer-admin.js';
+import { QueryMessage } from './query-message.js';
 
 export * from './admin.js';
 export * from './consumer-list.js';
@@ -25,6 +34,9 @@ export * from './queue-offsets.js';
 export * from './route.js';
 export * from './send-message.js';
 export * from './unregister-client.js';
+export * from './topic-admin.js';
+export * from './consumer-admin.js';
+export * from './query-message.js';
 
 const ALL: CommandSpec[] = [
   PullMessage,
@@ -45,6 +57,16 @@ const ALL: CommandSpec[] = [
   UpdateAndCreateTopic,
   UpdateAndCreateSubscriptionGroup,
   ViewMessageById,
+  // admin (mqadmin)
+  GetAllTopicConfig,
+  GetAllTopicListFromNameserver,
+  DeleteTopicInBroker,
+  DeleteTopicInNamesrv,
+  GetTopicStatsInfo,
+  GetConsumeStats,
+  GetConsumerConnectionList,
+  InvokeBrokerToResetOffset,
+  QueryMessage,
 ];
 
 export const COMMANDS: ReadonlyMap<number, CommandSpec> = new Map(ALL.map((c) => [c.code, c]));

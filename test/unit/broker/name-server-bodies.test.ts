@@ -5,7 +5,6 @@ import {
   encodeClusterInfo,
   encodeKvTable,
   encodeRouteForNameServer,
-  encodeTopicList,
   sortedJson,
   wantsStandardJson,
 } from '../../../src/broker/remoting/name-server.js';
@@ -42,7 +41,7 @@ describe('name-server bodies', () => {
     expect(() => JSON.parse(body)).toThrow();
   });
 
-  test('ClusterInfo, TopicList and KVTable', () => {
+  test('ClusterInfo and KVTable', () => {
     const cluster = encodeClusterInfo({
       clusterName: 'C1',
       brokerName: 'b1',
@@ -52,7 +51,6 @@ describe('name-server bodies', () => {
       '{"brokerAddrTable":{"b1":{"brokerAddrs":{0:"127.0.0.1:1234"},"brokerName":"b1","cluster":"C1"}},' +
         '"clusterAddrTable":{"C1":["b1"]}}',
     );
-    expect(JSON.parse(encodeTopicList(['a', 'b']).toString())).toEqual({ topicList: ['a', 'b'] });
     expect(encodeKvTable({ z: '1', a: '2' }).toString()).toBe('{"table":{"a":"2","z":"1"}}');
   });
 
