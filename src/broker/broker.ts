@@ -180,6 +180,13 @@ export class Broker {
           consumerManager: this.consumerManager,
           handle: (request, connection) => this.handle(request, connection),
           runtimeInfo: () => this.runtimeInfo(),
+          topicConsumedBy: (topic) => {
+            const groups = new Set(this.consumerOffsetManager.whichGroupByTopic(topic));
+            for (const g of this.consumerManager.getGroups()) {
+              if (this.consumerManager.getConsumerGroupInfo(g)?.findSubscriptionData(topic)) groups.add(g);
+            }
+            return [...groups];
+          },
           notifyEnabled: (group) =>
             this.subscriptionGroupManager.findSubscriptionGroupConfig(group)?.notifyConsumerIdsChangedEnable ?? true,
         },

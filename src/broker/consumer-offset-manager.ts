@@ -149,6 +149,14 @@ export class ConsumerOffsetManager {
     return [...this.offsetsOfGroup(group).keys()];
   }
 
+  /** The groups with committed offsets on the topic (RocketMQ: whichGroupByTopic). */
+  whichGroupByTopic(topic: string): string[] {
+    const prefix = topic + TOPIC_GROUP_SEPARATOR;
+    const groups: string[] = [];
+    for (const key of this.offsetTable.keys()) if (key.startsWith(prefix)) groups.push(key.slice(prefix.length));
+    return groups;
+  }
+
   /** Forgets every committed offset (and pending reset) on a deleted topic; returns the groups affected. */
   removeOffsetsOfTopic(topic: string): string[] {
     const prefix = topic + TOPIC_GROUP_SEPARATOR;

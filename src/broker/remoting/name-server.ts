@@ -10,6 +10,8 @@
  *   `acceptStandardJsonOnly=true`; older clients get fastjson's unquoted integer keys (`{0:"..."}`).
  * - GET_BROKER_CLUSTER_INFO (106): ClusterInfo with this broker in its cluster.
  * - GET_BROKER_RUNTIME_INFO (28): the broker's KVTable (versions, commit-log offsets, start time).
+ * - QUERY_TOPIC_CONSUME_BY_WHO (300, a broker code mqadmin's queryMsgById uses): GroupList of the groups
+ *   that subscribe to the topic or hold offsets on it.
  * @pure
  */
 import type { TopicRouteData } from '../../protocol/index.js';
@@ -81,6 +83,11 @@ export function encodeClusterInfo(b: ThisBroker): Buffer {
   });
   const json = `{"brokerAddrTable":{${JSON.stringify(b.brokerName)}:${brokerData.replace('{"0":', '{0:')}},"clusterAddrTable":${JSON.stringify({ [b.clusterName]: [b.brokerName] })}}`;
   return Buffer.from(json, 'utf8');
+}
+
+/** RocketMQ's GroupList. */
+export function encodeGroupList(groups: readonly string[]): Buffer {
+  return Buffer.from(JSON.stringify({ groupList: [...groups] }), 'utf8');
 }
 
 /** RocketMQ's KVTable: `{"table": {...}}` with string values. */

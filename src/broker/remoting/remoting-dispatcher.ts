@@ -33,6 +33,7 @@ import {
   BROKER_REMOTING_VERSION,
   BROKER_VERSION_DESC,
   encodeClusterInfo,
+  encodeGroupList,
   encodeKvTable,
   encodeRouteForNameServer,
   wantsStandardJson,
@@ -42,6 +43,7 @@ import {
 export const NameServerRequestCode = Object.freeze({
   GET_BROKER_RUNTIME_INFO: 28,
   GET_BROKER_CLUSTER_INFO: 106,
+  QUERY_TOPIC_CONSUME_BY_WHO: 300,
 } as const);
 
 /** What the dispatcher needs of the broker. */
@@ -52,6 +54,8 @@ export interface DispatcherBroker {
   readonly remotingAddress: string;
   readonly consumerManager: ConsumerManager;
   handle(request: BrokerRequest, connection: ConnectionInfo): Promise<RemotingResponse>;
+  /** Groups that subscribe to the topic or have offsets on it (QUERY_TOPIC_CONSUME_BY_WHO). */
+  topicConsumedBy(topic: string): string[];
   /** The broker's runtime figures for GET_BROKER_RUNTIME_INFO. */
   runtimeInfo(): Record<string, string>;
   /** Whether the group's membership changes are announced (notifyConsumerIdsChangedEnable). */
@@ -85,6 +89,11 @@ export class RemotingDispatcher {
     switch (command.code) {
       case NameServerRequestCode.GET_BROKER_CLUSTER_INFO:
         return response(ResponseCode.SUCCESS, null, undefined, encodeClusterInfo(b));
+      case NameServerRequestCode.QUERY_TOPIC_CONSUME_BY_WHO: {
+        const topic = command.extFields?.topic;
+        if (!topic) return response(ResponseCode.SYSTEM_ERROR, 'bad header field <topic>: required');
+        return response(ResponseCode.SUCCESS, null, undefined, encodeGroupList(b.topicConsumedBy(topic)));
+      }
       case NameServerRequestCode.GET_BROKER_RUNTIME_INFO:
         return response(ResponseCode.SUCCESS, null, undefined, encodeKvTable(b.runtimeInfo()));
       default:

@@ -17,6 +17,8 @@ function baseType(t: unknown): string {
   return d.type;
 }
 
+const JAVA_LONG_MAX = '9223372036854775807';
+
 export type ExtFieldsResult =
   { ok: true; value: Record<string, unknown> } | { ok: false; field: string; message: string };
 
@@ -34,7 +36,9 @@ export function extFieldsToHeader(schema: z.ZodType, ext: Record<string, string 
     const type = baseType(t);
     if (type === 'number') {
       if (!/^[-+]?\d{1,19}$/.test(v)) return { ok: false, field: k, message: `not an integer: ${JSON.stringify(v)}` };
-      out[k] = Number(v);
+      // Java's Long.MAX_VALUE is RocketMQ's "no upper bound" (mqadmin queryMsgByKey's end time): the largest
+      // exact number means the same here. Other values past 2^53 are refused by the schema, never rounded.
+      out[k] = v === JAVA_LONG_MAX ? Number.MAX_SAFE_INTEGER : Number(v);
     } else if (type === 'boolean') out[k] = v.toLowerCase() === 'true';
     else out[k] = v;
   }
