@@ -11,6 +11,7 @@ export {
   DecodeError,
   TransportError,
   StateError,
+  StartTimeoutError,
   type RocketMQErrorOptions,
 } from './common/errors.js';
 export type { Logger } from './common/logger.js';
@@ -45,6 +46,8 @@ export {
   type PullErrorEvent,
   type FlowControlEvent,
   type StallEvent,
+  type BrokerConnectionEvent,
+  type BrokerDisconnectionEvent,
   type PushConsumerState,
 } from './client/push-consumer.js';
 export {
@@ -83,3 +86,5 @@ export {
   type ResetOffsetResult,
   type TopicQueueStatus,
 } from './client/admin-client.js';
+// ---- client robustness (issue 19) ----
+export { BrokerResponseError } from './protocol/response-error.js';

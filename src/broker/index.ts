@@ -16,3 +16,4 @@ export type { TopicConfig } from './broker-context.js';
 export type { MessageStoreOptions, FlushDiskType, BrokerRole } from '../store/index.js';
 export type { Clock, TimerHandle } from '../common/clock.js';
 export type { Logger } from '../common/logger.js';
+export { StoreLockedError } from '../store/store-files.js';

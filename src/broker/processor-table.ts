@@ -28,6 +28,7 @@ import { getConsumerConnectionList } from './processors/get-consumer-connection-
 import { getTopicStatsInfo } from './processors/get-topic-stats-info.js';
 import { invokeBrokerToResetOffset } from './processors/invoke-broker-to-reset-offset.js';
 import { queryMessage } from './processors/query-message.js';
+import { checkClientConfig } from './processors/check-client-config.js';
 
 /** The core's processors: pull, send, offsets, route and admin. */
 function registerCoreProcessors(table: Map<number, Processor>): void {
@@ -57,6 +58,7 @@ function registerGroupProcessors(table: Map<number, Processor>): void {
   table.set(RequestCode.GET_CONSUMER_LIST_BY_GROUP, getConsumerListByGroup);
   table.set(RequestCode.WATCH_CONSUMER_IDS, watchConsumerIds);
   table.set(RequestCode.CONSUMER_SEND_MSG_BACK, consumerSendMsgBack);
+  table.set(RequestCode.CHECK_CLIENT_CONFIG, checkClientConfig);
   // ---- END group processors ----
 }
 

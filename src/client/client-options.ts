@@ -40,8 +40,9 @@ export interface ClientOptions {
   /** Timeout of an ordinary call to a broker (route, heartbeat, offsets, send), ms. Default 3000. */
   requestTimeoutMs?: number;
   /**
-   * HTTP connections kept per broker. One held pull occupies one connection, so this must be at least
-   * the number of queues held-pulled from one broker at once, plus a few for control calls. Default 64.
+   * HTTP connections per broker for control calls (heartbeat, offsets, routes, sends). Held pulls and
+   * the membership watch have a lane of their own (one connection each, no limit), so this does not
+   * depend on the number of queues held. Default 64.
    */
   connectionsPerBroker?: number;
   /**
@@ -49,6 +50,11 @@ export interface ClientOptions {
    * stand-in for RocketMQ's NOTIFY_CONSUMER_IDS_CHANGED. Default 30000, at most 120000.
    */
   watchConsumerIdsHoldMs?: number;
+  /**
+   * A broker that has not answered for this long is reported once through the logger (warn) until it
+   * answers again, ms. Default 10000.
+   */
+  brokerUnreachableWarnMs?: number;
   /** Bearer token for a broker started with an access token. */
   accessToken?: string | undefined;
   /** A pino-shaped logger. Default: silent. */
@@ -67,6 +73,7 @@ export const DEFAULT_CLIENT_OPTIONS = Object.freeze({
   requestTimeoutMs: 3_000,
   connectionsPerBroker: 64,
   watchConsumerIdsHoldMs: 30_000,
+  brokerUnreachableWarnMs: 10_000,
 });
 
 export interface ResolvedClientOptions {
@@ -80,6 +87,7 @@ export interface ResolvedClientOptions {
   requestTimeoutMs: number;
   connectionsPerBroker: number;
   watchConsumerIdsHoldMs: number;
+  brokerUnreachableWarnMs: number;
   accessToken?: string | undefined;
   logger: Logger;
   clock: Clock;
@@ -135,6 +143,7 @@ export const clientOptionsShape = {
   requestTimeoutMs: ms(1).default(DEFAULT_CLIENT_OPTIONS.requestTimeoutMs),
   connectionsPerBroker: z.int().min(1).max(65_536).default(DEFAULT_CLIENT_OPTIONS.connectionsPerBroker),
   watchConsumerIdsHoldMs: ms(100, 120_000).default(DEFAULT_CLIENT_OPTIONS.watchConsumerIdsHoldMs),
+  brokerUnreachableWarnMs: ms(0).default(DEFAULT_CLIENT_OPTIONS.brokerUnreachableWarnMs),
   accessToken: z.string().min(1).optional(),
   logger: loggerSchema.default(silentLogger),
   clock: clockSchema.default(systemClock),

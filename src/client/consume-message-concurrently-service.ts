@@ -45,7 +45,19 @@ export interface ConsumeConcurrentlyContext {
   ackIndex: number;
 }
 
-/** The listener: return (or resolve to) a status; a throw, a rejection or no value is RECONSUME_LATER. */
+/**
+ * The listener of a concurrently consuming PushConsumer. What it answers decides the batch:
+ *
+ * - returns or resolves with nothing (`undefined`): the batch succeeded, as in KafkaJS's `eachMessage`
+ *   or Azure Service Bus's `processMessage`;
+ * - throws, or returns a promise that rejects: `RECONSUME_LATER` (the batch is retried later through
+ *   `%RETRY%<group>`, and lands in `%DLQ%<group>` after `maxReconsumeTimes`);
+ * - returns or resolves with a `ConsumeConcurrentlyStatus`: that status (`context.ackIndex` applies to
+ *   `CONSUME_SUCCESS`).
+ *
+ * Any other value (`null`, a string that is not a status) is a listener bug: it is logged and counts as
+ * `RECONSUME_LATER`, so no message is lost because of it.
+ */
 export type MessageListenerConcurrently = (
   messages: MessageExt[],
   context: ConsumeConcurrentlyContext,
@@ -251,13 +263,19 @@ export class ConsumeMessageConcurrentlyService {
     let status: ConsumeConcurrentlyStatus = ConsumeConcurrentlyStatus.RECONSUME_LATER;
     if (threw) {
       this.d.logger.warn({ err: error, mq, group: this.d.consumerGroup }, 'listener threw: treated as RECONSUME_LATER');
+    } else if (answer === undefined) {
+      // A listener that resolves without a value has succeeded (as in Node's other messaging clients).
+      status = ConsumeConcurrentlyStatus.CONSUME_SUCCESS;
     } else if (
       answer === ConsumeConcurrentlyStatus.CONSUME_SUCCESS ||
       answer === ConsumeConcurrentlyStatus.RECONSUME_LATER
     ) {
       status = answer;
     } else {
-      this.d.logger.warn({ mq, returned: answer }, 'listener returned no status: treated as RECONSUME_LATER');
+      this.d.logger.warn(
+        { mq, returned: answer },
+        'listener returned a value that is not a status: treated as RECONSUME_LATER',
+      );
     }
     if (pq.dropped) {
       this.d.logger.warn({ mq }, 'queue dropped while consuming: result discarded');

@@ -17,6 +17,7 @@ import {
   TopicRouteDataSchema,
   type CreateTopicRequestHeader,
   type HeartbeatData,
+  type SubscriptionDataWire,
   type PullMessageRequestHeader,
   type PullMessageResponseHeader,
   type SendMessageRequestHeader,
@@ -248,6 +249,20 @@ export class MQClientAPI {
   async sendHeartbeat(addr: string, heartbeat: HeartbeatData, opts: CallOptions = {}): Promise<void> {
     const body = Buffer.from(JSON.stringify(heartbeat), 'utf8');
     await this.#call(addr, { code: RequestCode.HEART_BEAT, header: {}, body }, opts);
+  }
+
+  /**
+   * CHECK_CLIENT_CONFIG (46): asks the broker whether it can serve `subscriptionData` (RocketMQ's
+   * checkClientInBroker). Throws the broker's error (SYSTEM_ERROR when it has no property filter,
+   * SUBSCRIPTION_PARSE_FAILED when the expression does not compile).
+   */
+  async checkClientInBroker(
+    addr: string,
+    body: { clientId: string; group: string; subscriptionData: SubscriptionDataWire },
+    opts: CallOptions = {},
+  ): Promise<void> {
+    const bytes = Buffer.from(JSON.stringify(body), 'utf8');
+    await this.#call(addr, { code: RequestCode.CHECK_CLIENT_CONFIG, header: {}, body: bytes }, opts);
   }
 
   /** UNREGISTER_CLIENT (35). */

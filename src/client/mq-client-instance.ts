@@ -29,12 +29,25 @@ import {
 } from '../protocol/commands/index.js';
 import { HttpRemotingClient } from '../remoting/http-remoting-client.js';
 import type { RemotingClient } from '../remoting/remoting-client.js';
+import { BrokerHealth, ObservedRemotingClient } from './broker-health.js';
 import { buildClientId, type ResolvedClientOptions } from './client-options.js';
 import { ConsumerIdsWatcher } from './consumer-ids-watcher.js';
 import { MQClientAPI } from './mq-client-api.js';
 import type { MQConsumerInner, MQProducerInner, SubscriptionDataLike } from './mq-consumer-inner.js';
 import { RebalanceService } from './rebalance-service.js';
 import { SafeEventEmitter } from './safe-emitter.js';
+
+/** A call to one broker failed: the broker's address and the failure (with the topic when one was involved). */
+export class AddressedFailure extends Error {
+  constructor(
+    readonly addr: string,
+    readonly error: unknown,
+    readonly topic?: string,
+  ) {
+    super(`${addr}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+    this.name = 'AddressedFailure';
+  }
+}
 
 /** Broker id of a master (MixAll.MASTER_ID). */
 export const MASTER_ID = 0;
@@ -48,6 +61,10 @@ export interface ClientInstanceEvents {
   routeError: [topic: string, err: unknown];
   /** A member joined or left a consumer group (seen through the membership watch). */
   consumerIdsChanged: [group: string, consumerIdList: string[]];
+  /** A broker answered for the first time, or again after it could not be reached. */
+  brokerConnected: [addr: string];
+  /** A broker that had answered could not be reached (connection refused or reset, timeout). */
+  brokerDisconnected: [addr: string, err: unknown];
 }
 
 /** RocketMQ's FindBrokerResult. */
@@ -142,6 +159,8 @@ export class MQClientInstance {
   readonly remoting: RemotingClient;
   readonly events: SafeEventEmitter<ClientInstanceEvents>;
   readonly rebalanceService: RebalanceService;
+  /** Which brokers answer; drives the `brokerConnected` / `brokerDisconnected` events. */
+  readonly brokerHealth: BrokerHealth;
   readonly #logger: Logger;
   readonly #watcher: ConsumerIdsWatcher;
 
@@ -177,10 +196,16 @@ export class MQClientInstance {
         logger: options.logger,
         clock: options.clock,
       });
-    this.api = new MQClientAPI(this.remoting, { requestTimeoutMs: options.requestTimeoutMs });
     this.events = new SafeEventEmitter<ClientInstanceEvents>((err, event) =>
       this.#logger.error({ err, event }, 'a client event listener threw'),
     );
+    this.brokerHealth = new BrokerHealth(options.clock, options.logger, options.brokerUnreachableWarnMs, {
+      connected: (addr) => this.events.emit('brokerConnected', addr),
+      disconnected: (addr, err) => this.events.emit('brokerDisconnected', addr, err),
+    });
+    this.api = new MQClientAPI(new ObservedRemotingClient(this.remoting, this.brokerHealth), {
+      requestTimeoutMs: options.requestTimeoutMs,
+    });
     this.rebalanceService = new RebalanceService(() => this.#consumers.values(), {
       rebalanceIntervalMs: options.rebalanceIntervalMs,
       clock: options.clock,
@@ -292,9 +317,26 @@ export class MQClientInstance {
     };
     const first = clock.setTimeout(() => {
       run();
-      if (this.#state === 'RUNNING') this.#intervals.push(clock.setInterval(run, periodMs));
+      if (this.#state === 'RUNNING') this.#intervals.push(this.#keepAliveAsNeeded(clock.setInterval(run, periodMs)));
     }, firstMs);
-    this.#timeouts.push(first);
+    this.#timeouts.push(this.#keepAliveAsNeeded(first));
+  }
+
+  /**
+   * The scheduled tasks keep the process alive only while a consumer is registered (a started
+   * consumer is expected to keep running); a producer alone does not, so a script that forgets
+   * `shutdown()` still exits, as Node users expect of a client.
+   */
+  #keepAliveAsNeeded(h: TimerHandle): TimerHandle {
+    const t = h as { ref?: () => unknown; unref?: () => unknown };
+    if (this.#consumers.size > 0) t.ref?.();
+    else t.unref?.();
+    return h;
+  }
+
+  #updateTimerRefs(): void {
+    for (const h of this.#timeouts) this.#keepAliveAsNeeded(h);
+    for (const h of this.#intervals) this.#keepAliveAsNeeded(h);
   }
 
   // ---- registries ------------------------------------------------------------------------------
@@ -308,12 +350,14 @@ export class MQClientInstance {
         `the consumer group ${group} has been created before in client ${this.clientId}; give each consumer of a group its own instanceName`,
       );
     this.#consumers.set(group, inner);
+    this.#updateTimerRefs();
     this.#syncWatcher();
   }
 
   /** Removes a consumer group and tells every broker (UNREGISTER_CLIENT) at once. */
   async unregisterConsumer(group: string): Promise<void> {
     if (!this.#consumers.delete(group)) return;
+    this.#updateTimerRefs();
     this.#syncWatcher();
     if (this.#state === 'RUNNING') await this.#unregisterClient(undefined, group);
   }
@@ -443,6 +487,48 @@ export class MQClientInstance {
         }),
       ),
     );
+  }
+
+  /**
+   * Sends this instance's heartbeat to each of `addrs` and resolves when every one accepted it; rejects
+   * with the first failure, its address attached as `addr`. Used by a consumer's start, which must not
+   * claim to run before its brokers know it.
+   */
+  async heartbeatOrThrow(addrs: readonly string[]): Promise<void> {
+    this.#assertUsable();
+    const data = this.buildHeartbeatData();
+    await Promise.all(
+      addrs.map((addr) =>
+        this.api.sendHeartbeat(addr, data).catch((err: unknown) => {
+          throw new AddressedFailure(addr, err);
+        }),
+      ),
+    );
+  }
+
+  /**
+   * RocketMQ's checkClientInBroker: every subscription of `group` that is not a tag expression is
+   * checked by each of `addrs` (CHECK_CLIENT_CONFIG). Rejects with the first refusal or failure.
+   */
+  async checkClientInBroker(
+    group: string,
+    subscriptions: readonly SubscriptionDataLike[],
+    addrs: readonly string[],
+  ): Promise<void> {
+    const checks: Promise<void>[] = [];
+    for (const sd of subscriptions) {
+      if (!sd.expressionType || sd.expressionType === 'TAG') continue;
+      const subscriptionData = toWireSubscription(sd);
+      for (const addr of addrs)
+        checks.push(
+          this.api
+            .checkClientInBroker(addr, { clientId: this.clientId, group, subscriptionData })
+            .catch((err: unknown) => {
+              throw new AddressedFailure(addr, err, sd.topic);
+            }),
+        );
+    }
+    await Promise.all(checks);
   }
 
   // ---- routes ----------------------------------------------------------------------------------

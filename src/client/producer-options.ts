@@ -31,6 +31,12 @@ export interface ProducerOptions extends ClientOptions {
   defaultTopicQueueNums?: number;
   /** The template topic for auto-creation (createTopicKey). Default `TBW102`. */
   createTopicKey?: string;
+  /**
+   * The highest `delayTimeLevel` a send accepts: the number of levels of the broker's
+   * `messageDelayLevel`. Default 18 (RocketMQ's `1s 5s 10s 30s 1m ... 2h`); a send above it is refused
+   * instead of being delivered at the broker's last level.
+   */
+  maxDelayLevel?: number;
 }
 
 export const DEFAULT_PRODUCER_OPTIONS = Object.freeze({
@@ -41,6 +47,7 @@ export const DEFAULT_PRODUCER_OPTIONS = Object.freeze({
   maxMessageSizeBytes: 4 * 1024 * 1024,
   defaultTopicQueueNums: 4,
   createTopicKey: AUTO_CREATE_TOPIC_KEY_TOPIC,
+  maxDelayLevel: 18,
 });
 
 const name = (problem: (v: unknown) => string | null) =>
@@ -62,6 +69,7 @@ const producerSchema = z.object({
     .default(DEFAULT_PRODUCER_OPTIONS.maxMessageSizeBytes),
   defaultTopicQueueNums: z.int().min(1).max(1024).default(DEFAULT_PRODUCER_OPTIONS.defaultTopicQueueNums),
   createTopicKey: name(topicNameProblem).default(DEFAULT_PRODUCER_OPTIONS.createTopicKey),
+  maxDelayLevel: z.int().min(1).max(1000).default(DEFAULT_PRODUCER_OPTIONS.maxDelayLevel),
 });
 
 export type ResolvedProducerOptions = ResolvedClientOptions & {
@@ -72,6 +80,7 @@ export type ResolvedProducerOptions = ResolvedClientOptions & {
   maxMessageSizeBytes: number;
   defaultTopicQueueNums: number;
   createTopicKey: string;
+  maxDelayLevel: number;
 };
 
 /** Validates and completes producer options; a bad option throws InvalidArgumentError naming it. */

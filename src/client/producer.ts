@@ -163,7 +163,7 @@ export class Producer {
   async #send(message: Message, opts: SendOptions): Promise<SendResult> {
     const instance = this.#running();
     const o = this.options;
-    checkMessage(message, o.maxMessageSizeBytes, o.createTopicKey);
+    checkMessage(message, o.maxMessageSizeBytes, o.createTopicKey, 'message', o.maxDelayLevel);
     const props = messageToProperties(message);
     let uniqId = props.get(MessageConst.UNIQ_KEY);
     if (uniqId === undefined) {
@@ -290,17 +290,18 @@ export class Producer {
         // its source was measured to keep each send's whole request alive across young collections
         // (~320 KB promoted per scavenge at 2,000 sends/s, against ~15 KB without it).
         const header = { ...baseHeader, queueId: mq.queueId, bornTimestamp: clock.now(), bname: mq.brokerName };
-        const r = await instance.api.sendMessage(addr, header, body, {
-          timeoutMs: timeoutMs - (clock.now() - beginAt),
-          signal: opts.signal,
-        });
+        const left = timeoutMs - (clock.now() - beginAt);
+        if (left <= 0) break;
+        const r = await instance.api.sendMessage(addr, header, body, { timeoutMs: left, signal: opts.signal });
         // The topic exists now: forget the template route so the next send fetches the real one.
         if (entry.fromDefault) this.#publish.delete(topic);
         return {
           sendStatus: r.sendStatus,
           msgId,
           offsetMsgId: r.offsetMsgId,
-          messageQueue: { topic, brokerName: mq.brokerName, queueId: r.queueId },
+          // The queue this producer chose: a delayed message is parked by the broker on a schedule
+          // queue, but it is delivered on this one.
+          messageQueue: { topic, brokerName: mq.brokerName, queueId: mq.queueId },
           queueOffset: r.queueOffset,
           transactionId: r.transactionId,
         };
@@ -313,8 +314,11 @@ export class Producer {
           this.#publish.delete(topic);
       }
     }
+    const timedOut = `send to ${topic} timed out after ${timeoutMs} ms`;
+    if (lastErr instanceof RocketMQError && lastErr.code === 'ERR_TIMEOUT')
+      throw new RocketMQError('ERR_TIMEOUT', timedOut, { retriable: true, cause: lastErr });
     if (lastErr) throw lastErr;
-    throw new RocketMQError('ERR_TIMEOUT', `send to ${topic} timed out after ${timeoutMs} ms`, { retriable: true });
+    throw new RocketMQError('ERR_TIMEOUT', timedOut, { retriable: true });
   }
 
   /** The writable queues of `topic`, from the cached route, a fresh one, or the template topic's. */

@@ -43,8 +43,22 @@ export interface StallEvent {
   idleMs: number;
 }
 
+export interface BrokerConnectionEvent {
+  /** The broker's address (its HTTP base URL for the bundled broker). */
+  brokerAddr: string;
+}
+
+export interface BrokerDisconnectionEvent extends BrokerConnectionEvent {
+  /** The failure that showed the broker unreachable (connection refused or reset, timeout). */
+  error: unknown;
+}
+
 /** Typed events (eventemitter3). A handler that throws is logged; it never reaches the consumer. */
 export interface PushConsumerEvents {
+  /** A broker answered for the first time, or again after it could not be reached. */
+  connected: [event: BrokerConnectionEvent];
+  /** A broker that had answered could not be reached; the consumer keeps trying. */
+  disconnected: [event: BrokerDisconnectionEvent];
   rebalance: [event: RebalanceEvent];
   pullError: [event: PullErrorEvent];
   consumeFailure: [event: ConsumeFailureEvent];

@@ -77,6 +77,11 @@ export interface PushConsumerOptions extends ClientOptions {
   stallTimeoutMs?: number;
   /** Default deadline of `shutdown()` for in-flight listeners, ms. Default 10000. */
   shutdownTimeoutMs?: number;
+  /**
+   * How long `start()` keeps trying to reach the broker(s) before it rejects with a
+   * `StartTimeoutError`, ms. Default 10000.
+   */
+  startTimeoutMs?: number;
   /** Aborting this signal shuts the consumer down (as `shutdown()`). */
   signal?: AbortSignal;
 }
@@ -101,6 +106,7 @@ export const DEFAULT_PUSH_CONSUMER_OPTIONS = Object.freeze({
   consumerTimeoutMsWhenSuspend: 30_000,
   stallTimeoutMs: 60_000,
   shutdownTimeoutMs: 10_000,
+  startTimeoutMs: 10_000,
 });
 
 /** RocketMQ's MixAll.DEFAULT_CONSUMER_GROUP, refused as a group name. */
@@ -155,6 +161,7 @@ const schema = z.object({
   offsetStoreDir: z.string().min(1).optional(),
   stallTimeoutMs: intIn(0, 86_400_000).default(D.stallTimeoutMs),
   shutdownTimeoutMs: intIn(0, 3_600_000).default(D.shutdownTimeoutMs),
+  startTimeoutMs: intIn(1, 3_600_000).default(D.startTimeoutMs),
   signal: z.custom<AbortSignal>((v) => v instanceof AbortSignal, { message: 'must be an AbortSignal' }).optional(),
 });
 
@@ -183,6 +190,7 @@ export interface ResolvedPushConsumerOptions extends ResolvedClientOptions {
   offsetStoreDir: string;
   stallTimeoutMs: number;
   shutdownTimeoutMs: number;
+  startTimeoutMs: number;
   signal: AbortSignal | undefined;
 }
 

@@ -54,6 +54,7 @@ import {
   type PushConsumerRun,
 } from './push-consumer-run.js';
 import { releaseAfterFailedStart, shutdownRun } from './push-consumer-shutdown.js';
+import { reachBrokers } from './client-start.js';
 import { PushConsumerTasks } from './push-consumer-tasks.js';
 import { createRebalancePushImpl } from './rebalance-push-impl.js';
 import { SafeEventEmitter } from './safe-emitter.js';
@@ -68,6 +69,8 @@ export type {
   PushConsumerState,
   RebalanceEvent,
   StallEvent,
+  BrokerConnectionEvent,
+  BrokerDisconnectionEvent,
 } from './push-consumer-events.js';
 
 export class PushConsumer {
@@ -112,6 +115,10 @@ export class PushConsumer {
   }
 
   readonly #onAbort = (): void => void this.shutdown();
+  readonly #startAbort = new AbortController();
+  readonly #onBrokerConnected = (brokerAddr: string): void => void this.events.emit('connected', { brokerAddr });
+  readonly #onBrokerDisconnected = (brokerAddr: string, error: unknown): void =>
+    void this.events.emit('disconnected', { brokerAddr, error });
 
   get consumerGroup(): string {
     return this.options.consumerGroup;
@@ -152,7 +159,11 @@ export class PushConsumer {
     return this;
   }
 
-  /** The listener: `(messages, context)` → CONSUME_SUCCESS or RECONSUME_LATER (a throw counts as the latter). */
+  /**
+   * The listener: `(messages, context)`. Returning or resolving with nothing means the messages were
+   * consumed; a throw or a rejected promise means RECONSUME_LATER (retried later through
+   * `%RETRY%<group>`); an explicit `ConsumeConcurrentlyStatus` is that status.
+   */
   registerMessageListener(listener: PushConsumerListener): this {
     if (typeof listener === 'function') this.#listener = listener;
     else if (listener && typeof listener.consumeMessage === 'function')
@@ -170,8 +181,17 @@ export class PushConsumer {
     this.#paused = false;
   }
 
-  /** Starts consuming. Resolves once registered with the broker; idempotent while starting or running. */
+  /**
+   * Starts consuming. Resolves once the client has reached its broker(s): the routes of the subscribed
+   * topics fetched, every subscription that is not a tag expression accepted by the brokers
+   * (CHECK_CLIENT_CONFIG: a SQL92 subscription on a broker without property filtering fails here), and
+   * the heartbeat accepted. An unreachable broker is tried again until `startTimeoutMs`, then the
+   * promise rejects with a retriable `StartTimeoutError` naming the address and the cause. Idempotent
+   * while starting or running; rejects after `shutdown()`.
+   */
   start(): Promise<void> {
+    if (this.#shutdownPromise)
+      return Promise.reject(new StateError('the PushConsumer has been shut down, it can not be started again'));
     if (this.#startPromise) return this.#startPromise;
     if (this.#state !== 'CREATE_JUST')
       return Promise.reject(new StateError(`the PushConsumer is ${this.#state}, it can not be started`));
@@ -220,20 +240,30 @@ export class PushConsumer {
       const rebalance = createRebalancePushImpl(this.#host, routes, instance, offsetStore, pulls);
       this.#run = { instance, wrapper, offsetStore, consume, pulls, rebalance };
       instance.events.on('routeChanged', routes.onRouteChanged);
+      instance.events.on('brokerConnected', this.#onBrokerConnected);
+      instance.events.on('brokerDisconnected', this.#onBrokerDisconnected);
       instance.registerConsumer(o.consumerGroup, createConsumerInner(this.#host, routes));
       await instance.start();
+      // Running only once the brokers know this member: routes fetched, subscriptions checked,
+      // heartbeat accepted (or a StartTimeoutError after startTimeoutMs).
+      await reachBrokers({
+        instance,
+        what: 'PushConsumer',
+        group: o.consumerGroup,
+        subscriptions: () => [...this.#subscriptions.values()],
+        startTimeoutMs: o.startTimeoutMs,
+        clock: o.clock,
+        logger: this.#logger,
+        signal: this.#startAbort.signal,
+      });
       this.#state = 'RUNNING';
-      await Promise.all([...this.#subscriptions.keys()].map((t) => routes.refreshRoute(t)));
-      await instance.sendHeartbeatToAllBrokers();
-      // The heartbeat creates the retry topic on the broker: fetch the routes still missing.
-      await Promise.all(
-        [...this.#subscriptions.keys()].filter((t) => !routes.routeOf(t)).map((t) => routes.refreshRoute(t)),
-      );
       this.#tasks.start();
       instance.rebalanceImmediately();
     } catch (err) {
       this.#state = 'START_FAILED';
       instance.events.off('routeChanged', routes.onRouteChanged);
+      instance.events.off('brokerConnected', this.#onBrokerConnected);
+      instance.events.off('brokerDisconnected', this.#onBrokerDisconnected);
       this.#tasks.stop();
       await releaseAfterFailedStart(instance, this.#run?.pulls, o.consumerGroup, this.#logger);
       this.#run = undefined;
@@ -257,6 +287,8 @@ export class PushConsumer {
 
   async #shutdown(timeoutMs: number): Promise<PushConsumerShutdownReport> {
     this.options.signal?.removeEventListener('abort', this.#onAbort);
+    // A start still waiting for its brokers gives up now.
+    this.#startAbort.abort();
     if (this.#startPromise) await this.#startPromise.catch(() => {});
     const run = this.#run;
     if (!run || this.#state !== 'RUNNING') {
@@ -266,6 +298,8 @@ export class PushConsumer {
     const deadline = this.options.clock.now() + timeoutMs;
     this.#state = 'SHUTTING_DOWN';
     this.#tasks.stop();
+    run.instance.events.off('brokerConnected', this.#onBrokerConnected);
+    run.instance.events.off('brokerDisconnected', this.#onBrokerDisconnected);
     const report = await shutdownRun(run, {
       deadline,
       consumerGroup: this.options.consumerGroup,

@@ -199,18 +199,23 @@ export class RebalanceImpl {
         this.logger.warn({ mq: e.mq }, 'pull expired: queue dropped and re-created');
       }
     }
-    for (const [key, e] of toRemove) {
-      let ok = false;
-      try {
-        ok = await this.host.removeUnnecessaryMessageQueue(e.mq, e.pq);
-      } catch (err) {
-        this.logger.warn({ err, mq: e.mq }, 'removing a queue failed');
-      }
-      if (ok && this.processQueueTable.get(key) === e) {
+    // Removed queues persist their offsets concurrently: dropping 100 queues is not 100 round trips in series.
+    const removals = await Promise.all(
+      toRemove.map(async ([, e]) => {
+        try {
+          return await this.host.removeUnnecessaryMessageQueue(e.mq, e.pq);
+        } catch (err) {
+          this.logger.warn({ err, mq: e.mq }, 'removing a queue failed');
+          return false;
+        }
+      }),
+    );
+    toRemove.forEach(([key, e], i) => {
+      if (removals[i] && this.processQueueTable.get(key) === e) {
         this.processQueueTable.delete(key);
         removed.push(e.mq);
       }
-    }
+    });
     const requests: PullRequest[] = [];
     const fresh = [...wanted].filter(([key]) => !this.processQueueTable.has(key));
     // The start offsets are read concurrently (RocketMQ reads them one by one); results keep mqSet order.

@@ -108,6 +108,8 @@ export class RebalanceService {
       this.#timerDue = Infinity;
       void this.runOnce();
     }, delayMs);
+    // This timer alone never keeps the process alive: a consumer's heartbeat task does that.
+    (this.#timer as { unref?: () => unknown }).unref?.();
   }
 
   #clearTimer(): void {

@@ -24,6 +24,7 @@ export function checkMessage(
   maxMessageSizeBytes: number,
   createTopicKey: string,
   field = 'message',
+  maxDelayLevel = Number.MAX_SAFE_INTEGER,
 ): void {
   if (msg === null || typeof msg !== 'object') throw new InvalidArgumentError(field, 'the message is null');
   checkTopic(msg.topic, `${field}.topic`, createTopicKey);
@@ -46,10 +47,13 @@ export function checkMessage(
       if (typeof k !== 'string' || SEPARATORS.test(k))
         throw new InvalidArgumentError(`${field}.keys`, 'must be strings without \\u0001 or \\u0002');
   }
-  if (msg.delayTimeLevel !== undefined && (!Number.isInteger(msg.delayTimeLevel) || msg.delayTimeLevel < 0))
+  if (
+    msg.delayTimeLevel !== undefined &&
+    (!Number.isInteger(msg.delayTimeLevel) || msg.delayTimeLevel < 0 || msg.delayTimeLevel > maxDelayLevel)
+  )
     throw new InvalidArgumentError(
       `${field}.delayTimeLevel`,
-      'must be an integer >= 0 (a 1-based delay level; 0 = none)',
+      `must be an integer within [0, ${maxDelayLevel}] (a 1-based delay level; 0 = none), got ${String(msg.delayTimeLevel)}`,
     );
   if (msg.properties !== undefined) {
     if (msg.properties === null || typeof msg.properties !== 'object')

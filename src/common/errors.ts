@@ -63,3 +63,17 @@ export class StateError extends RocketMQError {
     super('ERR_STATE', message);
   }
 }
+
+/**
+ * A client's `start()` could not reach its broker (route fetched, heartbeat accepted) within
+ * `startTimeoutMs`. Retriable: starting again once the broker is up succeeds. `address` names the
+ * broker (or endpoint) last tried and `cause` is the last failure seen.
+ */
+export class StartTimeoutError extends RocketMQError {
+  /** The broker or endpoint address that could not be reached. */
+  readonly address: string | undefined;
+  constructor(message: string, address: string | undefined, options: RocketMQErrorOptions = {}) {
+    super('ERR_START_TIMEOUT', message, { retriable: true, ...options });
+    this.address = address;
+  }
+}

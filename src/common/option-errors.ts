@@ -14,10 +14,23 @@ export function parseStrictOptions<S extends z.ZodType>(schema: S, input: unknow
   const strict = schema instanceof z.ZodObject ? schema.strict() : schema;
   const result = strict.safeParse(input);
   if (result.success) return result.data as z.output<S>;
-  const issue = result.error.issues[0];
+  const issue = mostSpecific(result.error.issues[0]);
   if (issue?.code === 'unrecognized_keys') {
     throw new InvalidArgumentError(String(issue.keys[0]), `unknown ${what} option`);
   }
   const field = issue && issue.path.length > 0 ? issue.path.map(String).join('.') : 'options';
   throw new InvalidArgumentError(field, `${issue?.message ?? 'invalid'} (${what} option)`);
+}
+
+/**
+ * A union's issue says only "Invalid input"; the branch that got past the type check (a string that is
+ * not a URL, rather than "expected array") has the message that helps, so that one is reported, with
+ * its path under the union's.
+ */
+function mostSpecific(issue: z.core.$ZodIssue | undefined): z.core.$ZodIssue | undefined {
+  if (issue?.code !== 'invalid_union') return issue;
+  const branch = issue.errors.find((b) => b.length > 0 && b[0]?.code !== 'invalid_type') ?? issue.errors[0];
+  const inner = branch?.[0];
+  if (!inner) return issue;
+  return mostSpecific({ ...inner, path: [...issue.path, ...inner.path] } as z.core.$ZodIssue);
 }

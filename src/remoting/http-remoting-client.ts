@@ -2,11 +2,15 @@
  * HttpRemotingClient: the command model over HTTP/1.1 (docs/protocol.md), on undici. This file is
  * the only network code of the client side (STYLE habit 2).
  *
- * - One undici `Pool` per broker origin, keep-alive, `connectionsPerBroker` connections (default 64).
- *   HTTP/1.1 carries one call per connection at a time, and a held pull occupies its connection for
- *   up to the broker's suspend time, so this must be at least the number of queues held-pulled from
- *   one broker at once plus a few for control calls (heartbeat, offsets, route, membership watch).
- *   Calls beyond it wait in the pool's queue; they do not fail.
+ * - Two lanes per broker origin, each an undici `Pool` with keep-alive. HTTP/1.1 carries one call per
+ *   connection at a time, and a held call (a long-polling pull, the membership watch) occupies its
+ *   connection for up to the broker's suspend time, so:
+ *   - the **held lane** carries PULL_MESSAGE, LITE_PULL_MESSAGE and WATCH_CONSUMER_IDS, with no limit
+ *     on connections: every queue's pull has a connection of its own and never waits behind another
+ *     queue's, so the number of queues a consumer holds bounds nothing here (idle connections close
+ *     after `keepAliveTimeoutMs`);
+ *   - the **control lane** carries everything else (heartbeat, offsets, routes, sends), on up to
+ *     `connectionsPerBroker` connections (default 64): a control call never waits behind a held pull.
  * - Every call has a deadline (`timeoutMs`) and an optional AbortSignal. undici's own headers/body
  *   timeouts are set just above the call's deadline, so the deadline decides: a held pull whose
  *   deadline is above the broker's suspend time is always answered by the broker first.
@@ -23,12 +27,13 @@ import type { RemotingRequest, RemotingResponse } from '../protocol/command.js';
 import { COMMANDS } from '../protocol/commands/index.js';
 import { describeZodError } from '../protocol/define.js';
 import { FRAME_CONTENT_TYPE, decodeFrame, encodeFrame } from '../protocol/frame.js';
+import { RequestCode } from '../protocol/request-code.js';
 import { ResponseCode } from '../protocol/response-code.js';
 import type { InvokeOptions, RemotingClient } from './remoting-client.js';
 import { AbortError, ClosedError, RequestRejectedError } from './remoting-errors.js';
 
 export interface HttpRemotingClientOptions {
-  /** Connections kept per broker origin (held pulls + control calls). Default 64. */
+  /** Connections per broker origin for control calls (everything but held pulls and watches). Default 64. */
   connectionsPerBroker?: number;
   /** Sent as `Authorization: Bearer <token>` when the broker was started with an access token. */
   accessToken?: string | undefined;
@@ -45,8 +50,29 @@ const UNDICI_TIMEOUT_MARGIN_MS = 1000;
 /** RocketMQ's client-side RPC_TIME_OUT code (RemotingSysResponseCode); marks a TransportError as ERR_TIMEOUT. */
 const RPC_TIME_OUT = -1006;
 
+/** The documented codes of the HTTP refusals; any other 4xx is ERR_BAD_REQUEST. */
+const HTTP_REJECT_CODES: Readonly<Record<number, string>> = Object.freeze({
+  400: 'BAD_REQUEST',
+  401: 'UNAUTHORIZED',
+  404: 'NOT_FOUND',
+  405: 'METHOD_NOT_ALLOWED',
+  413: 'PAYLOAD_TOO_LARGE',
+});
+
+/** Calls the broker may hold (long polling): they go on the held lane, one connection each. */
+const HELD_CALLS: ReadonlySet<number> = new Set([
+  RequestCode.PULL_MESSAGE,
+  RequestCode.LITE_PULL_MESSAGE,
+  RequestCode.WATCH_CONSUMER_IDS,
+]);
+
+interface Lanes {
+  control: Pool;
+  held: Pool;
+}
+
 interface Target {
-  pool: Pool;
+  lanes: Lanes;
   basePath: string;
 }
 
@@ -143,7 +169,7 @@ export class HttpRemotingClient implements RemotingClient {
   readonly #keepAliveTimeoutMs: number;
   readonly #logger: Logger;
   readonly #clock: Clock;
-  readonly #pools = new Map<string, Pool>();
+  readonly #pools = new Map<string, Lanes>();
   readonly #targets = new Map<string, Target>();
   /** The same for every call (undici only reads it). */
   readonly #headers: Readonly<Record<string, string>>;
@@ -175,16 +201,16 @@ export class HttpRemotingClient implements RemotingClient {
     }
     if (url.protocol !== 'http:' && url.protocol !== 'https:')
       throw new InvalidArgumentError('addr', `a broker URL must be http: or https:, got ${JSON.stringify(addr)}`);
-    let pool = this.#pools.get(url.origin);
-    if (!pool) {
-      pool = new Pool(url.origin, {
-        connections: this.#connections,
-        pipelining: 1,
-        keepAliveTimeout: this.#keepAliveTimeoutMs,
-      });
-      this.#pools.set(url.origin, pool);
+    let lanes = this.#pools.get(url.origin);
+    if (!lanes) {
+      const keepAliveTimeout = this.#keepAliveTimeoutMs;
+      lanes = {
+        control: new Pool(url.origin, { connections: this.#connections, pipelining: 1, keepAliveTimeout }),
+        held: new Pool(url.origin, { connections: null, pipelining: 1, keepAliveTimeout }),
+      };
+      this.#pools.set(url.origin, lanes);
     }
-    const target = { pool, basePath: url.pathname.replace(/\/+$/, '') };
+    const target = { lanes, basePath: url.pathname.replace(/\/+$/, '') };
     this.#targets.set(addr, target);
     return target;
   }
@@ -200,7 +226,8 @@ export class HttpRemotingClient implements RemotingClient {
     }
     const signal = opts.signal;
     if (signal?.aborted) throw new AbortError(`${spec.name} aborted before it was sent`, { cause: signal.reason });
-    const { pool, basePath } = this.#target(addr);
+    const { lanes, basePath } = this.#target(addr);
+    const pool = HELD_CALLS.has(request.code) ? lanes.held : lanes.control;
     const dispatchOptions: Dispatcher.DispatchOptions = {
       path: `${basePath}/v1/${spec.name}`,
       method: 'POST',
@@ -280,22 +307,29 @@ export class HttpRemotingClient implements RemotingClient {
     }
     const detail = typeof info.message === 'string' ? info.message : bytes.toString('utf8', 0, 200);
     if (status >= 400 && status < 500) {
-      const code = typeof info.error === 'string' && /^[A-Z_]+$/.test(info.error) ? info.error : `HTTP_${status}`;
+      const fromBroker = typeof info.error === 'string' && /^[A-Z_]+$/.test(info.error);
+      const code = fromBroker ? (info.error as string) : (HTTP_REJECT_CODES[status] ?? 'BAD_REQUEST');
       const field = typeof info.field === 'string' ? info.field : undefined;
+      // A server that answers without the broker's JSON error body is probably not a broker.
+      const hint = fromBroker ? '' : ' (the answer is not a rocketmq-ts broker error: is this the broker address?)';
       return new RequestRejectedError(
         status,
         code,
-        `${name} rejected by ${addr} (HTTP ${status}${field ? `, field ${field}` : ''}): ${detail}`,
+        `${name} rejected by ${addr} (HTTP ${status}${field ? `, field ${field}` : ''}): ${detail}${hint}`,
         field,
       );
     }
     return new TransportError(`${name} to ${addr} answered HTTP ${status}: ${detail}`);
   }
 
+  #allPools(): Pool[] {
+    return [...this.#pools.values()].flatMap((l) => [l.control, l.held]);
+  }
+
   close(): Promise<void> {
     if (this.#closing) {
       // A second call does not wait: it aborts whatever is still in flight.
-      for (const pool of this.#pools.values()) pool.destroy().catch(() => undefined);
+      for (const pool of this.#allPools()) pool.destroy().catch(() => undefined);
       return this.#closing;
     }
     this.#closing = this.#closeAll();
@@ -303,7 +337,7 @@ export class HttpRemotingClient implements RemotingClient {
   }
 
   async #closeAll(): Promise<void> {
-    const pools = [...this.#pools.values()];
+    const pools = this.#allPools();
     let timer: ReturnType<Clock['setTimeout']> | undefined;
     const deadline = new Promise<'deadline'>((resolve) => {
       timer = this.#clock.setTimeout(() => resolve('deadline'), this.#closeTimeoutMs);

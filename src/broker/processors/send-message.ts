@@ -176,8 +176,10 @@ async function sendSingle(
   const msg = baseMessage(ctx, h, cfg, queueId, connection, body, h.flag, string2messageProperties(h.properties ?? ''));
   const refused = handleRetryAndDLQ(ctx, h, msg);
   if (refused) return refused;
+  // RocketMQ answers with the queue asked for (or the DLQ's), not the schedule queue a delayed message is parked on.
+  const replyQueueId = msg.queueId;
   const r = await ctx.putMessage(msg);
-  return putResponse(ctx, r, msg.queueId);
+  return putResponse(ctx, r, replyQueueId);
 }
 
 async function sendBatch(

@@ -23,6 +23,7 @@ import {
 } from './topic-admin.js';
 import { GetConsumeStats, GetConsumerConnectionList, InvokeBrokerToResetOffset } from './consumer-admin.js';
 import { QueryMessage } from './query-message.js';
+import { CheckClientConfig } from './check-client-config.js';
 
 export * from './admin.js';
 export * from './consumer-list.js';
@@ -37,6 +38,7 @@ export * from './unregister-client.js';
 export * from './topic-admin.js';
 export * from './consumer-admin.js';
 export * from './query-message.js';
+export * from './check-client-config.js';
 
 const ALL: CommandSpec[] = [
   PullMessage,
@@ -67,6 +69,7 @@ const ALL: CommandSpec[] = [
   GetConsumerConnectionList,
   InvokeBrokerToResetOffset,
   QueryMessage,
+  CheckClientConfig,
 ];
 
 export const COMMANDS: ReadonlyMap<number, CommandSpec> = new Map(ALL.map((c) => [c.code, c]));

@@ -98,6 +98,19 @@ describeWithJava('RocketMQ Java client against the bundled broker (remoting)', (
     await java.command('stop', 'C1');
   }, 60_000);
 
+  test('a Java consumer with an SQL92 subscription gets only the matching messages', async () => {
+    const topic = uniqueName('JSql');
+    await createTopic(topic, 2);
+    for (let i = 0; i < 6; i++) {
+      const color = i % 2 === 0 ? 'red' : 'blue';
+      await java.command('send', 'P1', topic, 'TagS', '', `sql-${i}`, `color=${color}`, `seq=${i}`);
+    }
+    await java.command('consumer', 'C2', ns, uniqueName('JG'), topic, 'sql', "color = 'red' AND seq >= 2", 'ok', '16');
+    await waitUntil(() => bodies('C2').length >= 2, 30_000, state);
+    await java.command('stop', 'C2');
+    expect(bodies('C2')).toEqual(['sql-2', 'sql-4']);
+  }, 60_000);
+
   test('CLUSTERING: two Java members of one group share the queues and together get every message', async () => {
     const topic = uniqueName('JCl');
     const group = uniqueName('JG');

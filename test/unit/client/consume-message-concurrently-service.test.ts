@@ -149,18 +149,32 @@ describe('ConsumeRequest (RocketMQ: ConsumeRequest.run)', () => {
     throw new Error('boom');
   };
   const rejecting: MessageListenerConcurrently = () => Promise.reject(new Error('boom'));
-  const nothing: MessageListenerConcurrently = () => undefined;
   const bogus: MessageListenerConcurrently = () => 'OK' as unknown as ConsumeConcurrentlyStatus;
+  const nullish: MessageListenerConcurrently = () => null as unknown as ConsumeConcurrentlyStatus;
+  const later: MessageListenerConcurrently = async () => ConsumeConcurrentlyStatus.RECONSUME_LATER;
   const cases: [string, MessageListenerConcurrently][] = [
     ['a throw', throwing],
     ['a rejection', rejecting],
-    ['undefined', nothing],
     ['a bogus value', bogus],
+    ['null', nullish],
+    ['an explicit RECONSUME_LATER', later],
   ];
   it.each(cases)('%s counts as RECONSUME_LATER', async (_n, listener) => {
     const s = await runOne(listener);
     expect(s.sentBack.map((x) => x.offset)).toEqual([0]);
     expect(s.failures[0]?.status).toBe(ConsumeConcurrentlyStatus.RECONSUME_LATER);
+  });
+
+  const successes: [string, MessageListenerConcurrently][] = [
+    ['a sync listener returning nothing', () => undefined],
+    ['an async listener resolving with nothing', async () => {}],
+    ['an explicit CONSUME_SUCCESS', async () => ConsumeConcurrentlyStatus.CONSUME_SUCCESS],
+  ];
+  it.each(successes)('%s counts as CONSUME_SUCCESS and commits', async (_n, listener) => {
+    const s = await runOne(listener);
+    expect(s.sentBack).toEqual([]);
+    expect(s.failures).toEqual([]);
+    expect(s.store.readOffsetFromMemory(mq)).toBe(1);
   });
 
   it('restores the real topic of a retry message and sets CONSUME_START_TIME', async () => {
