@@ -6,23 +6,30 @@
  *                      [--channel-expired-timeout-ms N] [--watch-renew-grace-ms N]
  *                      [--message-delay-level "1s 5s ..."] [--dlq-readable]
  *                      [--log-level debug|info|warn|error|silent]
+ *                      [--remoting-port N]
  * Prints `rocketmq-ts broker listening on <address>` once the broker serves, and shuts down cleanly on
  * SIGINT / SIGTERM (exit code 0). Bad flags exit with code 2 and a message on stderr.
+ *   rocketmq-ts --version
+ *   rocketmq-ts <admin command> [flags] [--endpoints URL] [--json]   (cli-admin.ts: mqadmin's names and flags)
  */
 import { readFileSync, statSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { Broker } from './broker/index.js';
 import { LOG_LEVELS, createLineLogger, isLogLevel } from './common/line-logger.js';
+import { UsageError as AdminUsageError, adminUsage, isAdminCommand, runAdminCommand } from './cli-admin.js';
 
 const USAGE = `Usage: rocketmq-ts <command> [options]
 
 Commands:
   broker    run the reference broker
+  (and the admin commands below; rocketmq-ts --version prints the version)
 
 rocketmq-ts broker options:
   --store DIR              store directory (required)
   --port N                 port to listen on (default 8081; 0 picks a free one)
   --host H                 interface to bind (default 127.0.0.1)
+  --advertised-address URL the address clients are told to use (default
+                           http://<host>:<port>, 127.0.0.1 for 0.0.0.0)
   --broker-name NAME       broker name (default broker-a)
   --cluster-name NAME      cluster name (default DefaultCluster)
   --access-token-file F    require "Authorization: Bearer <token>" on every call,
@@ -42,6 +49,9 @@ rocketmq-ts broker options:
   --dlq-readable           make %DLQ% topics readable when they are created
   --log-level LEVEL        debug, info, warn, error or silent (default info): JSON
                            lines on stderr, e.g. every action of store recovery
+  --remoting-port N        also serve RocketMQ's TCP remoting protocol on port N
+                           (0 picks a free one): RocketMQ's clients, mqadmin and
+                           ali-ons use 127.0.0.1:N as their name server (default off)
   -h, --help               show this help
 `;
 
@@ -54,10 +64,10 @@ function parseMs(flag: string, v: string | undefined): number | undefined {
   return Number(v);
 }
 
-function parsePort(v: string | undefined): number | undefined {
+function parsePort(v: string | undefined, flag = 'port'): number | undefined {
   if (v === undefined) return undefined;
   if (!/^\d+$/.test(v) || Number(v) > 65535)
-    throw new UsageError(`--port must be a number from 0 to 65535, got '${v}'`);
+    throw new UsageError(`--${flag} must be a number from 0 to 65535, got '${v}'`);
   return Number(v);
 }
 
@@ -100,6 +110,7 @@ async function runBroker(args: string[]): Promise<void> {
       store: { type: 'string' },
       port: { type: 'string' },
       host: { type: 'string' },
+      'advertised-address': { type: 'string' },
       'broker-name': { type: 'string' },
       'cluster-name': { type: 'string' },
       'access-token': { type: 'string' },
@@ -111,6 +122,7 @@ async function runBroker(args: string[]): Promise<void> {
       'message-delay-level': { type: 'string' },
       'dlq-readable': { type: 'boolean' },
       'log-level': { type: 'string' },
+      'remoting-port': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
     strict: true,
@@ -128,6 +140,7 @@ async function runBroker(args: string[]): Promise<void> {
     storePath: values.store,
     port: parsePort(values.port),
     host: values.host,
+    advertisedAddress: values['advertised-address'],
     brokerName: values['broker-name'],
     clusterName: values['cluster-name'],
     accessToken: accessToken(values['access-token-file'], values['access-token']),
@@ -136,11 +149,14 @@ async function runBroker(args: string[]): Promise<void> {
     watchRenewGraceMs: parseMs('watch-renew-grace-ms', values['watch-renew-grace-ms']),
     dlqReadable: values['dlq-readable'] ? true : undefined,
     logger,
+    remotingPort: parsePort(values['remoting-port'], 'remoting-port'),
     store: {
       ...(values['sync-flush'] ? { flushDiskType: 'SYNC_FLUSH' as const } : {}),
       ...(values['message-delay-level'] ? { messageDelayLevel: values['message-delay-level'] } : {}),
     },
   });
+  const bound = broker.options.host.includes(':') ? `[${broker.options.host}]` : broker.options.host;
+  const listening = `http://${bound}:${broker.port}`;
   await new Promise<void>((resolve) => {
     const stop = (signal: NodeJS.Signals): void => {
       process.off('SIGINT', stop);
@@ -154,18 +170,46 @@ async function runBroker(args: string[]): Promise<void> {
     };
     process.on('SIGINT', stop);
     process.on('SIGTERM', stop);
-    // Only now say where it listens: whoever reads this line may signal at once, and a signal that
+    // Only now say where it listens: whoever reads these lines may signal at once, and a signal that
     // arrived before the handlers were installed would kill the process without a clean shutdown.
-    process.stdout.write(`rocketmq-ts broker listening on ${broker.address}\n`);
+    process.stdout.write(`rocketmq-ts broker listening on ${listening}\n`);
+    if (listening !== broker.address) process.stdout.write(`rocketmq-ts broker clients connect to ${broker.address}\n`);
+    if (broker.remotingAddress !== undefined) {
+      process.stdout.write(`rocketmq-ts broker remoting listening on ${broker.remotingAddress}\n`);
+    }
   });
+}
+
+/** The package's version, from the package.json beside dist/ (or src/). */
+function packageVersion(): string {
+  const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
+  return pkg.version;
+}
+
+async function runAdmin(command: Parameters<typeof runAdminCommand>[0], args: string[]): Promise<number> {
+  try {
+    return await runAdminCommand(command, args);
+  } catch (e) {
+    const err = e as Error & { code?: string };
+    const usage =
+      e instanceof AdminUsageError || (typeof err.code === 'string' && err.code.startsWith('ERR_PARSE_ARGS'));
+    process.stderr.write(`rocketmq-ts ${command}: ${err.message}\n`);
+    if (usage) process.stderr.write(`Run \`rocketmq-ts ${command} --help\` for the options.\n`);
+    return usage || err.code === 'ERR_INVALID_ARGUMENT' ? 2 : 1;
+  }
 }
 
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
   if (command === undefined || command === '-h' || command === '--help' || command === 'help') {
-    process.stdout.write(USAGE);
+    process.stdout.write(USAGE + '\n' + adminUsage());
     return command === undefined ? 2 : 0;
   }
+  if (command === '--version' || command === '-v' || command === 'version') {
+    process.stdout.write(`${packageVersion()}\n`);
+    return 0;
+  }
+  if (isAdminCommand(command)) return runAdmin(command, rest);
   if (command !== 'broker') {
     process.stderr.write(`rocketmq-ts: unknown command '${command}'\n\n${USAGE}`);
     return 2;

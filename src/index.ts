@@ -85,6 +85,20 @@ export {
   SelectMessageQueueByRandom,
   type MessageQueueSelector,
 } from './client/message-queue-selector.js';
+// ---- admin client (issue 17) ----
+export {
+  AdminClient,
+  DEFAULT_ADMIN_CLIENT_OPTIONS,
+  type AdminClientOptions,
+  type ConsumerConnection,
+  type ConsumerConnectionInfo,
+  type ConsumerProgress,
+  type ConsumerQueueProgress,
+  type CreateTopicOptions,
+  type QueryByKeyOptions,
+  type ResetOffsetResult,
+  type TopicQueueStatus,
+} from './client/admin-client.js';
 // ---- client robustness (issue 19) ----
 export { BrokerResponseError } from './protocol/response-error.js';
 // ---- lite pull consumer (issue 16) ----

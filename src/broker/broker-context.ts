@@ -35,6 +35,12 @@ export interface TopicConfigManagerApi {
   /** Creates (and persists) the topic when absent; returns the config. Used by send-back for %RETRY% / %DLQ%. */
   createTopicIfAbsent(topic: string, queueNums: number, perm: number, topicSysFlag?: number): TopicConfig;
   updateTopicConfig(config: TopicConfig): void;
+  /** Added by the admin side: every topic config. */
+  allTopics(): TopicConfig[];
+  /** Added by the admin side: removes a topic's config; false when unknown. */
+  deleteTopicConfig(topic: string): boolean;
+  /** Added by the admin side: the table's data version. */
+  getDataVersion(): { counter: number; timestamp: number };
   /**
    * Added by the core. RocketMQ: createTopicInSendMessageMethod — creates `topic` from the template
    * `defaultTopic` (TBW102) when the template carries INHERIT; undefined when it may not.
@@ -100,6 +106,10 @@ export interface ConsumerGroupInfoApi {
   findSubscriptionData(topic: string): BrokerSubscriptionData | undefined;
   /** Client ids of the live members. */
   getAllClientIds(): string[];
+  /** Added by the admin side: the live members. */
+  getChannels(): ReadonlyArray<{ readonly clientId: string; readonly remoteAddress: string }>;
+  /** Added by the admin side: the group's subscription table. */
+  getSubscriptions(): BrokerSubscriptionData[];
 }
 
 export interface ConsumerManagerApi {
@@ -187,6 +197,18 @@ export interface ConsumerOffsetManagerApi {
   queryOffset(group: string, topic: string, queueId: number): number;
   commitPullOffset(group: string, topic: string, queueId: number, offset: number): void;
   queryPullOffset(group: string, topic: string, queueId: number): number;
+  /** Added by the admin side: every committed offset of a group, topic → queueId → offset (a copy). */
+  offsetsOfGroup(group: string): Map<string, Map<number, number>>;
+  /** Added by the admin side: topics on which the group has committed offsets. */
+  whichTopicByConsumer(group: string): string[];
+  /** Added by the admin side: forgets the offsets on a deleted topic. */
+  removeOffsetsOfTopic(topic: string): string[];
+  /** Added by the admin side: an administrator's offset reset, pending until the group's next pull. */
+  assignResetOffset(topic: string, group: string, queueId: number, offset: number): void;
+  /** Added by the admin side: the pending reset of a queue, removed; undefined when none. */
+  queryThenEraseResetOffset(topic: string, group: string, queueId: number): number | undefined;
+  /** Added by the admin side: the group's consumed messages per second over the last minute. */
+  consumeTps(group: string): number;
 }
 
 /** Long polling as the pull processor uses it (pull-request-hold-service.ts). */

@@ -105,6 +105,18 @@ export interface BrokerOptions {
    * requests on that connection are answered SYSTEM_BUSY at once. Default 4 MiB.
    */
   maxBufferedResponseBytesPerConnection?: number;
+  /**
+   * Port of the RocketMQ remoting listener (TCP, RocketMQ's framing), on the same host as the HTTP port;
+   * 0 picks a free one. Off unless set. RocketMQ's own clients, `mqadmin` and other RocketMQ clients
+   * use it as their name server and broker (`namesrvAddr=127.0.0.1:<port>`).
+   */
+  remotingPort?: number;
+  /** Most remoting connections open at once; one more is closed at once. Default 10000. */
+  remotingMaxConnections?: number;
+  /** Largest remoting frame accepted, bytes; a larger one closes its connection. Default 16 MiB (RocketMQ's frameMaxLength). */
+  remotingMaxFrameBytes?: number;
+  /** A remoting connection with no traffic and no call in flight this long is closed, ms. Default 120000 (RocketMQ). */
+  remotingIdleTimeoutMs?: number;
   /** Options of the message store (segment sizes, flush mode, retention ...). */
   store?: BrokerStoreOptions;
   clock?: Clock;
@@ -112,8 +124,9 @@ export interface BrokerOptions {
 }
 
 export interface ResolvedBrokerOptions extends Required<
-  Omit<BrokerOptions, 'accessToken' | 'advertisedAddress' | 'store' | 'clock' | 'logger'>
+  Omit<BrokerOptions, 'accessToken' | 'advertisedAddress' | 'store' | 'clock' | 'logger' | 'remotingPort'>
 > {
+  remotingPort: number | undefined;
   accessToken: string | undefined;
   advertisedAddress: string | undefined;
   store: BrokerStoreOptions;
@@ -151,6 +164,9 @@ export const BROKER_DEFAULTS = Object.freeze({
   maxConnections: 4096,
   maxInFlightRequestsPerConnection: 16,
   maxBufferedResponseBytesPerConnection: 4 * MiB,
+  remotingMaxConnections: 10_000,
+  remotingMaxFrameBytes: 16 * MiB,
+  remotingIdleTimeoutMs: 120_000,
 });
 
 const positiveInt = z.number().int().positive();
@@ -194,6 +210,10 @@ const schema = z.object({
   maxConnections: positiveInt,
   maxInFlightRequestsPerConnection: positiveInt,
   maxBufferedResponseBytesPerConnection: positiveInt,
+  remotingPort: z.number().int().min(0).max(65535).optional(),
+  remotingMaxConnections: positiveInt,
+  remotingMaxFrameBytes: positiveInt.min(1024),
+  remotingIdleTimeoutMs: positiveInt,
   store: z.record(z.string(), z.unknown()).optional(),
 });
 
@@ -207,6 +227,7 @@ export function resolveBrokerOptions(options: BrokerOptions): ResolvedBrokerOpti
   const v = parseStrictOptions(schema, { ...BROKER_DEFAULTS, ...defined }, 'Broker');
   return Object.freeze({
     ...v,
+    remotingPort: v.remotingPort,
     accessToken: v.accessToken,
     advertisedAddress: v.advertisedAddress,
     store: (options.store ?? {}) as BrokerStoreOptions,

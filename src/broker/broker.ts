@@ -4,7 +4,7 @@
  * idempotent `shutdown()`.
  */
 import path from 'node:path';
-import { StateError } from '../common/errors.js';
+import { InvalidArgumentError, StateError } from '../common/errors.js';
 import { ResponseCode, type RemotingResponse } from '../protocol/index.js';
 import { MessageStore, parseDelayLevels, DEFAULT_MESSAGE_DELAY_LEVEL } from '../store/index.js';
 import { RebalanceLockManager } from './rebalance-lock-manager.js';
@@ -18,9 +18,14 @@ import { ConnectionLimits, type ConnectionStats } from './connection-limits.js';
 import { HttpServer } from './http-server.js';
 import { createProcessorTable } from './processor-table.js';
 import { PullRequestHoldService } from './pull-request-hold-service.js';
+import { RemotingServer } from './remoting-server.js';
+import { RemotingDispatcher } from './remoting/remoting-dispatcher.js';
 import { ScheduleMessageService } from './schedule-message-service.js';
 import { SubscriptionGroupManager } from './subscription-group-manager.js';
 import { TopicConfigManager } from './topic-config-manager.js';
+
+/** Requests of one remoting connection handled at once before more are answered SYSTEM_BUSY. */
+const REMOTING_MAX_IN_FLIGHT_PER_CONNECTION = 10_000;
 
 const UNSPECIFIED = new Set(['0.0.0.0', '::', '[::]']);
 
@@ -37,6 +42,10 @@ export class Broker {
   readonly address: string;
   /** The port the server is bound to. */
   readonly port: number;
+  /** `ip:port` of the RocketMQ remoting listener (clients' `namesrvAddr`), when `remotingPort` was given. */
+  readonly remotingAddress: string | undefined;
+  /** The port the remoting listener is bound to, when it runs. */
+  readonly remotingPort: number | undefined;
   readonly options: ResolvedBrokerOptions;
   /**
    * The parts processors see (exposed for tests and tools; not a stable API).
@@ -61,6 +70,10 @@ export class Broker {
   readonly pullRequestHoldService: PullRequestHoldService;
   private readonly http: HttpServer;
   private readonly limits: ConnectionLimits;
+  private readonly remoting: RemotingServer | undefined;
+  private readonly remotingDispatcher: RemotingDispatcher | undefined;
+  private readonly unsubscribeConsumerChange: () => void;
+  private readonly bootTimestamp: number;
   private readonly table: ReadonlyMap<number, Processor>;
   private readonly unsubscribeArrival: () => void;
   private shutdownPromise: Promise<void> | undefined;
@@ -72,11 +85,18 @@ export class Broker {
     port: number;
     address: string;
     store: MessageStore;
+    remoting: RemotingServer | undefined;
+    remotingAddress: string | undefined;
+    remotingPort: number | undefined;
   }) {
     const o = parts.options;
     this.options = o;
     this.http = parts.http;
     this.limits = parts.limits;
+    this.remoting = parts.remoting;
+    this.remotingAddress = parts.remotingAddress;
+    this.remotingPort = parts.remotingPort;
+    this.bootTimestamp = o.clock.now();
     this.port = parts.port;
     this.address = parts.address;
     this.store = parts.store;
@@ -158,6 +178,35 @@ export class Broker {
       lookMessageByOffset: (offset) => store.lookMessageByOffset(offset),
     };
     this.table = createProcessorTable();
+    const remotingAddress = parts.remotingAddress;
+    if (remotingAddress !== undefined) {
+      const dispatcher = new RemotingDispatcher(
+        {
+          clusterName: o.clusterName,
+          brokerName: o.brokerName,
+          remotingAddress,
+          consumerManager: this.consumerManager,
+          handle: (request, connection) => this.handle(request, connection),
+          runtimeInfo: () => this.runtimeInfo(),
+          topicConsumedBy: (topic) => {
+            const groups = new Set(this.consumerOffsetManager.whichGroupByTopic(topic));
+            for (const g of this.consumerManager.getGroups()) {
+              if (this.consumerManager.getConsumerGroupInfo(g)?.findSubscriptionData(topic)) groups.add(g);
+            }
+            return [...groups];
+          },
+          notifyEnabled: (group) =>
+            this.subscriptionGroupManager.findSubscriptionGroupConfig(group)?.notifyConsumerIdsChangedEnable ?? true,
+        },
+        logger,
+      );
+      this.remotingDispatcher = dispatcher;
+      this.unsubscribeConsumerChange = this.consumerManager.onChange((group) =>
+        dispatcher.notifyConsumerIdsChanged(group),
+      );
+    } else {
+      this.unsubscribeConsumerChange = () => undefined;
+    }
     this.reportLostConfig();
   }
 
@@ -196,6 +245,27 @@ export class Broker {
     );
   }
 
+  /**
+   * Open remoting connections (0 when the listener is off).
+   * @internal
+   */
+  get remotingConnectionCount(): number {
+    return this.remoting?.connectionCount ?? 0;
+  }
+
+  /** RocketMQ's broker runtime figures this broker keeps (GET_BROKER_RUNTIME_INFO). */
+  private runtimeInfo(): Record<string, string> {
+    const now = this.options.clock.now();
+    const s = Math.max(0, Math.floor((now - this.bootTimestamp) / 1000));
+    return {
+      ...RemotingDispatcher.versionEntries(),
+      bootTimestamp: String(this.bootTimestamp),
+      runtime: `[ ${Math.floor(s / 86400)} days, ${Math.floor(s / 3600) % 24} hours, ${Math.floor(s / 60) % 60} minutes, ${s % 60} seconds ]`,
+      commitLogMinOffset: String(this.store.getCommitLogMinOffset()),
+      commitLogMaxOffset: String(this.store.getCommitLogMaxOffset()),
+    };
+  }
+
   /** Binds the HTTP server, opens the store, loads the config files and starts the services. */
   static async start(options: BrokerOptions): Promise<Broker> {
     const o = resolveBrokerOptions(options);
@@ -218,24 +288,63 @@ export class Broker {
           ? broker.handle(request, connection)
           : Promise.resolve({ code: ResponseCode.SYSTEM_BUSY, header: {}, remark: 'the broker is starting' }),
     });
+    if (o.remotingPort !== undefined && o.accessToken !== undefined) {
+      throw new InvalidArgumentError(
+        'remotingPort',
+        'the remoting listener has no access control, so it cannot be combined with accessToken',
+      );
+    }
     const port = await http.listen();
     const host = advertisedHost(o.host);
     const address = o.advertisedAddress ?? `http://${urlHost(host)}:${port}`;
+    let remoting: RemotingServer | undefined;
+    let remotingPort: number | undefined;
+    if (o.remotingPort !== undefined) {
+      remoting = new RemotingServer({
+        host: o.host,
+        port: o.remotingPort,
+        maxFrameBytes: o.remotingMaxFrameBytes,
+        maxConnections: o.remotingMaxConnections,
+        maxInFlightPerConnection: REMOTING_MAX_IN_FLIGHT_PER_CONNECTION,
+        idleTimeoutMs: o.remotingIdleTimeoutMs,
+        logger: o.logger,
+        onRequest: (command, connection) =>
+          broker?.remotingDispatcher
+            ? broker.remotingDispatcher.onRequest(command, connection)
+            : Promise.resolve({
+                code: ResponseCode.SYSTEM_BUSY,
+                opaque: command.opaque,
+                remark: 'the broker is starting',
+              }),
+        onClose: (connection) => broker?.remotingDispatcher?.onConnectionClosed(connection),
+      });
+      try {
+        remotingPort = await remoting.listen();
+      } catch (e) {
+        await http.close(0);
+        throw e;
+      }
+    }
+    const storeIp = UNSPECIFIED.has(o.host) ? '127.0.0.1' : host;
+    const remotingAddress = remotingPort === undefined ? undefined : `${storeIp}:${remotingPort}`;
     let store: MessageStore;
     try {
       store = await MessageStore.open({
         ...o.store,
         storePath: o.storePath,
-        storeHost: { ip: UNSPECIFIED.has(o.host) ? '127.0.0.1' : host, port },
+        // Message ids name the store host: the remoting port when it runs, so RocketMQ's tools that look a
+        // message up by its id (mqadmin queryMsgById) reach this broker.
+        storeHost: { ip: storeIp, port: remotingPort ?? port },
         clock: o.clock,
         logger: o.logger,
       });
     } catch (e) {
       await http.close(0);
+      await remoting?.close(0);
       throw e;
     }
     try {
-      broker = new Broker({ options: o, http, limits, port, address, store });
+      broker = new Broker({ options: o, http, limits, port, address, store, remoting, remotingAddress, remotingPort });
       broker.consumerOffsetManager.correctOffsetsPastEnd((t, q) => store.getMaxOffsetInQueue(t, q));
       broker.consumerOffsetManager.start();
       broker.pullRequestHoldService.start();
@@ -245,11 +354,12 @@ export class Broker {
       if (broker) await broker.shutdown().catch(() => undefined);
       else {
         await http.close(0);
+        await remoting?.close(0);
         await store.shutdown();
       }
       throw e;
     }
-    o.logger.info({ address, storePath: o.storePath }, 'broker started');
+    o.logger.info({ address, remotingAddress, storePath: o.storePath }, 'broker started');
     return broker;
   }
 
@@ -295,9 +405,12 @@ export class Broker {
       }
     };
     await step('stop accepting', () => this.http.stopAccepting());
+    await step('stop accepting remoting', () => this.remoting?.stopAccepting());
     await step('answer held pulls', () => this.pullRequestHoldService.shutdown());
     await step('consumer manager', () => this.consumerManager.shutdown());
     await step('close HTTP', () => this.http.close(this.options.shutdownTimeoutMs));
+    await step('close remoting', () => this.remoting?.close(this.options.shutdownTimeoutMs));
+    await step('consumer change listener', () => this.unsubscribeConsumerChange());
     await step('schedule service', () => this.scheduleMessageService.shutdown());
     await step('consumer offsets', () => this.consumerOffsetManager.shutdown());
     await step('topics', () => this.topicConfigManager.persist());

@@ -83,6 +83,8 @@ export class ConsumerManager implements ConsumerManagerApi {
   private readonly waiters = new Map<string, Set<Waiter>>();
   private scanTimer: TimerHandle | undefined;
   private stopped = false;
+  /** Told of every membership change (the remoting listener sends NOTIFY_CONSUMER_IDS_CHANGED from here). */
+  private readonly changeListeners = new Set<(group: string) => void>();
 
   constructor(options: ConsumerManagerOptions = {}) {
     this.clock = options.clock ?? systemClock;
@@ -212,6 +214,17 @@ export class ConsumerManager implements ConsumerManagerApi {
     });
   }
 
+  /**
+   * Calls `listener` with the group's name whenever its membership version moves (a join, a leave, an
+   * eviction, a changed topic set); returns the function that removes it.
+   */
+  onChange(listener: (group: string) => void): () => void {
+    this.changeListeners.add(listener);
+    return () => {
+      this.changeListeners.delete(listener);
+    };
+  }
+
   /** Number of watches held for a group (tests, stats). */
   waiterCount(group: string): number {
     return this.waiters.get(group)?.size ?? 0;
@@ -266,6 +279,13 @@ export class ConsumerManager implements ConsumerManagerApi {
     this.lastVersion = version;
     this.versions.set(group, version);
     this.wakeWaiters(group);
+    for (const listener of this.changeListeners) {
+      try {
+        listener(group);
+      } catch (e) {
+        this.logger.error({ err: e, group }, 'consumer change listener failed');
+      }
+    }
   }
 
   private wakeWaiters(group: string): void {

@@ -13,6 +13,7 @@ import type { Logger } from '../common/logger.js';
 import { groupNameProblem, nameProblem } from '../common/names.js';
 import { MAX_QUEUE_NUMS } from '../protocol/index.js';
 import { ConfigFile, type ConfigLoadSource } from './config-file.js';
+import { ConsumeTpsMeter } from './consume-tps-meter.js';
 
 export const TOPIC_GROUP_SEPARATOR = '@';
 
@@ -36,6 +37,9 @@ const VERSION_STEP = 500;
 export class ConsumerOffsetManager {
   private readonly offsetTable = new Map<string, Map<number, number>>();
   private readonly pullOffsetTable = new Map<string, Map<number, number>>();
+  /** Offsets reset by an administrator, not yet announced to the group's consumers (RocketMQ: resetOffsetTable). */
+  private readonly resetOffsetTable = new Map<string, Map<number, number>>();
+  private readonly tpsMeter = new ConsumeTpsMeter();
   private readonly file: ConfigFile;
   private readonly options: ConsumerOffsetManagerOptions;
   private dataVersion = { counter: 0, timestamp: 0 };
@@ -118,6 +122,9 @@ export class ConsumerOffsetManager {
       this.offsetTable.set(key, m);
     }
     const old = m.get(queueId);
+    // RocketMQ: while an administrator's reset is pending for the queue, the consumer's commits are ignored.
+    if (this.resetOffsetTable.size > 0 && this.resetOffsetTable.get(key)?.has(queueId) === true) return;
+    if (old !== undefined && offset > old) this.tpsMeter.add(group, offset - old, this.options.clock.now());
     if (old !== undefined && offset < old) {
       this.options.logger.warn(
         { clientHost, key, queueId, offset, storeOffset: old },
@@ -189,6 +196,68 @@ export class ConsumerOffsetManager {
       if (key.endsWith(suffix)) out.set(key.slice(0, -suffix.length), new Map(m));
     }
     return out;
+  }
+
+  /** The topics on which the group has committed offsets (RocketMQ: whichTopicByConsumer). */
+  whichTopicByConsumer(group: string): string[] {
+    return [...this.offsetsOfGroup(group).keys()];
+  }
+
+  /** The groups with committed offsets on the topic (RocketMQ: whichGroupByTopic). */
+  whichGroupByTopic(topic: string): string[] {
+    const prefix = topic + TOPIC_GROUP_SEPARATOR;
+    const groups: string[] = [];
+    for (const key of this.offsetTable.keys()) if (key.startsWith(prefix)) groups.push(key.slice(prefix.length));
+    return groups;
+  }
+
+  /** Forgets every committed offset (and pending reset) on a deleted topic; returns the groups affected. */
+  removeOffsetsOfTopic(topic: string): string[] {
+    const prefix = topic + TOPIC_GROUP_SEPARATOR;
+    const groups: string[] = [];
+    for (const table of [this.offsetTable, this.pullOffsetTable, this.resetOffsetTable]) {
+      for (const key of [...table.keys()]) {
+        if (!key.startsWith(prefix)) continue;
+        table.delete(key);
+        if (table === this.offsetTable) groups.push(key.slice(prefix.length));
+      }
+    }
+    if (groups.length > 0) this.dirty = true;
+    return groups;
+  }
+
+  /**
+   * RocketMQ: assignResetOffset — commits `offset` for the queue at once and keeps it pending until the
+   * group's next pull of the queue takes it (`queryThenEraseResetOffset`); until then the consumers'
+   * own commits for the queue are ignored.
+   */
+  assignResetOffset(topic: string, group: string, queueId: number, offset: number): void {
+    const key = topic + TOPIC_GROUP_SEPARATOR + group;
+    let m = this.offsetTable.get(key);
+    if (!m) this.offsetTable.set(key, (m = new Map()));
+    m.set(queueId, offset);
+    let r = this.resetOffsetTable.get(key);
+    if (!r) this.resetOffsetTable.set(key, (r = new Map()));
+    r.set(queueId, offset);
+    this.pullOffsetTable.get(key)?.delete(queueId);
+    this.dirty = true;
+  }
+
+  /** RocketMQ: queryThenEraseResetOffset — the pending reset of a queue, removed; undefined when none. */
+  queryThenEraseResetOffset(topic: string, group: string, queueId: number): number | undefined {
+    if (this.resetOffsetTable.size === 0) return undefined;
+    const key = topic + TOPIC_GROUP_SEPARATOR + group;
+    const r = this.resetOffsetTable.get(key);
+    const offset = r?.get(queueId);
+    if (r === undefined || offset === undefined) return undefined;
+    r.delete(queueId);
+    if (r.size === 0) this.resetOffsetTable.delete(key);
+    return offset;
+  }
+
+  /** Messages per second the group committed over the last minute (RocketMQ: consumeTps). */
+  consumeTps(group: string): number {
+    return this.tpsMeter.tps(group, this.options.clock.now());
   }
 
   /** Writes the table (coalesced with a write in flight: the table as it is when the write starts). */

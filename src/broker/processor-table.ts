@@ -21,6 +21,14 @@ import { heartBeat } from './processors/heart-beat.js';
 import { unregisterClient } from './processors/unregister-client.js';
 import { watchConsumerIds } from './processors/watch-consumer-ids.js';
 import { lockBatchMq, unlockBatchMq } from './processors/lock-batch-mq.js';
+import { deleteTopicInBroker } from './processors/delete-topic-in-broker.js';
+import { getAllTopicConfig } from './processors/get-all-topic-config.js';
+import { getAllTopicListFromNameserver } from './processors/get-all-topic-list-from-nameserver.js';
+import { getConsumeStats } from './processors/get-consume-stats.js';
+import { getConsumerConnectionList } from './processors/get-consumer-connection-list.js';
+import { getTopicStatsInfo } from './processors/get-topic-stats-info.js';
+import { invokeBrokerToResetOffset } from './processors/invoke-broker-to-reset-offset.js';
+import { queryMessage } from './processors/query-message.js';
 import { checkClientConfig } from './processors/check-client-config.js';
 
 /** The core's processors: pull, send, offsets, route and admin. */
@@ -57,10 +65,24 @@ function registerGroupProcessors(table: Map<number, Processor>): void {
   // ---- END group processors ----
 }
 
+/** Administration, as RocketMQ's mqadmin asks it (RocketMQ: AdminBrokerProcessor, QueryMessageProcessor). */
+function registerAdminProcessors(table: Map<number, Processor>): void {
+  table.set(RequestCode.GET_ALL_TOPIC_CONFIG, getAllTopicConfig);
+  table.set(RequestCode.GET_ALL_TOPIC_LIST_FROM_NAMESERVER, getAllTopicListFromNameserver);
+  table.set(RequestCode.DELETE_TOPIC_IN_BROKER, deleteTopicInBroker);
+  table.set(RequestCode.DELETE_TOPIC_IN_NAMESRV, deleteTopicInBroker);
+  table.set(RequestCode.GET_TOPIC_STATS_INFO, getTopicStatsInfo);
+  table.set(RequestCode.GET_CONSUME_STATS, getConsumeStats);
+  table.set(RequestCode.GET_CONSUMER_CONNECTION_LIST, getConsumerConnectionList);
+  table.set(RequestCode.INVOKE_BROKER_TO_RESET_OFFSET, invokeBrokerToResetOffset);
+  table.set(RequestCode.QUERY_MESSAGE, queryMessage);
+}
+
 /** Builds the table. */
 export function createProcessorTable(): ReadonlyMap<number, Processor> {
   const table = new Map<number, Processor>();
   registerCoreProcessors(table);
   registerGroupProcessors(table);
+  registerAdminProcessors(table);
   return table;
 }

@@ -189,6 +189,20 @@ export class TopicConfigManager implements TopicConfigManagerApi {
     this.put({ ...config });
   }
 
+  /** RocketMQ: deleteTopicConfig — removes and persists; false when the topic was unknown. */
+  deleteTopicConfig(topic: string): boolean {
+    if (!this.table.delete(topic)) return false;
+    this.dataVersion = { counter: this.dataVersion.counter + 1, timestamp: Date.now() };
+    this.persist().catch((e: unknown) => this.options.logger.error({ err: e }, 'persisting topics.json failed'));
+    this.options.logger.info({ topic }, 'topic deleted');
+    return true;
+  }
+
+  /** The table's data version (moves on every change). */
+  getDataVersion(): { counter: number; timestamp: number } {
+    return { ...this.dataVersion };
+  }
+
   private put(cfg: TopicConfig): void {
     this.table.set(cfg.topicName, cfg);
     this.dataVersion = { counter: this.dataVersion.counter + 1, timestamp: Date.now() };

@@ -11,3 +11,4 @@ export * from './frame.js';
 export * from './define.js';
 export * from './commands/index.js';
 export * from './response-error.js';
+export * from './fastjson.js';

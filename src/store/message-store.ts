@@ -539,6 +539,31 @@ export class MessageStore {
   }
 
   /**
+   * RocketMQ: getMessageStoreTimeStamp — the store time of the message at a queue offset, or -1 when the
+   * queue has no message there (or its record is gone).
+   */
+  async getMessageStoreTimeStamp(topic: string, queueId: number, queueOffset: number): Promise<number> {
+    const cq = this.consumeQueue(topic, queueId, false);
+    const u = cq?.unit(queueOffset);
+    if (!u) return -1;
+    const b = this.commitLog.readCached(u.offsetPy, u.size) ?? (await this.commitLog.read(u.offsetPy, u.size));
+    return b ? peekRecordFields(b, 0).storeTimestamp : -1;
+  }
+
+  /**
+   * Deletes the consume queues of a topic (its messages stay in the commit log until retention removes
+   * them). RocketMQ: cleanUnusedTopic for one deleted topic. Returns how many queues were deleted.
+   */
+  deleteTopic(topic: string): number {
+    const byId = this.queues.get(topic);
+    this.queues.delete(topic);
+    this.queueOffsets.delete(topic);
+    if (!byId) return 0;
+    for (const cq of byId.values()) cq.destroy();
+    return byId.size;
+  }
+
+  /**
    * The stored bytes of the record at a commit-log offset, or null. The offset comes from a client (a
    * message id), so nothing is trusted: the size read there must frame a record no larger than the
    * largest one this store accepts, and the bytes must be a valid record that names this offset.

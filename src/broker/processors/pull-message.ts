@@ -213,6 +213,20 @@ export async function processPullRequest(
   const h = request.header as PullMessageRequestHeader;
   const prepared = prepare(ctx, request.code, h, connection);
   if (!('filter' in prepared)) return prepared;
+  // RocketMQ 5 (useServerSideResetOffset): an administrator's pending reset answers the group's next
+  // pull of the queue with PULL_OFFSET_MOVED and the reset offset, whatever offset was asked for.
+  const resetOffset = ctx.consumerOffsetManager.queryThenEraseResetOffset(h.topic, h.consumerGroup, h.queueId);
+  if (resetOffset !== undefined) {
+    const header = {
+      nextBeginOffset: resetOffset,
+      minOffset: ctx.store.getMinOffsetInQueue(h.topic, h.queueId),
+      maxOffset: ctx.store.getMaxOffsetInQueue(h.topic, h.queueId),
+      suggestWhichBrokerId: 0,
+      topicSysFlag: prepared.topicSysFlag,
+      groupSysFlag: prepared.groupSysFlag,
+    };
+    return { code: ResponseCode.PULL_OFFSET_MOVED, header, remark: 'OFFSET_RESET' };
+  }
 
   let result: GetMessageResult | null;
   try {

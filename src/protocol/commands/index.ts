@@ -15,6 +15,15 @@ import { GetMaxOffset, GetMinOffset, SearchOffsetByTimestamp } from './queue-off
 import { GetRouteInfoByTopic } from './route.js';
 import { SendBatchMessage, SendMessage } from './send-message.js';
 import { UnregisterClient } from './unregister-client.js';
+import {
+  DeleteTopicInBroker,
+  DeleteTopicInNamesrv,
+  GetAllTopicConfig,
+  GetAllTopicListFromNameserver,
+  GetTopicStatsInfo,
+} from './topic-admin.js';
+import { GetConsumeStats, GetConsumerConnectionList, InvokeBrokerToResetOffset } from './consumer-admin.js';
+import { QueryMessage } from './query-message.js';
 import { CheckClientConfig } from './check-client-config.js';
 
 export * from './admin.js';
@@ -28,6 +37,9 @@ export * from './queue-offsets.js';
 export * from './route.js';
 export * from './send-message.js';
 export * from './unregister-client.js';
+export * from './topic-admin.js';
+export * from './consumer-admin.js';
+export * from './query-message.js';
 export * from './check-client-config.js';
 
 const ALL: CommandSpec[] = [
@@ -51,6 +63,16 @@ const ALL: CommandSpec[] = [
   ViewMessageById,
   LockBatchMq,
   UnlockBatchMq,
+  // admin (mqadmin)
+  GetAllTopicConfig,
+  GetAllTopicListFromNameserver,
+  DeleteTopicInBroker,
+  DeleteTopicInNamesrv,
+  GetTopicStatsInfo,
+  GetConsumeStats,
+  GetConsumerConnectionList,
+  InvokeBrokerToResetOffset,
+  QueryMessage,
   CheckClientConfig,
 ];
 

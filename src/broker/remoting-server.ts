@@ -1,0 +1,301 @@
+/**
+ * The broker's RocketMQ remoting listener (RocketMQ: NettyRemotingServer), on node:net only: a thin
+ * shell that splits a connection's bytes into RocketMQ frames, hands each request to `onRequest`, and
+ * writes the answer back with the request's `opaque`, the response flag and the request's header
+ * serialization (JSON or ROCKETMQ).
+ *
+ * - Many requests run at once on one connection: a held pull does not delay the calls behind it.
+ *   Past `maxInFlightPerConnection` a request is answered SYSTEM_BUSY, as RocketMQ does when its
+ *   executor queue is full.
+ * - A oneway request (flag bit 1) is run and never answered.
+ * - A frame that cannot be read (a lying length, a length above `maxFrameBytes`, an unknown serialize
+ *   type, a header that does not parse) closes that connection, with the reason logged; the others go on.
+ * - When a connection closes, everything it had waiting is released (held pulls are dropped) and
+ *   `onClose` runs (the broker forgets the clients that heartbeated on it).
+ * - At most `maxConnections` connections; one more is closed at once. A connection with no traffic and
+ *   nothing in flight for `idleTimeoutMs` is closed (RocketMQ: serverChannelMaxIdleTimeSeconds).
+ */
+import net, { type AddressInfo, type Socket } from 'node:net';
+import type { Logger } from '../common/logger.js';
+import { ResponseCode } from '../protocol/index.js';
+import { FrameReader } from '../remoting/frame-reader.js';
+import {
+  decodeRemotingCommand,
+  encodeRemotingCommand,
+  frameSerializeType,
+  isOneway,
+  isResponse,
+  markResponse,
+  type RemotingCommand,
+  type RemotingCommandInput,
+  type SerializeType,
+} from '../remoting/remoting-command.js';
+import type { ConnectionInfo } from './broker-context.js';
+
+export interface RemotingServerOptions {
+  host: string;
+  port: number;
+  /** Largest frame accepted, bytes (length prefix included). */
+  maxFrameBytes: number;
+  maxConnections: number;
+  /** Requests of one connection being handled at once before new ones are answered SYSTEM_BUSY. */
+  maxInFlightPerConnection: number;
+  /** A connection idle this long with nothing in flight is closed, ms. */
+  idleTimeoutMs: number;
+  logger: Logger;
+  /**
+   * Answers one request: the response (its opaque, flag and serialization are set here), or null for
+   * none. Must not throw; a rejection is answered SYSTEM_ERROR.
+   */
+  onRequest(command: RemotingCommand, connection: RemotingConnection): Promise<RemotingCommandInput | null>;
+  /** Called once when a connection has closed, after its waiting calls were released. */
+  onClose?(connection: RemotingConnection): void;
+}
+
+/** RocketMQ: the remark of a request refused because the server is overloaded. */
+const OVERLOAD_REMARK = '[OVERLOAD]system busy, start flow control for a while';
+
+/** One client connection as the processors see it (ConnectionInfo) plus what the broker keeps on it. */
+export class RemotingConnection implements ConnectionInfo {
+  readonly remoteAddress: string;
+  /** Client ids that sent a heartbeat on this connection, with their consumer and producer groups. */
+  readonly clients = new Map<string, { consumerGroups: Set<string>; producerGroups: Set<string> }>();
+  /** Requests being handled. */
+  inFlight = 0;
+  #controller: AbortController | undefined;
+  #listeners: Set<() => void> | undefined;
+  #gone = false;
+  readonly #socket: Socket;
+  readonly #logger: Logger;
+
+  constructor(socket: Socket, logger: Logger) {
+    this.#socket = socket;
+    this.#logger = logger;
+    this.remoteAddress = `${socket.remoteAddress ?? 'unknown'}:${socket.remotePort ?? 0}`;
+  }
+
+  get gone(): boolean {
+    return this.#gone;
+  }
+
+  get signal(): AbortSignal {
+    if (!this.#controller) {
+      this.#controller = new AbortController();
+      if (this.#gone) this.#controller.abort(new Error('connection closed'));
+    }
+    return this.#controller.signal;
+  }
+
+  onGone(listener: () => void): () => void {
+    if (this.#gone) {
+      queueMicrotask(listener);
+      return () => undefined;
+    }
+    (this.#listeners ??= new Set()).add(listener);
+    return () => {
+      this.#listeners?.delete(listener);
+    };
+  }
+
+  /** Writes a whole frame unless the connection is gone. */
+  write(frame: Buffer): void {
+    if (this.#gone || this.#socket.destroyed) return;
+    this.#socket.write(frame);
+  }
+
+  /** Sends a server-initiated oneway request (e.g. NOTIFY_CONSUMER_IDS_CHANGED); never throws. */
+  sendOneway(command: RemotingCommandInput, serializeType: SerializeType = 'JSON'): void {
+    try {
+      this.write(encodeRemotingCommand(command, { serializeType }));
+    } catch (e) {
+      this.#logger.warn({ err: e, code: command.code, remote: this.remoteAddress }, 'oneway request not sent');
+    }
+  }
+
+  /** Closes the socket (the 'close' handler releases what waits). */
+  destroy(): void {
+    this.#socket.destroy();
+  }
+
+  /** @internal Marks the connection gone and tells every listener, once. */
+  released(): void {
+    if (this.#gone) return;
+    this.#gone = true;
+    this.#controller?.abort(new Error('connection closed'));
+    const listeners = this.#listeners;
+    this.#listeners = undefined;
+    if (listeners) for (const l of listeners) l();
+  }
+}
+
+let nextServerOpaque = 0;
+/** Opaque for server-initiated requests (RocketMQ: one process-wide counter). */
+export function nextOpaque(): number {
+  nextServerOpaque = (nextServerOpaque + 1) | 0;
+  return nextServerOpaque;
+}
+
+export class RemotingServer {
+  private readonly server: net.Server;
+  private readonly options: RemotingServerOptions;
+  private readonly connections = new Set<RemotingConnection>();
+  private readonly sockets = new Set<Socket>();
+  private active = 0;
+  private idleWaiters: Array<() => void> = [];
+  private closing: Promise<void> | undefined;
+
+  constructor(options: RemotingServerOptions) {
+    this.options = options;
+    this.server = net.createServer({ noDelay: true, keepAlive: true }, (socket) => this.onConnection(socket));
+    this.server.maxConnections = options.maxConnections;
+    this.server.on('drop', (d?: { remoteAddress?: string; remotePort?: number }) =>
+      options.logger.warn(
+        { remote: `${d?.remoteAddress ?? '?'}:${d?.remotePort ?? 0}`, max: options.maxConnections },
+        'remoting connection refused: too many connections',
+      ),
+    );
+  }
+
+  /** Number of open connections. */
+  get connectionCount(): number {
+    return this.connections.size;
+  }
+
+  /** Open connections (for server-initiated requests). */
+  allConnections(): Iterable<RemotingConnection> {
+    return this.connections;
+  }
+
+  /** Binds; resolves with the bound port. */
+  listen(): Promise<number> {
+    return new Promise((resolve, reject) => {
+      const onError = (e: Error): void => reject(e);
+      this.server.once('error', onError);
+      this.server.listen({ port: this.options.port, host: this.options.host }, () => {
+        this.server.off('error', onError);
+        this.server.on('error', (e) => this.options.logger.error({ err: e }, 'remoting server error'));
+        resolve((this.server.address() as AddressInfo).port);
+      });
+    });
+  }
+
+  /** Stops accepting connections; calls in flight go on. */
+  stopAccepting(): void {
+    this.closing ??= new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+
+  /** Waits up to `timeoutMs` for calls in flight, then closes every connection. Idempotent. */
+  async close(timeoutMs: number): Promise<void> {
+    this.stopAccepting();
+    if (this.active > 0) {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      await new Promise<void>((r) => {
+        this.idleWaiters.push(r);
+        timer = setTimeout(r, timeoutMs);
+      });
+      clearTimeout(timer);
+    }
+    for (const s of this.sockets) s.destroy();
+    await this.closing;
+  }
+
+  private onConnection(socket: Socket): void {
+    const o = this.options;
+    const connection = new RemotingConnection(socket, o.logger);
+    this.sockets.add(socket);
+    this.connections.add(connection);
+    const reader = new FrameReader({ maxFrameLength: o.maxFrameBytes });
+    socket.setTimeout(o.idleTimeoutMs);
+    socket.on('timeout', () => {
+      if (connection.inFlight > 0) return;
+      o.logger.info({ remote: connection.remoteAddress }, 'remoting connection idle, closed');
+      socket.destroy();
+    });
+    socket.on('data', (chunk: Buffer) => {
+      let frames: Buffer[];
+      try {
+        frames = reader.push(chunk);
+      } catch (e) {
+        return this.refuse(connection, e);
+      }
+      for (const frame of frames) {
+        let command: RemotingCommand;
+        try {
+          command = decodeRemotingCommand(frame);
+        } catch (e) {
+          return this.refuse(connection, e);
+        }
+        // A response to one of our oneway notifications would have the response flag: nothing waits for it.
+        if (isResponse(command.flag)) continue;
+        this.dispatch(connection, command, frameSerializeType(frame) ?? 'JSON');
+      }
+    });
+    socket.on('error', (e: NodeJS.ErrnoException) => {
+      if (e.code !== 'ECONNRESET' && e.code !== 'EPIPE')
+        o.logger.warn({ err: e, remote: connection.remoteAddress }, 'remoting connection error');
+    });
+    socket.on('close', () => {
+      this.sockets.delete(socket);
+      this.connections.delete(connection);
+      connection.released();
+      try {
+        o.onClose?.(connection);
+      } catch (e) {
+        o.logger.error({ err: e }, 'remoting connection close handler failed');
+      }
+    });
+  }
+
+  private refuse(connection: RemotingConnection, e: unknown): void {
+    this.options.logger.error(
+      { err: e, remote: connection.remoteAddress },
+      `remoting frame refused, connection closed: ${(e as Error)?.message ?? String(e)}`,
+    );
+    connection.destroy();
+  }
+
+  private dispatch(connection: RemotingConnection, command: RemotingCommand, serializeType: SerializeType): void {
+    const oneway = isOneway(command.flag);
+    const answer = (response: RemotingCommandInput): void => {
+      if (oneway) return;
+      let frame: Buffer;
+      try {
+        frame = encodeRemotingCommand(
+          { ...response, opaque: command.opaque, flag: markResponse(response.flag ?? 0) },
+          { serializeType },
+        );
+      } catch (e) {
+        this.options.logger.error({ err: e, code: command.code }, 'remoting response could not be encoded');
+        frame = encodeRemotingCommand(
+          { code: ResponseCode.SYSTEM_ERROR, opaque: command.opaque, flag: markResponse(0), remark: 'system error' },
+          { serializeType },
+        );
+      }
+      connection.write(frame);
+    };
+    if (connection.inFlight >= this.options.maxInFlightPerConnection) {
+      answer({ code: ResponseCode.SYSTEM_BUSY, opaque: command.opaque, remark: OVERLOAD_REMARK });
+      return;
+    }
+    connection.inFlight++;
+    this.active++;
+    this.options
+      .onRequest(command, connection)
+      .then(
+        (response) => {
+          if (response && !connection.gone) answer(response);
+        },
+        (e: unknown) => {
+          this.options.logger.error({ err: e, code: command.code }, 'remoting request handling failed');
+          if (!connection.gone) {
+            const remark = (e as Error)?.message || 'system error';
+            answer({ code: ResponseCode.SYSTEM_ERROR, opaque: command.opaque, remark });
+          }
+        },
+      )
+      .finally(() => {
+        connection.inFlight--;
+        if (--this.active === 0) for (const w of this.idleWaiters.splice(0)) w();
+      });
+  }
+}

@@ -1,0 +1,208 @@
+/**
+ * From a RocketMQ remoting request to the broker's processors and back: the translation layer between
+ * RocketMQ's wire (extFields strings, SEND_MESSAGE_V2's one-letter keys, name-server bodies) and the
+ * broker's commands (typed headers checked by each command's zod schema, the same check as on HTTP).
+ * The processors never know which transport carried a call.
+ *
+ * - A header that does not pass its command's schema is answered SYSTEM_ERROR naming the field (RocketMQ
+ *   answers a header it cannot decode with SYSTEM_ERROR and the exception's text).
+ * - An unknown code is answered REQUEST_CODE_NOT_SUPPORTED ` request type <code> not supported`.
+ * - SEND_MESSAGE_V2 (310), and SEND_BATCH_MESSAGE (320) as the Java client sends it, carry the
+ *   SendMessageRequestHeaderV2 one-letter keys; they are read as SEND_MESSAGE / SEND_BATCH_MESSAGE.
+ * - Heartbeats remember which clients live on which connection: NOTIFY_CONSUMER_IDS_CHANGED goes to
+ *   their connections when their group changes, and a closed connection takes its clients out of their
+ *   groups (RocketMQ: ClientHousekeepingService.doChannelCloseEvent).
+ */
+import type { Logger } from '../../common/logger.js';
+import {
+  COMMANDS,
+  RequestCode,
+  ResponseCode,
+  type HeartbeatData,
+  type RemotingResponse,
+  type TopicRouteData,
+  type UnregisterClientRequestHeader,
+} from '../../protocol/index.js';
+import type { RemotingCommand, RemotingCommandInput } from '../../remoting/remoting-command.js';
+import type { BrokerRequest, ConnectionInfo } from '../broker-context.js';
+import type { ConsumerManager } from '../consumer-manager.js';
+import { requestCodeNotSupported, validateRequest } from '../dispatch.js';
+import { nextOpaque, type RemotingConnection } from '../remoting-server.js';
+import { extFieldsToHeader, headerToExtFields, sendMessageV2ToV1 } from './wire-header.js';
+import {
+  BROKER_REMOTING_VERSION,
+  BROKER_VERSION_DESC,
+  encodeClusterInfo,
+  encodeGroupList,
+  encodeKvTable,
+  encodeRouteForNameServer,
+  wantsStandardJson,
+} from './name-server.js';
+
+/** Name-server and tool codes answered by the remoting layer itself. */
+export const NameServerRequestCode = Object.freeze({
+  GET_BROKER_RUNTIME_INFO: 28,
+  GET_BROKER_CLUSTER_INFO: 106,
+  QUERY_TOPIC_CONSUME_BY_WHO: 300,
+} as const);
+
+/** What the dispatcher needs of the broker. */
+export interface DispatcherBroker {
+  readonly clusterName: string;
+  readonly brokerName: string;
+  /** `ip:port` of the remoting listener, as clients are told to reach it. */
+  readonly remotingAddress: string;
+  readonly consumerManager: ConsumerManager;
+  handle(request: BrokerRequest, connection: ConnectionInfo): Promise<RemotingResponse>;
+  /** Groups that subscribe to the topic or have offsets on it (QUERY_TOPIC_CONSUME_BY_WHO). */
+  topicConsumedBy(topic: string): string[];
+  /** The broker's runtime figures for GET_BROKER_RUNTIME_INFO. */
+  runtimeInfo(): Record<string, string>;
+  /** Whether the group's membership changes are announced (notifyConsumerIdsChangedEnable). */
+  notifyEnabled(group: string): boolean;
+}
+
+const response = (code: number, remark: string | null, extFields?: Record<string, string>, body?: Buffer) => ({
+  code,
+  opaque: 0,
+  language: 'JAVA' as const,
+  version: BROKER_REMOTING_VERSION,
+  remark,
+  extFields: extFields ?? null,
+  body: body ?? null,
+});
+
+export class RemotingDispatcher {
+  private readonly broker: DispatcherBroker;
+  private readonly logger: Logger;
+  /** client id → the connections its heartbeats came on. */
+  private readonly clientConnections = new Map<string, Set<RemotingConnection>>();
+
+  constructor(broker: DispatcherBroker, logger: Logger) {
+    this.broker = broker;
+    this.logger = logger;
+  }
+
+  /** Answers one request (null: nothing to send, e.g. for a oneway request the caller drops anyway). */
+  async onRequest(command: RemotingCommand, connection: RemotingConnection): Promise<RemotingCommandInput | null> {
+    const b = this.broker;
+    switch (command.code) {
+      case NameServerRequestCode.GET_BROKER_CLUSTER_INFO:
+        return response(ResponseCode.SUCCESS, null, undefined, encodeClusterInfo(b));
+      case NameServerRequestCode.QUERY_TOPIC_CONSUME_BY_WHO: {
+        const topic = command.extFields?.topic;
+        if (!topic) return response(ResponseCode.SYSTEM_ERROR, 'bad header field <topic>: required');
+        return response(ResponseCode.SUCCESS, null, undefined, encodeGroupList(b.topicConsumedBy(topic)));
+      }
+      case NameServerRequestCode.GET_BROKER_RUNTIME_INFO:
+        return response(ResponseCode.SUCCESS, null, undefined, encodeKvTable(b.runtimeInfo()));
+      default:
+        break;
+    }
+    let code = command.code;
+    let ext = command.extFields ?? {};
+    if (code === RequestCode.SEND_MESSAGE_V2 || (code === RequestCode.SEND_BATCH_MESSAGE && 'b' in ext)) {
+      ext = sendMessageV2ToV1(ext);
+      if (code === RequestCode.SEND_MESSAGE_V2) code = RequestCode.SEND_MESSAGE;
+    }
+    const spec = COMMANDS.get(code);
+    if (!spec || code === RequestCode.WATCH_CONSUMER_IDS) {
+      this.logger.warn({ code, remote: connection.remoteAddress }, 'remoting request code not supported');
+      const r = requestCodeNotSupported(command.code);
+      return response(r.code, r.remark ?? null);
+    }
+    const header = extFieldsToHeader(spec.requestHeader, ext);
+    if (!header.ok) {
+      return response(ResponseCode.SYSTEM_ERROR, `bad header field <${header.field}>: ${header.message}`);
+    }
+    const validated = validateRequest(spec, header.value, command.body ?? undefined);
+    if (!validated.ok) return response(ResponseCode.SYSTEM_ERROR, `bad ${validated.field}: ${validated.message}`);
+    const request = validated.request;
+    request.code = code;
+    const answer = await b.handle(request, connection);
+    if (answer.code === ResponseCode.SUCCESS) this.afterSuccess(request, connection);
+    let body = answer.body;
+    if (code === RequestCode.GET_ROUTEINFO_BY_TOPIC && answer.code === ResponseCode.SUCCESS && body) {
+      const route = JSON.parse(body.toString('utf8')) as TopicRouteData;
+      const standard = wantsStandardJson(command.version, ext.acceptStandardJsonOnly);
+      body = encodeRouteForNameServer(route, b.remotingAddress, standard);
+    }
+    return response(answer.code, answer.remark ?? null, headerToExtFields(answer.header), body);
+  }
+
+  /** Remembers (or forgets) which clients live on which connection. */
+  private afterSuccess(request: BrokerRequest, connection: RemotingConnection): void {
+    if (request.code === RequestCode.HEART_BEAT) {
+      const data = request.parsedBody as HeartbeatData;
+      let client = connection.clients.get(data.clientID);
+      if (!client) {
+        client = { consumerGroups: new Set(), producerGroups: new Set() };
+        connection.clients.set(data.clientID, client);
+      }
+      for (const c of data.consumerDataSet) client.consumerGroups.add(c.groupName);
+      for (const p of data.producerDataSet) client.producerGroups.add(p.groupName);
+      let set = this.clientConnections.get(data.clientID);
+      if (!set) this.clientConnections.set(data.clientID, (set = new Set()));
+      set.add(connection);
+    } else if (request.code === RequestCode.UNREGISTER_CLIENT) {
+      const h = request.header as UnregisterClientRequestHeader;
+      const client = connection.clients.get(h.clientID);
+      if (h.consumerGroup) client?.consumerGroups.delete(h.consumerGroup);
+      if (h.producerGroup) client?.producerGroups.delete(h.producerGroup);
+    }
+  }
+
+  /**
+   * RocketMQ: ClientHousekeepingService.doChannelCloseEvent — the clients whose heartbeats came on a
+   * closed connection leave their groups (the others are told), unless they have since heartbeated from
+   * another connection.
+   */
+  onConnectionClosed(connection: RemotingConnection): void {
+    const cm = this.broker.consumerManager;
+    for (const [clientId, client] of connection.clients) {
+      const set = this.clientConnections.get(clientId);
+      set?.delete(connection);
+      if (set && set.size === 0) this.clientConnections.delete(clientId);
+      for (const group of client.consumerGroups) {
+        const channel = cm.getConsumerGroupInfo(group)?.findChannel(clientId);
+        if (channel && channel.remoteAddress === connection.remoteAddress) {
+          this.logger.info({ group, clientId }, 'remoting connection closed, consumer unregistered');
+          cm.unregisterConsumer(group, clientId, this.broker.notifyEnabled(group));
+        }
+      }
+      for (const group of client.producerGroups) {
+        if (!set || set.size === 0) cm.producerManager.unregisterProducer(group, clientId);
+      }
+    }
+    connection.clients.clear();
+  }
+
+  /**
+   * RocketMQ: DefaultConsumerIdsChangeListener — a oneway NOTIFY_CONSUMER_IDS_CHANGED to every member of
+   * the group that reached this broker over remoting.
+   */
+  notifyConsumerIdsChanged(group: string): void {
+    const info = this.broker.consumerManager.getConsumerGroupInfo(group);
+    if (!info) return;
+    for (const clientId of info.getAllClientIds()) {
+      const connections = this.clientConnections.get(clientId);
+      if (!connections) continue;
+      for (const connection of connections) {
+        if (!connection.clients.get(clientId)?.consumerGroups.has(group)) continue;
+        connection.sendOneway({
+          code: RequestCode.NOTIFY_CONSUMER_IDS_CHANGED,
+          opaque: nextOpaque(),
+          flag: 2,
+          language: 'JAVA',
+          version: BROKER_REMOTING_VERSION,
+          extFields: { consumerGroup: group },
+        });
+      }
+    }
+  }
+
+  /** The KVTable version entries (exposed for the broker's runtime info). */
+  static versionEntries(): Record<string, string> {
+    return { brokerVersionDesc: BROKER_VERSION_DESC, brokerVersion: String(BROKER_REMOTING_VERSION) };
+  }
+}

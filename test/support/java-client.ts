@@ -1,0 +1,225 @@
+/**
+ * RocketMQ's own Java client for the interoperability suites: finds the Apache RocketMQ 4.9.8 kit
+ * (`RMQ_KIT_DIR`, else a `shared/rocketmq-java` folder beside the project or one of its parents) and
+ * Java 17, compiles small Java programs against the kit's class path once per test file, and runs them
+ * through the kit's `bin/java-client`. When the kit, `java` or `javac` is missing, `javaKit()` returns
+ * undefined with the reason, and the suites skip with one line.
+ *
+ * `JavaDriver` runs `test/integration/remoting-broker/java/Driver.java`: one JVM per test file that
+ * starts producers, push consumers and mqadmin commands on request (see that file's header).
+ */
+import { spawn, spawnSync, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const root = path.resolve(here, '../..');
+
+export interface JavaKit {
+  /** The kit's directory. */
+  dir: string;
+  /** Output of `bin/classpath`. */
+  classpath: string;
+}
+
+let cached: { kit: JavaKit | undefined; reason: string } | undefined;
+
+function findKitDir(): string | undefined {
+  if (process.env.RMQ_KIT_DIR) return process.env.RMQ_KIT_DIR;
+  for (let dir = root; ; dir = path.dirname(dir)) {
+    const candidate = path.join(path.dirname(dir), 'shared', 'rocketmq-java');
+    if (existsSync(path.join(candidate, 'bin', 'java-client'))) return candidate;
+    if (path.dirname(dir) === dir) return undefined;
+  }
+}
+
+/** The kit when it, `java` (17+) and `javac` are usable; else undefined and `javaKitMissing()` says why. */
+export function javaKit(): JavaKit | undefined {
+  if (cached) return cached.kit;
+  const dir = findKitDir();
+  if (!dir) {
+    cached = {
+      kit: undefined,
+      reason: 'no rocketmq-java kit (set RMQ_KIT_DIR or put shared/rocketmq-java beside the project)',
+    };
+    return undefined;
+  }
+  const javac = spawnSync('javac', ['-version'], { encoding: 'utf8' });
+  if (javac.status !== 0) {
+    cached = { kit: undefined, reason: 'no javac on PATH (Java 17 JDK needed)' };
+    return undefined;
+  }
+  const cp = spawnSync(path.join(dir, 'bin', 'classpath'), { encoding: 'utf8' });
+  if (cp.status !== 0) {
+    cached = { kit: undefined, reason: `the kit's class path is incomplete: ${cp.stderr.trim()}` };
+    return undefined;
+  }
+  cached = { kit: { dir, classpath: cp.stdout.trim() }, reason: '' };
+  return cached.kit;
+}
+
+export function javaKitMissing(): string {
+  javaKit();
+  return cached?.reason ?? '';
+}
+
+/** `describe` when the kit is usable, else `describe.skip` after printing one line saying why. */
+export function describeWithJava(name: string, fn: () => void): void {
+  if (javaKit()) {
+    describe(name, fn);
+    return;
+  }
+  console.log(`skipped "${name}": ${javaKitMissing()}`);
+  describe.skip(name, fn);
+}
+
+/** Compiles Java sources into a new temp directory and returns it. */
+export function compileJava(kit: JavaKit, sources: string[]): string {
+  const out = mkdtempSync(path.join(os.tmpdir(), 'rmq-java-classes-'));
+  const r = spawnSync('javac', ['-nowarn', '-d', out, '-cp', kit.classpath, ...sources], { encoding: 'utf8' });
+  if (r.status !== 0) {
+    rmSync(out, { recursive: true, force: true });
+    throw new Error(`javac failed: ${r.stderr}`);
+  }
+  return out;
+}
+
+/** The Java programs of the remoting-broker suites. */
+export const DRIVER_SOURCE = path.join(root, 'test/integration/remoting-broker/java/Driver.java');
+
+export interface DriverEvent {
+  ev: string;
+  [key: string]: unknown;
+}
+
+export interface JavaMessage {
+  c: string;
+  topic: string;
+  tags: string | null;
+  keys: string | null;
+  body: string;
+  queueId: number;
+  queueOffset: number;
+  reconsumeTimes: number;
+  msgId: string;
+  /** When the test process saw the delivery (Date.now()). */
+  at: number;
+}
+
+/** One JVM running Driver.java: commands answered in order, deliveries collected in `messages`. */
+export class JavaDriver {
+  readonly messages: JavaMessage[] = [];
+  private readonly child: ChildProcessWithoutNullStreams;
+  private readonly clientDir: string;
+  private readonly waiting: Array<{ resolve: (e: DriverEvent) => void; reject: (e: Error) => void }> = [];
+  private buffered = '';
+  private stderr = '';
+  private exited = false;
+  private readonly exit: Promise<void>;
+  private readonly ready: Promise<void>;
+
+  private constructor(kit: JavaKit, classesDir: string) {
+    this.clientDir = mkdtempSync(path.join(os.tmpdir(), 'rmq-java-client-'));
+    this.child = spawn(
+      path.join(kit.dir, 'bin', 'java-client'),
+      [
+        '-Xmx256m',
+        '-XX:TieredStopAtLevel=1',
+        `-Drocketmq.home.dir=${kit.dir}`,
+        // Rebalance every second rather than every 20 s, so a route learnt late (e.g. %RETRY%group, created by
+        // the group's first heartbeat) is used at once.
+        '-Drocketmq.client.rebalance.waitInterval=1000',
+        '-cp',
+        classesDir,
+        'Driver',
+      ],
+      {
+        env: { ...process.env, RMQ_CLIENT_DIR: this.clientDir, RMQ_CLIENT_JAVA_OPTS: `-Duser.home=${this.clientDir}` },
+        stdio: ['pipe', 'pipe', 'pipe'],
+      },
+    );
+    let readyResolve!: () => void;
+    this.ready = new Promise((r) => (readyResolve = r));
+    this.child.stdout.setEncoding('utf8');
+    this.child.stderr.setEncoding('utf8');
+    this.child.stderr.on('data', (d: string) => {
+      this.stderr = (this.stderr + d).slice(-20_000);
+    });
+    this.child.stdout.on('data', (d: string) => {
+      this.buffered += d;
+      let nl: number;
+      while ((nl = this.buffered.indexOf('\n')) >= 0) {
+        const line = this.buffered.slice(0, nl);
+        this.buffered = this.buffered.slice(nl + 1);
+        if (!line.startsWith('{')) continue;
+        const ev = JSON.parse(line) as DriverEvent;
+        if (ev.ev === 'ready') readyResolve();
+        else if (ev.ev === 'msg') this.messages.push({ ...(ev as unknown as JavaMessage), at: Date.now() });
+        else this.waiting.shift()?.resolve(ev);
+      }
+    });
+    this.exit = new Promise((resolve) =>
+      this.child.on('exit', () => {
+        this.exited = true;
+        for (const w of this.waiting.splice(0)) w.reject(new Error(`the Java driver exited: ${this.stderr}`));
+        readyResolve();
+        resolve();
+      }),
+    );
+  }
+
+  /** Starts the JVM and waits until it reads commands. */
+  static async start(kit: JavaKit, classesDir: string): Promise<JavaDriver> {
+    const d = new JavaDriver(kit, classesDir);
+    await d.ready;
+    if (d.exited) throw new Error(`the Java driver did not start: ${d.stderr}`);
+    return d;
+  }
+
+  /** Sends one command; resolves with its answer, rejects on an error answer. */
+  command(...fields: string[]): Promise<DriverEvent> {
+    if (this.exited) return Promise.reject(new Error(`the Java driver exited: ${this.stderr}`));
+    for (const f of fields)
+      if (/[\t\n]/.test(f)) throw new Error(`a driver field may not contain TAB or newline: ${f}`);
+    return new Promise<DriverEvent>((resolve, reject) => {
+      this.waiting.push({ resolve, reject });
+      this.child.stdin.write(`${fields.join('\t')}\n`);
+    }).then((ev) => {
+      if (ev.ev === 'error') throw new Error(`Java driver: ${String(ev.message)}`);
+      return ev;
+    });
+  }
+
+  /** Runs an mqadmin command inside the JVM; resolves with what it printed. */
+  async admin(...args: string[]): Promise<string> {
+    return String((await this.command('admin', ...args)).out);
+  }
+
+  /** The last lines the JVM wrote to stderr (for failure messages). */
+  get log(): string {
+    return this.stderr;
+  }
+
+  /** Shuts the clients down and ends the JVM (killed after `timeoutMs`). */
+  async close(timeoutMs = 20_000): Promise<void> {
+    if (!this.exited) {
+      this.child.stdin.end('exit\n');
+      const timer = setTimeout(() => this.child.kill('SIGKILL'), timeoutMs);
+      await this.exit;
+      clearTimeout(timer);
+    }
+    rmSync(this.clientDir, { recursive: true, force: true });
+  }
+}
+
+/** Polls `cond` until it holds or `timeoutMs` passes; the error carries `describe()` when given. */
+export async function waitUntil(cond: () => boolean, timeoutMs: number, describeState?: () => string): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!cond()) {
+    if (Date.now() > deadline)
+      throw new Error(`condition not met in ${timeoutMs} ms${describeState ? `: ${describeState()}` : ''}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
