@@ -3,7 +3,7 @@
  * ClientConfig, with units in the names. One place: the `ClientOptions` type (a doc comment per field,
  * default and unit), frozen defaults, one zod shape that each client's own schema extends, and one
  * parse function that throws an `InvalidArgumentError` whose `field` is the option's name
- * (STYLE habit 5).
+ *.
  */
 import { parseStrictOptions } from '../common/option-errors.js';
 import { hrtime, pid } from 'node:process';

@@ -1,6 +1,6 @@
 /**
  * HttpRemotingClient: the command model over HTTP/1.1 (docs/protocol.md), on undici. This file is
- * the only network code of the client side (STYLE habit 2).
+ * the only network code of the client side.
  *
  * - One undici `Pool` per broker origin, keep-alive, `connectionsPerBroker` connections (default 64).
  *   HTTP/1.1 carries one call per connection at a time, and a held pull occupies its connection for
