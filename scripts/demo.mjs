@@ -3,11 +3,13 @@
 // properties, two push consumer groups of two members each — one subscribed by tag, one by an SQL92
 // expression — and live progress (produced, consumed and lag per group) until every group has
 // caught up; then a summary, and everything is closed. Builds dist/ first when it is missing.
+import { Buffer } from 'node:buffer';
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { setInterval, clearInterval, setTimeout } from 'node:timers';
 import { fileURLToPath } from 'node:url';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
