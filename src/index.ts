@@ -83,3 +83,4 @@ export {
   type ResetOffsetResult,
   type TopicQueueStatus,
 } from './client/admin-client.js';
+export { consoleLogger, defaultLogger } from './common/env-logger.js';

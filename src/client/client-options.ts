@@ -10,7 +10,8 @@ import { hrtime, pid } from 'node:process';
 import { networkInterfaces } from 'node:os';
 import { z } from 'zod';
 import { InvalidArgumentError } from '../common/errors.js';
-import { silentLogger, type Logger } from '../common/logger.js';
+import type { Logger } from '../common/logger.js';
+import { defaultLogger } from '../common/env-logger.js';
 import { systemClock, type Clock } from '../common/clock.js';
 
 export interface ClientOptions {
@@ -136,7 +137,7 @@ export const clientOptionsShape = {
   connectionsPerBroker: z.int().min(1).max(65_536).default(DEFAULT_CLIENT_OPTIONS.connectionsPerBroker),
   watchConsumerIdsHoldMs: ms(100, 120_000).default(DEFAULT_CLIENT_OPTIONS.watchConsumerIdsHoldMs),
   accessToken: z.string().min(1).optional(),
-  logger: loggerSchema.default(silentLogger),
+  logger: loggerSchema.default(() => defaultLogger()),
   clock: clockSchema.default(systemClock),
 };
 
