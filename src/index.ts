@@ -84,3 +84,4 @@ export {
   type TopicQueueStatus,
 } from './client/admin-client.js';
 export { consoleLogger, defaultLogger } from './common/env-logger.js';
+export type { ConsumerLagEvent, QueueLag } from './client/push-consumer-events.js';

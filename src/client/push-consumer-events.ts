@@ -43,6 +43,25 @@ export interface StallEvent {
   idleMs: number;
 }
 
+/** This member's lag on one queue (`PushConsumer.lag()`). */
+export interface QueueLag {
+  mq: MessageQueue;
+  /** The queue's max offset on the broker (one past its last message). */
+  brokerOffset: number;
+  /** The offset this member has consumed up to (what it commits; 0 when none yet). */
+  consumerOffset: number;
+  /** brokerOffset - consumerOffset: messages not yet consumed. */
+  lag: number;
+}
+
+/** What `PushConsumer.lag()` answers and the `lag` event carries. */
+export interface ConsumerLagEvent {
+  consumerGroup: string;
+  queues: QueueLag[];
+  /** The sum of the queues' lag. */
+  total: number;
+}
+
 /** Typed events (eventemitter3). A handler that throws is logged; it never reaches the consumer. */
 export interface PushConsumerEvents {
   rebalance: [event: RebalanceEvent];
@@ -51,6 +70,8 @@ export interface PushConsumerEvents {
   offsetPersisted: [event: OffsetPersistedEvent];
   flowControl: [event: FlowControlEvent];
   stall: [event: StallEvent];
+  /** Each `lag()` result, so a dashboard can subscribe where the code that polls cannot reach. */
+  lag: [event: ConsumerLagEvent];
 }
 
 /** What `shutdown()` could not finish. */
