@@ -20,4 +20,11 @@ export default tseslint.config(
     files: ['**/*.js', '**/*.mjs'],
     languageOptions: { globals: { process: 'readonly', console: 'readonly', URL: 'readonly' } },
   },
+  {
+    // The examples are user programs: Node's globals, as any Node script uses them.
+    files: ['examples/**/*.mjs'],
+    languageOptions: {
+      globals: { Buffer: 'readonly', setTimeout: 'readonly', clearTimeout: 'readonly', AbortController: 'readonly' },
+    },
+  },
 );

@@ -119,3 +119,5 @@ export {
   type ResolvedLitePullConsumerOptions,
 } from './client/lite-pull-consumer-options.js';
 export { OffsetOutOfRangeError } from './client/lite-pull-errors.js';
+export { consoleLogger, defaultLogger } from './common/env-logger.js';
+export type { ConsumerLagEvent, QueueLag } from './client/push-consumer-events.js';

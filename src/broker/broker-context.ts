@@ -256,7 +256,7 @@ export interface BrokerRequest extends RemotingRequest<Record<string, unknown>> 
   parsedBody?: unknown;
 }
 
-/** A processor: one per request code, named after the command (STYLE habit 3). */
+/** A processor: one per request code, named after the command. */
 export type Processor = (
   ctx: BrokerContext,
   request: BrokerRequest,

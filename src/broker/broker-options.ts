@@ -7,7 +7,8 @@ import { parseStrictOptions } from '../common/option-errors.js';
 import { z } from 'zod';
 import { systemClock, type Clock } from '../common/clock.js';
 import { InvalidArgumentError } from '../common/errors.js';
-import { silentLogger, type Logger } from '../common/logger.js';
+import { type Logger } from '../common/logger.js';
+import { defaultLogger } from '../common/env-logger.js';
 import type { MessageStoreOptions } from '../store/index.js';
 
 /** Store options the broker passes through to the MessageStore (storePath, clock and logger come from the broker). */
@@ -232,6 +233,6 @@ export function resolveBrokerOptions(options: BrokerOptions): ResolvedBrokerOpti
     advertisedAddress: v.advertisedAddress,
     store: (options.store ?? {}) as BrokerStoreOptions,
     clock: clock ?? systemClock,
-    logger: logger ?? silentLogger,
+    logger: logger ?? defaultLogger(),
   });
 }

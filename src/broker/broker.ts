@@ -1,5 +1,5 @@
 /**
- * The reference broker (RocketMQ's BrokerController, DESIGN §3): the store, the managers, long polling,
+ * The reference broker (RocketMQ's BrokerController): the store, the managers, long polling,
  * the processor table and the HTTP server, started by `Broker.start(options)` and stopped by an
  * idempotent `shutdown()`.
  */

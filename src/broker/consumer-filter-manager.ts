@@ -1,7 +1,7 @@
 /**
  * ConsumerFilterManager: the compiled SQL92 subscriptions of each group, per topic (RocketMQ's
  * ConsumerFilterManager / ConsumerFilterData). Heartbeats register them; the pull path asks for the
- * filter of (topic, group) and checks its clientVersion against the pull's subVersion (facts §4.3 9g/9h).
+ * filter of (topic, group) and checks its clientVersion against the pull's subVersion (RocketMQ's PullMessageProcessor checks).
  *
  * RocketMQ's rules, kept here:
  * - tag subscriptions and empty expressions are not registered;

@@ -25,7 +25,7 @@ export class ConsumerGroupInfo implements ConsumerGroupInfoApi {
   messageModel: MessageModel;
   consumeFromWhere: string;
   lastUpdateTimestamp = 0;
-  /** Insertion (join) order, so `getAllClientIds` is stable; clients sort it themselves (facts §7.8). */
+  /** Insertion (join) order, so `getAllClientIds` is stable; clients sort it themselves. */
   private readonly channels = new Map<string, ClientChannelInfo>();
   private readonly subscriptionTable = new Map<string, BrokerSubscriptionData>();
 

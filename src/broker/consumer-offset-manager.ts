@@ -1,5 +1,5 @@
 /**
- * ConsumerOffsetManager (RocketMQ's name, facts §6): committed offsets `topic@group` → queueId → offset,
+ * ConsumerOffsetManager (RocketMQ's name): committed offsets `topic@group` → queueId → offset,
  * plus the pull-offset table (the last nextBeginOffset served per queue, not persisted).
  *
  * Persisted in `config/consumerOffset.json` every `flushConsumerOffsetIntervalMs` (when something

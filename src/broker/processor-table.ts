@@ -1,6 +1,6 @@
 /**
  * The processor table: request code → processor (RocketMQ: registerProcessor in BrokerController).
- * Each processor lives in `processors/<command>.ts` and is named after its command (STYLE habit 3).
+ * Each processor lives in `processors/<command>.ts` and is named after its command.
  */
 import { RequestCode } from '../protocol/index.js';
 import type { Processor } from './broker-context.js';

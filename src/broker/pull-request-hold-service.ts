@@ -1,5 +1,5 @@
 /**
- * PullRequestHoldService (RocketMQ's name, facts §4.6): long polling. A pull that found nothing and
+ * PullRequestHoldService (RocketMQ's name): long polling. A pull that found nothing and
  * carries the SUSPEND flag is held under `topic@queueId` and answered
  * - at once when a message arrives on that queue whose tags code (consume-queue stage) and properties
  *   (commit-log stage) match the request's filter — the store announces every dispatched record;

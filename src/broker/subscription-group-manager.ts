@@ -3,7 +3,7 @@
  * `config/subscriptionGroup.json` as
  * `{"dataVersion": {"counter": n, "timestamp": ms}, "subscriptionGroupTable": {"<group>": SubscriptionGroupConfig}}`.
  *
- * RocketMQ: findSubscriptionGroupConfig creates the group with the defaults of facts §8 on first sight
+ * RocketMQ: findSubscriptionGroupConfig creates the group with RocketMQ's defaults on first sight
  * when autoCreateSubscriptionGroup is on and the name is legal (SubscriptionGroupManager.java:258-279).
  */
 import path from 'node:path';

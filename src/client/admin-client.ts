@@ -10,7 +10,8 @@
  */
 import { z } from 'zod';
 import { InvalidArgumentError, RocketMQError, StateError } from '../common/errors.js';
-import { silentLogger, type Logger } from '../common/logger.js';
+import type { Logger } from '../common/logger.js';
+import { defaultLogger } from '../common/env-logger.js';
 import type { MessageExt, MessageQueue } from '../common/message.js';
 import { decodeMessageId, decodeMessages } from '../common/codec/index.js';
 import { topicNameProblem } from '../common/names.js';
@@ -47,7 +48,7 @@ const adminOptionsSchema = z.strictObject({
   endpoints: clientOptionsShape.endpoints.unwrap(),
   accessToken: z.string().min(1).optional(),
   requestTimeoutMs: ms(1).default(DEFAULT_ADMIN_CLIENT_OPTIONS.requestTimeoutMs),
-  logger: loggerSchema.default(silentLogger),
+  logger: loggerSchema.default(() => defaultLogger()),
 });
 
 /** One queue of `topicStatus`: RocketMQ's TopicOffset. */

@@ -2,7 +2,7 @@
  * Queue allocation strategies (RocketMQ's AllocateMessageQueueAveragely, ...ByCircle and
  * ...ConsistentHash). Pure functions of their inputs: they never sort (RebalanceImpl sorts queues
  * with `compareMessageQueue` and client ids in UTF-16 order before calling), and they give exactly
- * RocketMQ's results, edge cases included (facts §7.8; vectors/allocate.json):
+ * RocketMQ's results, edge cases included (vectors/allocate.json):
  * - checks in order: currentCID empty, mqAll empty, cidAll empty → IllegalArgumentError with
  *   RocketMQ's message; `null`/`undefined` count as Java's null;
  * - a currentCID missing from cidAll gets `[]` (RocketMQ logs `[BUG]`), not an error;

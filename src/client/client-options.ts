@@ -3,14 +3,15 @@
  * ClientConfig, with units in the names. One place: the `ClientOptions` type (a doc comment per field,
  * default and unit), frozen defaults, one zod shape that each client's own schema extends, and one
  * parse function that throws an `InvalidArgumentError` whose `field` is the option's name
- * (STYLE habit 5).
+ *.
  */
 import { parseStrictOptions } from '../common/option-errors.js';
 import { hrtime, pid } from 'node:process';
 import { networkInterfaces } from 'node:os';
 import { z } from 'zod';
 import { InvalidArgumentError } from '../common/errors.js';
-import { silentLogger, type Logger } from '../common/logger.js';
+import type { Logger } from '../common/logger.js';
+import { defaultLogger } from '../common/env-logger.js';
 import { systemClock, type Clock } from '../common/clock.js';
 
 export interface ClientOptions {
@@ -192,7 +193,7 @@ export const clientOptionsShape = {
   watchConsumerIdsHoldMs: ms(100, 120_000).default(DEFAULT_CLIENT_OPTIONS.watchConsumerIdsHoldMs),
   brokerUnreachableWarnMs: ms(0).default(DEFAULT_CLIENT_OPTIONS.brokerUnreachableWarnMs),
   accessToken: z.string().min(1).optional(),
-  logger: loggerSchema.default(silentLogger),
+  logger: loggerSchema.default(() => defaultLogger()),
   clock: clockSchema.default(systemClock),
 };
 

@@ -1,6 +1,6 @@
 /**
- * Where a newly assigned queue starts (RocketMQ: RebalancePushImpl.computePullFromWhereWithException,
- * facts §6). The stored offset wins when there is one; otherwise ConsumeFromWhere decides, with
+ * Where a newly assigned queue starts (RocketMQ: RebalancePushImpl.computePullFromWhereWithException).
+ * The stored offset wins when there is one; otherwise ConsumeFromWhere decides, with
  * RocketMQ's special cases for the retry topic. A read error (-2) or a negative result throws, and
  * the queue is skipped this round (RocketMQ does the same).
  * @pure

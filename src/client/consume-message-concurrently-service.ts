@@ -1,5 +1,5 @@
 /**
- * ConsumeMessageConcurrentlyService (facts §7.6): pulled messages are cut into batches of
+ * ConsumeMessageConcurrentlyService: pulled messages are cut into batches of
  * `consumeMessageBatchMaxSize`, each batch is one ConsumeRequest run on a p-queue whose concurrency
  * is `consumeThreadMax` (RocketMQ's fixed thread pool with an unbounded queue). The listener's answer
  * goes through processConsumeResult: failed messages are sent back (CONSUMER_SEND_MSG_BACK, with the
@@ -291,7 +291,7 @@ export class ConsumeMessageConcurrentlyService {
   }
 
   /**
-   * RocketMQ: processConsumeResult (facts §7.6). Done synchronously (undefined) when every message
+   * RocketMQ: processConsumeResult. Done synchronously (undefined) when every message
    * succeeded; a promise while failed messages are being sent back.
    */
   processConsumeResult(

@@ -14,7 +14,7 @@ export const ConsumeConcurrentlyStatus = Object.freeze({
 export type ConsumeConcurrentlyStatus = (typeof ConsumeConcurrentlyStatus)[keyof typeof ConsumeConcurrentlyStatus];
 
 /**
- * Where a group with no committed offset for a queue starts (RocketMQ's ConsumeFromWhere; facts §6).
+ * Where a group with no committed offset for a queue starts (RocketMQ's ConsumeFromWhere).
  * It applies only when the broker has no offset for the group: an existing group always resumes.
  */
 export const ConsumeFromWhere = Object.freeze({

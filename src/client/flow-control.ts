@@ -1,5 +1,5 @@
 /**
- * The push consumer's pre-pull checks (RocketMQ: DefaultMQPushConsumerImpl.pullMessage, facts §7.4)
+ * The push consumer's pre-pull checks (RocketMQ: DefaultMQPushConsumerImpl.pullMessage)
  * as one decision function: drop the request, pull now, or try again later after a delay. The order
  * of the checks and the delays are RocketMQ's.
  * @pure

@@ -1,5 +1,5 @@
 /**
- * LocalFileOffsetStore (BROADCASTING; RocketMQ's LocalFileOffsetStore, facts §7.7): every member keeps
+ * LocalFileOffsetStore (BROADCASTING; RocketMQ's LocalFileOffsetStore): every member keeps
  * its own offsets in a JSON file `<offsetStoreDir>/<clientId>/<group>/offsets.json`.
  *
  * Differences from RocketMQ, on purpose:

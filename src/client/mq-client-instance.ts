@@ -1,5 +1,5 @@
 /**
- * MQClientInstance (RocketMQ's MQClientInstance, facts §7.1): one per client id in a process, shared
+ * MQClientInstance (RocketMQ's MQClientInstance): one per client id in a process, shared
  * by the producers and consumers that use that id. It owns the transport, the route cache, the broker
  * address table, the heartbeat, offset persistence, the RebalanceService and the membership watcher,
  * and every timer and loop they run: `shutdown()` (run by the last `release()`) stops them all.

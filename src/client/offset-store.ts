@@ -1,5 +1,5 @@
 /**
- * The consumer offset store contract (RocketMQ's OffsetStore, facts §7.7), shared by
+ * The consumer offset store contract (RocketMQ's OffsetStore), shared by
  * RemoteBrokerOffsetStore (CLUSTERING) and LocalFileOffsetStore (BROADCASTING).
  *
  * readOffset results: ≥ 0 an offset; -1 no offset is known (RocketMQ: QUERY_NOT_FOUND / no entry);

@@ -1,6 +1,6 @@
 /**
  * ProcessQueue: the messages of one queue that have been pulled and not yet consumed, ordered by
- * queue offset (RocketMQ's ProcessQueue over a TreeMap, facts §7.5). The committed offset of a queue
+ * queue offset (RocketMQ's ProcessQueue over a TreeMap). The committed offset of a queue
  * is always derived from it: the smallest offset still in flight, or `queueOffsetMax + 1` when none
  * is — so a crash re-delivers, it never skips.
  *

@@ -12,7 +12,7 @@
  * | anything else | thrown (errorFromResponse) |
  *
  * `processPullResult` then decodes the body, re-checks tags by exact string (the broker only compares
- * hash codes, facts §5.3), and stamps MIN_OFFSET / MAX_OFFSET, brokerName and, for transactional
+ * hash codes), and stamps MIN_OFFSET / MAX_OFFSET, brokerName and, for transactional
  * messages, transactionId.
  */
 import { RocketMQError } from '../common/errors.js';

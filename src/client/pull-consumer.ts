@@ -1,5 +1,5 @@
 /**
- * PullConsumer (RocketMQ's DefaultMQPullConsumer, modernised, facts §7.10): the application chooses the
+ * PullConsumer (RocketMQ's DefaultMQPullConsumer, modernised): the application chooses the
  * queue, the offset and the batch size of every pull and manages offsets itself.
  *
  * - `pull(...)`: sysFlag SUBSCRIPTION only (no suspend), RPC deadline consumerPullTimeoutMs (10 s).

@@ -1,5 +1,5 @@
 /**
- * PullMessageService (RocketMQ: PullMessageService, facts §7.3): a FIFO of PullRequests drained into
+ * PullMessageService (RocketMQ: PullMessageService): a FIFO of PullRequests drained into
  * the consumer's `pullMessage`. Java runs one thread taking from a blocking queue; here a request is
  * "executed" by starting the consumer's async `pullMessage(request)` — the I/O runs concurrently,
  * and the one-pull-per-queue rule holds because every path re-queues the same request exactly once.

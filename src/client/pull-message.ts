@@ -1,6 +1,6 @@
 /**
- * The push consumer's pull path (RocketMQ: DefaultMQPushConsumerImpl.pullMessage and its PullCallback,
- * facts §7.4): the pre-pull checks (`decidePull`), one pull through PullAPIWrapper carrying the
+ * The push consumer's pull path (RocketMQ: DefaultMQPushConsumerImpl.pullMessage and its PullCallback):
+ * the pre-pull checks (`decidePull`), one pull through PullAPIWrapper carrying the
  * commit offset, then, per pull status, what happens to the PullRequest and its ProcessQueue. Every
  * path hands the same request back to the PullMessageService exactly once, or lets it die with its
  * dropped queue.

@@ -1,6 +1,6 @@
 /**
  * PullRequest: what PullMessageService hands to the push consumer's pullMessage (RocketMQ's
- * PullRequest, facts §7.3). One object per assigned queue; every path re-queues the same object
+ * PullRequest). One object per assigned queue; every path re-queues the same object
  * exactly once, so only one pull per queue is ever in flight.
  * @pure
  */

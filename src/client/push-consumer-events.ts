@@ -54,6 +54,25 @@ export interface BrokerDisconnectionEvent extends BrokerConnectionEvent {
   error: unknown;
 }
 
+/** This member's lag on one queue (`PushConsumer.lag()`). */
+export interface QueueLag {
+  mq: MessageQueue;
+  /** The queue's max offset on the broker (one past its last message). */
+  brokerOffset: number;
+  /** The offset this member has consumed up to (what it commits; 0 when none yet). */
+  consumerOffset: number;
+  /** brokerOffset - consumerOffset: messages not yet consumed. */
+  lag: number;
+}
+
+/** What `PushConsumer.lag()` answers and the `lag` event carries. */
+export interface ConsumerLagEvent {
+  consumerGroup: string;
+  queues: QueueLag[];
+  /** The sum of the queues' lag. */
+  total: number;
+}
+
 /** Typed events (eventemitter3). A handler that throws is logged; it never reaches the consumer. */
 export interface PushConsumerEvents {
   /** A broker answered for the first time, or again after it could not be reached. */
@@ -68,6 +87,8 @@ export interface PushConsumerEvents {
   stall: [event: StallEvent];
   /** Orderly consumption: a batch (or a key's message) failed and waits, or went to the dead-letter queue. */
   suspend: [event: OrderlySuspendEvent];
+  /** Each `lag()` result, so a dashboard can subscribe where the code that polls cannot reach. */
+  lag: [event: ConsumerLagEvent];
 }
 
 /** What `shutdown()` could not finish. */

@@ -1,7 +1,7 @@
 /**
- * PushConsumer options: RocketMQ's DefaultMQPushConsumer fields and ranges (facts §7.2,
- * DefaultMQPushConsumerImpl.checkConfig) with units in the names, plus the shared client options.
- * One zod schema, frozen defaults, one resolve function (STYLE habit 5).
+ * PushConsumer options: RocketMQ's DefaultMQPushConsumer fields and ranges
+ * (DefaultMQPushConsumerImpl.checkConfig) with units in the names, plus the shared client options.
+ * One zod schema, frozen defaults, one resolve function.
  */
 import { tmpdir } from 'node:os';
 import path from 'node:path';

@@ -41,6 +41,8 @@ import { pullMessage } from './pull-message.js';
 import { PullMessageService } from './pull-message-service.js';
 import type { PullRequest } from './pull-request.js';
 import type {
+  ConsumerLagEvent,
+  QueueLag,
   PushConsumerEvents,
   PushConsumerListener,
   PushConsumerShutdownReport,
@@ -148,6 +150,31 @@ export class PushConsumer {
   /** The queues this member consumes now (all topics, the retry topic included), sorted. */
   assignedQueues(): MessageQueue[] {
     return (this.#run?.rebalance.allocatedQueues() ?? []).sort(compareMessageQueue);
+  }
+
+  /**
+   * This member's lag: for each queue it consumes (the retry topic included), the broker's max offset
+   * (asked with GET_MAX_OFFSET), the offset consumed up to, and their difference; and the total. The
+   * result is also emitted as a `lag` event. For the whole group, across members, use
+   * `AdminClient.consumerProgress(group)`.
+   */
+  async lag(): Promise<ConsumerLagEvent> {
+    const run = this.#run;
+    if (!run || this.#state !== 'RUNNING') throw new StateError(`the PushConsumer is ${this.#state}, it has no lag`);
+    const queues: QueueLag[] = [];
+    for (const mq of this.assignedQueues()) {
+      const found = await run.instance.findBrokerAddressForQueue(mq);
+      const brokerOffset = await run.instance.api.getMaxOffset(found.brokerAddr, mq);
+      const consumerOffset = Math.max(0, run.offsetStore.readOffsetFromMemory(mq));
+      queues.push({ mq, brokerOffset, consumerOffset, lag: Math.max(0, brokerOffset - consumerOffset) });
+    }
+    const event: ConsumerLagEvent = {
+      consumerGroup: this.options.consumerGroup,
+      queues,
+      total: queues.reduce((sum, q) => sum + q.lag, 0),
+    };
+    this.events.emit('lag', event);
+    return event;
   }
 
   /**

@@ -1,5 +1,5 @@
 /**
- * RebalanceImpl / RebalancePushImpl (facts §7.8): decides which queues this client consumes and keeps
+ * RebalanceImpl / RebalancePushImpl: decides which queues this client consumes and keeps
  * the process-queue table in step — a removed queue stops (dropped), has its offset persisted and is
  * forgotten; an added queue gets its start offset (computePullFromWhere) and a PullRequest.
  *

@@ -1,5 +1,5 @@
 /**
- * RebalancePushImpl (facts §7.8): what the push consumer plugs into RebalanceImpl — where a new queue
+ * RebalancePushImpl: what the push consumer plugs into RebalanceImpl — where a new queue
  * starts (computePullFromWhere), what happens to the offset of a removed queue, how pull requests are
  * dispatched, and messageQueueChanged (a new subVersion, the per-queue thresholds, a heartbeat and the
  * `rebalance` event).

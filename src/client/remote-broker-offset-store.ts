@@ -1,5 +1,5 @@
 /**
- * RemoteBrokerOffsetStore (CLUSTERING; RocketMQ's RemoteBrokerOffsetStore, facts §7.7): offsets live
+ * RemoteBrokerOffsetStore (CLUSTERING; RocketMQ's RemoteBrokerOffsetStore): offsets live
  * in memory and on the broker. Updates only move forward (`increaseOnly` from the consume path); the
  * broker copy is written every 5 s (persistAll), on queue removal and at shutdown, and also rides on
  * each pull (commit-offset flag). A failed write is logged and retried at the next persist: it is an

@@ -1,7 +1,7 @@
 /**
  * Typed events through eventemitter3, with one difference: a listener that throws (or returns a
  * rejected promise) never reaches the emitter's caller. The error goes to `onListenerError` (the
- * client logs it) and the remaining listeners still run (STYLE habit 8, kafkajs's rule that a listener
+ * client logs it) and the remaining listeners still run (kafkajs's rule that a listener
  * must not kill the consumer).
  */
 import { EventEmitter } from 'eventemitter3';

@@ -1,6 +1,6 @@
 /**
  * Handing a failed message back for a later retry (RocketMQ: DefaultMQPushConsumerImpl.sendMessageBack,
- * facts §7.6 and §8): CONSUMER_SEND_MSG_BACK to the master of the queue's broker, and on any error the
+ * ConsumeMessageConcurrentlyService.sendMessageBack): CONSUMER_SEND_MSG_BACK to the master of the queue's broker, and on any error the
  * fallback — a plain SEND of a copy to `%RETRY%<group>` with the properties RocketMQ sets. Throws
  * only when both fail; the caller then keeps the message and consumes it again locally.
  */

@@ -1,5 +1,5 @@
 /**
- * Time goes through a clock that tests can drive (STYLE habit 7). Every timer an object creates is
+ * Time goes through a clock that tests can drive. Every timer an object creates is
  * created here and cleared by its owner.
  * @pure
  */

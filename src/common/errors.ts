@@ -1,5 +1,5 @@
 /**
- * One error base for the whole SDK (STYLE habit 4): a stable string `code`, a `retriable` flag and
+ * One error base for the whole SDK: a stable string `code`, a `retriable` flag and
  * `cause`. Subclasses exist only where callers branch on them. `docs/errors.md` lists the codes.
  * @pure
  */

@@ -1,6 +1,6 @@
 /**
  * A pino-shaped logger: any object with these four methods (pino, console-like wrappers, test spies).
- * Library code logs only through an injected logger, silent by default (STYLE habit 8).
+ * Library code logs only through an injected logger, silent by default.
  * @pure
  */
 export interface Logger {

@@ -1,6 +1,6 @@
 /**
  * MD5 (RFC 1321) over bytes, written out so that the queue-allocation core stays pure (no `node:*`
- * import, STYLE habit 1): `AllocateMessageQueueConsistentHash` needs MD5 for its ring positions,
+ * import): `AllocateMessageQueueConsistentHash` needs MD5 for its ring positions,
  * and `node:crypto` would make that module impure. The inputs are short keys (client ids, queue
  * names), so speed does not matter; the unit test checks it against `node:crypto` and RocketMQ's
  * own ring hashes.

@@ -1,5 +1,5 @@
 /**
- * The command model (DESIGN §2): every call is a request code, a typed header and an optional
+ * The command model: every call is a request code, a typed header and an optional
  * binary body; every answer is a response code, a typed header, a remark and an optional body.
  * Transports (HTTP today, RocketMQ's TCP remoting later) carry these objects; nothing above the
  * transport sees bytes of the framing.

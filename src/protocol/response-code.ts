@@ -1,6 +1,6 @@
 /**
  * Response codes, with RocketMQ's numbers (RemotingSysResponseCode.java, ResponseCode.java).
- * Protocol outcomes travel as these codes inside an HTTP 200 (DESIGN §2).
+ * Protocol outcomes travel as these codes inside an HTTP 200.
  * @pure
  */
 export const ResponseCode = Object.freeze({

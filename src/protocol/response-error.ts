@@ -1,5 +1,5 @@
 /**
- * The one mapping from a broker response code to an error (STYLE habit 4). The error's `code` is
+ * The one mapping from a broker response code to an error. The error's `code` is
  * `ERR_` + the response code's RocketMQ name (e.g. `ERR_TOPIC_NOT_EXIST`), `responseCode` keeps the
  * number, and `retriable` says whether the same call may succeed later unchanged.
  * @pure

@@ -1,6 +1,6 @@
 /**
  * HttpRemotingClient: the command model over HTTP/1.1 (docs/protocol.md), on undici. This file is
- * the only network code of the client side (STYLE habit 2).
+ * the only network code of the client side.
  *
  * - Two lanes per broker origin, each an undici `Pool` with keep-alive. HTTP/1.1 carries one call per
  *   connection at a time, and a held call (a long-polling pull, the membership watch) occupies its

@@ -1,5 +1,5 @@
 /**
- * The one transport interface of the client side (STYLE habit 2): invoke a command on a broker
+ * The one transport interface of the client side: invoke a command on a broker
  * address and get its answer. Everything above it (MQClientAPI, MQClientInstance, the consumers and
  * the producer) speaks commands, never bytes or sockets; a second transport (RocketMQ's TCP remoting
  * frames) implements the same interface.

@@ -2,7 +2,7 @@
  * The getMessage decision, free of I/O: the status and offset chosen before any read, the per-pull
  * caps (isTheBatchFull), and the scan over consume-queue units as a generator that asks its driver for
  * bytes (the units of a consume-queue file, a record of the commit log) and returns the result.
- * RocketMQ: DefaultMessageStore.getMessage (facts §3.2), nextOffsetCorrection, isTheBatchFull,
+ * RocketMQ: DefaultMessageStore.getMessage, nextOffsetCorrection, isTheBatchFull,
  * estimateInMemByCommitOffset.
  * @pure
  */

@@ -422,7 +422,7 @@ export class MessageStore {
 
   // ---------------------------------------------------------------- read
 
-  /** RocketMQ: DefaultMessageStore.getMessage (facts §3.2). */
+  /** RocketMQ: DefaultMessageStore.getMessage. */
   async getMessage(
     group: string,
     topic: string,
@@ -519,7 +519,7 @@ export class MessageStore {
     return this.consumeQueue(topic, queueId, false)?.maxOffset ?? 0;
   }
 
-  /** RocketMQ: getOffsetInQueueByTime (facts §2.4): binary search over the records' store times. */
+  /** RocketMQ: getOffsetInQueueByTime: binary search over the records' store times. */
   async getOffsetInQueueByTime(
     topic: string,
     queueId: number,

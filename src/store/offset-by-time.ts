@@ -1,6 +1,6 @@
 /**
- * SEARCH_OFFSET_BY_TIMESTAMP as a binary search over a queue's store timestamps (facts §2.4;
- * RocketMQ: ConsumeQueue.getOffsetInQueueByTime). LOWER: the first offset whose store time is >= ts,
+ * SEARCH_OFFSET_BY_TIMESTAMP as a binary search over a queue's store timestamps
+ * (RocketMQ: ConsumeQueue.getOffsetInQueueByTime). LOWER: the first offset whose store time is >= ts,
  * or `max` when every message is older. UPPER: the last offset whose store time is <= ts, or `min`
  * when every message is newer. Store times are non-decreasing along a queue.
  * @pure

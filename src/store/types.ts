@@ -32,7 +32,7 @@ export type GetMessageStatus =
 
 export interface GetMessageResult {
   status: GetMessageStatus;
-  /** Where the next pull of this queue should start (facts §3.2). */
+  /** Where the next pull of this queue should start. */
   nextBeginOffset: number;
   minOffset: number;
   maxOffset: number;

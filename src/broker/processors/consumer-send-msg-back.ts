@@ -1,5 +1,5 @@
 /**
- * CONSUMER_SEND_MSG_BACK (36) — RocketMQ: AbstractSendMessageProcessor.consumerSendMsgBack (facts §8).
+ * CONSUMER_SEND_MSG_BACK (36) — RocketMQ: AbstractSendMessageProcessor.consumerSendMsgBack.
  *
  * 1. the subscription group must exist (auto-created when enabled): else SUBSCRIPTION_GROUP_NOT_EXIST;
  * 2. the broker must be writable: else NO_PERMISSION;

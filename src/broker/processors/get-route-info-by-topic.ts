@@ -1,5 +1,5 @@
 /**
- * GET_ROUTEINFO_BY_TOPIC (105): the broker answers route queries itself (DESIGN §5). One broker (id 0,
+ * GET_ROUTEINFO_BY_TOPIC (105): the broker answers route queries itself. One broker (id 0,
  * the master) at this broker's address; the topic's queues with its perm masked by the broker's, as a
  * RocketMQ broker registers them (registerBrokerAll). TBW102 is served while auto-creation is enabled.
  */

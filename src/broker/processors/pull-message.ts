@@ -1,10 +1,10 @@
 /**
- * PULL_MESSAGE (11) and LITE_PULL_MESSAGE (361): RocketMQ's PullMessageProcessor (facts §4).
+ * PULL_MESSAGE (11) and LITE_PULL_MESSAGE (361): RocketMQ's PullMessageProcessor.
  *
- * 1. The checks, in RocketMQ's order, with its codes and remarks (facts §4.3).
+ * 1. The checks, in RocketMQ's order, with its codes and remarks.
  * 2. The subscription: from the request when the SUBSCRIPTION flag is set, else the one registered by
  *    the group's heartbeat (with its SQL filter data); then the MessageFilter.
- * 3. store.getMessage, the status → response-code mapping (facts §4.4), the response header.
+ * 3. store.getMessage, the status → response-code mapping, the response header.
  * 4. Commit-on-pull (tryCommitOffset), then: FOUND → the stored records' bytes as the body;
  *    PULL_NOT_FOUND with the SUSPEND flag → held by the PullRequestHoldService and run again (without
  *    suspension and without a second commit) when a matching message arrives or the hold times out;
@@ -49,7 +49,7 @@ export const ForbiddenType = Object.freeze({
   SUBSCRIPTION_FORBIDDEN: 5,
 });
 
-/** RocketMQ: composeResponseHeader's status → code table (facts §4.4). */
+/** RocketMQ: composeResponseHeader's status → code table. */
 export function pullResponseCode(status: GetMessageStatus, requestOffset: number): number {
   switch (status) {
     case 'FOUND':
@@ -89,7 +89,7 @@ interface Prepared {
   groupSysFlag: number;
 }
 
-/** Checks 1–10 of facts §4.3; the answer when one fails, else the filter to read with. */
+/** Checks 1–10 of RocketMQ's PullMessageProcessor; the answer when one fails, else the filter to read with. */
 function prepare(
   ctx: BrokerContext,
   code: number,

@@ -1,5 +1,5 @@
 /**
- * QUERY_CONSUMER_OFFSET (14): RocketMQ's ConsumerManageProcessor.queryConsumerOffset (facts §6).
+ * QUERY_CONSUMER_OFFSET (14): RocketMQ's ConsumerManageProcessor.queryConsumerOffset.
  * The committed offset; without one, offset 0 for a young queue (min offset 0 and message 0 still in
  * memory) unless the caller said `setZeroIfNotFound: false`, else QUERY_NOT_FOUND.
  */

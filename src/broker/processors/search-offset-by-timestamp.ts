@@ -1,5 +1,5 @@
 /**
- * SEARCH_OFFSET_BY_TIMESTAMP (29): the queue offset for a store time (facts §2.4). `boundaryType`
+ * SEARCH_OFFSET_BY_TIMESTAMP (29): the queue offset for a store time. `boundaryType`
  * LOWER (default) or UPPER, case-insensitive; anything else reads as LOWER (RocketMQ: BoundaryType.getType).
  */
 import { nameProblem } from '../../common/names.js';

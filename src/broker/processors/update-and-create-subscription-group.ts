@@ -1,6 +1,6 @@
 /**
  * UPDATE_AND_CREATE_SUBSCRIPTIONGROUP (200): RocketMQ's AdminBrokerProcessor. The body is a
- * SubscriptionGroupConfig (validated by the HTTP layer with its schema, defaults of facts §8 filled in).
+ * SubscriptionGroupConfig (validated by the HTTP layer with its schema, RocketMQ's defaults filled in).
  */
 import { groupNameProblem } from '../../common/names.js';
 import { ResponseCode, SubscriptionGroupConfigSchema } from '../../protocol/index.js';

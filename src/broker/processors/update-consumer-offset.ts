@@ -1,5 +1,5 @@
 /**
- * UPDATE_CONSUMER_OFFSET (15): RocketMQ's ConsumerManageProcessor.updateConsumerOffset (facts §6).
+ * UPDATE_CONSUMER_OFFSET (15): RocketMQ's ConsumerManageProcessor.updateConsumerOffset.
  * Checks in order: the group exists (never auto-created here), the topic exists; then a plain
  * overwrite of the committed offset.
  */

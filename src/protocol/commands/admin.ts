@@ -3,7 +3,7 @@
  *
  * UPDATE_AND_CREATE_TOPIC header: topic, readQueueNums, writeQueueNums, perm, and optionally
  * topicFilterType (`SINGLE_TAG` | `MULTI_TAG`), topicSysFlag, order.
- * UPDATE_AND_CREATE_SUBSCRIPTIONGROUP: no header; body SubscriptionGroupConfig JSON (defaults facts §8).
+ * UPDATE_AND_CREATE_SUBSCRIPTIONGROUP: no header; body SubscriptionGroupConfig JSON (RocketMQ's defaults).
  * VIEW_MESSAGE_BY_ID: offset (commit-log offset, decoded from an offset message id by the client);
  * body = the stored record's bytes; SYSTEM_ERROR when no message is stored there.
  */

@@ -1,5 +1,5 @@
 /**
- * QUERY_CONSUMER_OFFSET (14) and UPDATE_CONSUMER_OFFSET (15) (facts §6).
+ * QUERY_CONSUMER_OFFSET (14) and UPDATE_CONSUMER_OFFSET (15).
  *
  * QUERY: consumerGroup, topic, queueId, setZeroIfNotFound? → SUCCESS with `offset`, or QUERY_NOT_FOUND
  * (22) when the group has no committed offset (with RocketMQ's "offset 0 on a young queue" rule).

@@ -1,5 +1,5 @@
 /**
- * CONSUMER_SEND_MSG_BACK (36): a consumer hands a failed message back for a later retry (facts §8).
+ * CONSUMER_SEND_MSG_BACK (36): a consumer hands a failed message back for a later retry.
  *
  * Request header: offset (the message's COMMIT-LOG offset, not its queue offset), group, delayLevel
  * (0 = let the broker choose 3 + reconsumeTimes; negative = straight to the DLQ), and optionally

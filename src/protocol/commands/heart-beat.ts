@@ -1,6 +1,6 @@
 /**
  * HEART_BEAT (34): a client tells a broker who it is, which groups it consumes or produces for, and
- * what it subscribes to (facts §9.5 HeartbeatData). No header; the body is HeartbeatData as JSON.
+ * what it subscribes to (RocketMQ's HeartbeatData). No header; the body is HeartbeatData as JSON.
  * The broker registers the client (ConsumerManager), creates the subscription group and its
  * `%RETRY%` topic on first sight, and compiles SQL92 subscriptions (the ConsumerFilterManager role).
  */

@@ -1,5 +1,5 @@
 /**
- * PULL_MESSAGE (11) and LITE_PULL_MESSAGE (361): read messages from one queue (facts §4).
+ * PULL_MESSAGE (11) and LITE_PULL_MESSAGE (361): read messages from one queue.
  *
  * Request header: consumerGroup, topic, queueId, queueOffset (offset to read from), maxMsgNums,
  * sysFlag (PullSysFlag), commitOffset (used only with COMMIT_OFFSET), suspendTimeoutMillis (long-poll
@@ -8,7 +8,7 @@
  * RocketMQ), bname (broker name).
  *
  * Response codes: SUCCESS (FOUND; body = stored records back to back), PULL_NOT_FOUND,
- * PULL_RETRY_IMMEDIATELY, PULL_OFFSET_MOVED, and the check failures of facts §4.3. The remark is the
+ * PULL_RETRY_IMMEDIATELY, PULL_OFFSET_MOVED, and the check failures of RocketMQ's PullMessageProcessor. The remark is the
  * GetMessageStatus name. Response header: nextBeginOffset, minOffset, maxOffset, suggestWhichBrokerId.
  */
 import { z } from 'zod';

@@ -1,6 +1,6 @@
 /**
- * GET_ROUTEINFO_BY_TOPIC (105): the broker answers route queries itself (DESIGN §5), so a client needs
- * only the broker's address. Body: TopicRouteData (facts §9.5) with `brokerAddrs` mapping broker id
+ * GET_ROUTEINFO_BY_TOPIC (105): the broker answers route queries itself, so a client needs
+ * only the broker's address. Body: TopicRouteData with `brokerAddrs` mapping broker id
  * ("0" = master) to the broker's address — its HTTP base URL for this transport. TOPIC_NOT_EXIST (17)
  * when the topic is unknown. A producer then asks for the route of the default topic `TBW102`, which
  * the broker serves while auto-creation is enabled, and sends with `defaultTopic` set, as RocketMQ does.

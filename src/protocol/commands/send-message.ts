@@ -1,5 +1,5 @@
 /**
- * SEND_MESSAGE (10) and SEND_BATCH_MESSAGE (320) (facts §9.3; SendMessageRequestHeader).
+ * SEND_MESSAGE (10) and SEND_BATCH_MESSAGE (320) (SendMessageRequestHeader).
  *
  * Request header: producerGroup, topic, defaultTopic (the template topic for auto-creation, `TBW102`),
  * defaultTopicQueueNums, queueId, sysFlag (MessageSysFlag; COMPRESSED when the body is compressed),

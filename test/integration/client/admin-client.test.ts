@@ -79,6 +79,14 @@ test('progress, connections, queries and reset match what was produced and consu
     expect(progress.consumerOffsetTotal).toBe(10);
     expect(progress.queues.every((q) => q.lag === 0 && q.lastTimestamp > 0)).toBe(true);
 
+    // the member's own view: lag() and the lag event agree with the group's progress
+    const events: number[] = [];
+    consumer.events.on('lag', (e) => events.push(e.total));
+    await waitFor(async () => (await consumer.lag()).total === 0, 20_000);
+    const own = await consumer.lag();
+    expect(own.queues.filter((q) => q.mq.topic === topic).reduce((s, q) => s + q.brokerOffset, 0)).toBe(10);
+    expect(events.at(-1)).toBe(0);
+
     const conn = await admin.consumerConnection(group);
     expect(conn.connections.map((c) => c.clientId)).toEqual([consumer.clientId]);
     expect(conn.subscriptions.find((s) => s.topic === topic)?.subString).toBe('A');
