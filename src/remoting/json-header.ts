@@ -45,11 +45,10 @@ function fieldOf(key: string): string | undefined {
   return SMART.get(key.replace(/[_-]/g, '').toLowerCase());
 }
 
-const utf8 = new TextDecoder('utf-8');
-
 /** Decodes a JSON header; `offset` places error positions in the frame. The body is set by the caller. */
 export function decodeJsonHeader(bytes: Uint8Array, offset: number): RemotingCommand {
-  const text = utf8.decode(bytes);
+  // Invalid UTF-8 becomes U+FFFD, as in Java's decoder.
+  const text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
   let root: JsonValue;
   try {
     root = parseLenientJson(text);

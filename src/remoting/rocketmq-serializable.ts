@@ -56,8 +56,6 @@ export function encodeRocketMQHeader(cmd: NormalizedCommand): Buffer {
   return out;
 }
 
-const utf8 = new TextDecoder('utf-8');
-
 /** A bounds-checked reader over the frame; reading past its end is a decode error, never a crash. */
 class Reader {
   constructor(
@@ -94,7 +92,7 @@ class Reader {
     if (len > limit) throw new RemotingDecodeError(`${what} length ${len} exceeds the limit ${limit}`, this.pos);
     if (len < 0) throw new RemotingDecodeError(`${what} length ${len} is negative`, this.pos);
     this.need(len);
-    const s = utf8.decode(this.buf.subarray(this.pos, this.pos + len));
+    const s = this.buf.toString('utf8', this.pos, this.pos + len);
     this.pos += len;
     return s;
   }
