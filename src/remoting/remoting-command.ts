@@ -159,6 +159,8 @@ export function encodeRemotingCommand(command: RemotingCommandInput, options: En
   if (header.length > MAX_HEADER_LENGTH)
     throw new InvalidArgumentError('command', `header of ${header.length} bytes exceeds the 24-bit header length`);
   const bodyLength = body?.length ?? 0;
+  if (4 + header.length + bodyLength > 0x7fffffff)
+    throw new InvalidArgumentError('command.body', 'the frame would exceed the 32-bit total length');
   const frame = Buffer.allocUnsafe(8 + header.length + bodyLength);
   frame.writeInt32BE(4 + header.length + bodyLength, 0);
   frame.writeUInt32BE(((SERIALIZE_TYPE_CODE[serializeType] << 24) | header.length) >>> 0, 4);
