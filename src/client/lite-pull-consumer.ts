@@ -175,7 +175,10 @@ export class LitePullConsumer implements AsyncIterable<MessageExt> {
 
   /** The queues this consumer pulls now, sorted. */
   assignment(): MessageQueue[] {
-    return [...this.#queues.values()].map((q) => ({ ...q.mq })).sort(compareMessageQueue);
+    return [...this.#queues.values()]
+      .filter((q) => !q.pq.dropped)
+      .map((q) => ({ ...q.mq }))
+      .sort(compareMessageQueue);
   }
 
   /**
@@ -371,6 +374,8 @@ export class LitePullConsumer implements AsyncIterable<MessageExt> {
   }
 
   #assignedQueues(): MessageQueue[] {
+    // A queue of a topic no longer subscribed is dropped by the rebalance without a removal call.
+    for (const [key, q] of this.#queues) if (q.pq.dropped && this.#state === 'RUNNING') this.#queues.delete(key);
     return [...this.#queues.values()].map((q) => q.mq);
   }
 
