@@ -132,7 +132,6 @@ describe('LitePullConsumer: subscribe, poll, commit, restart', () => {
     await c.start();
     const [q0, q1] = (await c.fetchMessageQueues(topic)) as [MessageQueue, MessageQueue];
     await c.assign([q0, q1]);
-    await pollUntil(c, (b) => b.includes('warm-0'));
     c.pause([q0]);
     expect(c.isPaused(q0)).toBe(true);
     for (let i = 0; i < 5; i++) await fx.client.send(topic, `p0-${i}`, { queueId: q0.queueId });
@@ -141,8 +140,9 @@ describe('LitePullConsumer: subscribe, poll, commit, restart', () => {
     expect(await c.poll({ timeoutMs: 300 })).toEqual([]);
     expect(got.filter((x) => x.startsWith('p0-'))).toEqual([]);
     c.resume([q0]);
-    const later = await pollUntil(c, (b) => b.length >= 5);
-    expect(later.sort()).toEqual(['p0-0', 'p0-1', 'p0-2', 'p0-3', 'p0-4']);
+    // (The topic's first message, 'warm-0', may sit on either queue.)
+    const later = await pollUntil(c, (b) => b.filter((x) => x.startsWith('p0-')).length >= 5);
+    expect(later.filter((x) => x !== 'warm-0').sort()).toEqual(['p0-0', 'p0-1', 'p0-2', 'p0-3', 'p0-4']);
     await c.shutdown();
   });
 });
