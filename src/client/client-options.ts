@@ -47,16 +47,18 @@ export interface ClientOptions {
   /** Timeout of an ordinary call to a broker (route, heartbeat, offsets, send), ms. Default 3000. */
   requestTimeoutMs?: number;
   /**
-   * HTTP connections kept per broker. One held pull occupies one connection, so this must be at least
-   * the number of queues held-pulled from one broker at once, plus a few for control calls. Default 64.
+   * HTTP connections kept per broker (`endpoints` only; over TCP one connection carries every call).
+   * One held pull occupies one connection, so this must be at least the number of queues held-pulled
+   * from one broker at once, plus a few for control calls. Default 64.
    */
   connectionsPerBroker?: number;
   /**
    * How long the broker may hold a membership watch (WATCH_CONSUMER_IDS) before answering, ms; the
-   * stand-in for RocketMQ's NOTIFY_CONSUMER_IDS_CHANGED. Default 30000, at most 120000.
+   * stand-in for RocketMQ's NOTIFY_CONSUMER_IDS_CHANGED, which a RocketMQ broker sends itself when
+   * `namesrvAddr` is used. Default 30000, at most 120000.
    */
   watchConsumerIdsHoldMs?: number;
-  /** Bearer token for a broker started with an access token. */
+  /** Bearer token for a bundled broker started with an access token (`endpoints` only). */
   accessToken?: string | undefined;
   /** A pino-shaped logger. Default: silent. */
   logger?: Logger;
