@@ -83,6 +83,8 @@ const isBareKeyChar = (c: number): boolean =>
  */
 export function parseLenientJson(text: string): JsonValue {
   const p = new Parser(text);
+  // A leading byte-order mark is skipped, as fastjson's scanner skips it.
+  if (text.charCodeAt(0) === 0xfeff) p.i = 1;
   p.ws();
   const v = p.value(0);
   p.ws();

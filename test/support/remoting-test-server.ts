@@ -115,3 +115,12 @@ export async function waitFor(cond: () => boolean, timeoutMs = 5000, what = 'con
     await new Promise((r) => setTimeout(r, 5));
   }
 }
+
+/** Resolves when `check()` resolves true, trying again every 20 ms (a rejection counts as false). */
+export async function eventually(check: () => Promise<boolean>, timeoutMs = 5000, what = 'condition'): Promise<void> {
+  const start = Date.now();
+  while (!(await check().catch(() => false))) {
+    if (Date.now() - start > timeoutMs) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}

@@ -8,7 +8,7 @@ import { RequestCode } from '../../../src/protocol/request-code.js';
 import { ResponseCode } from '../../../src/protocol/response-code.js';
 import { isOneway, type RemotingCommand } from '../../../src/remoting/index.js';
 import { TcpRemotingClient, parseAddress } from '../../../src/remoting/tcp-remoting-client.js';
-import { RemotingTestServer, waitFor, type TestServerHandler } from '../../support/remoting-test-server.js';
+import { RemotingTestServer, eventually, waitFor, type TestServerHandler } from '../../support/remoting-test-server.js';
 
 const servers: RemotingTestServer[] = [];
 const clients: TcpRemotingClient[] = [];
@@ -162,15 +162,8 @@ describe('TcpRemotingClient', () => {
     expect((e2 as Error).message).toMatch(/next attempt in/);
     const s2 = await RemotingTestServer.start(offsetAnswer, port);
     servers.push(s2);
-    let answer: number | undefined;
-    await waitFor(
-      () => {
-        void c.invoke(addr, maxOffset(2), { timeoutMs: 1000 }).then(
-          (r) => (answer = r.header.offset as number),
-          () => undefined,
-        );
-        return answer === 200;
-      },
+    await eventually(
+      async () => (await c.invoke(addr, maxOffset(2), { timeoutMs: 1000 })).header.offset === 200,
       5000,
       'reconnect',
     );

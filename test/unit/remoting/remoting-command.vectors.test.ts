@@ -12,6 +12,7 @@ import {
   type RemotingCommand,
 } from '../../../src/remoting/index.js';
 import { LanguageCode } from '../../../src/remoting/remoting-command.js';
+import { javaHashMapOrder } from '../../../src/remoting/java-hash-map.js';
 import { fastjsonStringify, jsonValueToPlain, parseLenientJson } from '../../../src/remoting/fastjson.js';
 import {
   hex,
@@ -137,3 +138,13 @@ for (const c of bodies)
         expect(fastjsonStringify(JSON.parse(c.standardJson))).toBe(c.json);
       });
   });
+
+describe('Java HashMap iteration order', () => {
+  for (const c of frames.filter((f) => (f.extFieldsOrder?.length ?? 0) > 1))
+    test(`${c.id}: the buckets of its ${c.extFieldsOrder?.length} keys are in RocketMQ's order`, () => {
+      const order = c.extFieldsOrder as string[];
+      expect(
+        javaHashMapOrder(order, (c as FrameCase & { extFieldsHashMapCapacity: number }).extFieldsHashMapCapacity),
+      ).toEqual(order);
+    });
+});
