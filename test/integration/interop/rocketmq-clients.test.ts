@@ -84,7 +84,8 @@ kitDescribe('clients against Apache RocketMQ 4.9.8 (namesrvAddr)', () => {
 
   beforeAll(async () => {
     kit = await startKit();
-    producer = new Producer({ namesrvAddr: `${kit.namesrvAddr};`, defaultTopicQueueNums: 8 });
+    // A first send to a new topic has the broker create it; on a loaded machine that takes seconds.
+    producer = new Producer({ namesrvAddr: `${kit.namesrvAddr};`, defaultTopicQueueNums: 8, sendMsgTimeoutMs: 15_000 });
     await producer.start();
   }, 180_000);
 
@@ -176,7 +177,12 @@ kitDescribe('clients against Apache RocketMQ 4.9.8 (namesrvAddr)', () => {
     expect(new Set(bySql)).toEqual(new Set([8, 12, 16, 20, 24, 28, 32, 36].map((i) => `${topic}-${i}`)));
 
     // `mqadmin consumerStatus` asks our client for its running info through the broker.
-    const status = await kit.mqadmin('consumerStatus', '-g', tagGroup, '-i', c1.clientId!);
+    // (mqadmin prints nothing when its call timed out, which a loaded machine can make happen: ask again)
+    let status = '';
+    await waitFor(async () => {
+      status = await kit.mqadmin('consumerStatus', '-g', tagGroup, '-i', c1.clientId!);
+      return status.includes('#Consumer MQ Detail#');
+    }, 60_000);
     expect(status).toContain('CONSUME_PASSIVELY');
     expect(status).toContain(`%RETRY%${tagGroup}`);
     const queueRows = status.split('\n').filter((l) => l.startsWith(topic) && l.includes('ProcessQueueInfo'));
@@ -346,20 +352,24 @@ kitDescribe('clients against Apache RocketMQ 4.9.8 (namesrvAddr)', () => {
       return ids.length === 1;
     }, 60_000);
     // The queues the Java member holds, from its own ConsumerRunningInfo (what `mqadmin consumerStatus` reads).
-    const javaHeld = async (): Promise<number[]> => {
+    const javaTable = async (): Promise<Array<{ queueId: number; commitOffset: number }>> => {
       const res = await admin.invoke(kit.brokerAddr, {
         code: RequestCode.GET_CONSUMER_RUNNING_INFO,
         header: { consumerGroup: group, clientId: javaId, jstackEnable: false },
       });
       const text = res.body?.toString('utf8') ?? '';
       const table = /"mqTable":\{(.*?)\},"properties"/s.exec(text)?.[1] ?? '';
-      const keys = [...table.matchAll(/\{"brokerName":"[^"]*","queueId":(\d+),"topic":"([^"]*)"\}/g)];
-      return keys
-        .filter((k) => k[2] === topic)
-        .map((k) => Number(k[1]))
-        .sort((a, b) => a - b);
+      const entries = [
+        ...table.matchAll(/\{"brokerName":"[^"]*","queueId":(\d+),"topic":"([^"]*)"\}:\{[^}]*?"commitOffset":(-?\d+)/g),
+      ];
+      return entries.filter((k) => k[2] === topic).map((k) => ({ queueId: Number(k[1]), commitOffset: Number(k[3]) }));
     };
-    await waitFor(async () => (await javaHeld()).length === 8, 60_000);
+    const javaHeld = async (): Promise<number[]> => (await javaTable()).map((e) => e.queueId).sort((a, b) => a - b);
+    // The Java member alone holds the 8 queues and has consumed the 8 warm-up messages.
+    await waitFor(async () => {
+      const t = await javaTable();
+      return t.length === 8 && t.every((e) => e.commitOffset >= 1);
+    }, 60_000);
 
     const ours = new Map<string, number>();
     const c = consumer(group).subscribe(topic, '*');
