@@ -48,14 +48,16 @@ export interface ClientOptions {
   /** Timeout of an ordinary call to a broker (route, heartbeat, offsets, send), ms. Default 3000. */
   requestTimeoutMs?: number;
   /**
-   * HTTP connections per broker for control calls (heartbeat, offsets, routes, sends). Held pulls and
-   * the membership watch have a lane of their own (one connection each, no limit), so this does not
-   * depend on the number of queues held. Default 64.
+   * HTTP connections per broker for control calls (heartbeat, offsets, routes, sends; `endpoints` only:
+   * over TCP one connection carries every call). Held pulls and the membership watch have a lane of
+   * their own (one connection each, no limit), so this does not depend on the number of queues held.
+   * Default 64.
    */
   connectionsPerBroker?: number;
   /**
    * How long the broker may hold a membership watch (WATCH_CONSUMER_IDS) before answering, ms; the
-   * stand-in for RocketMQ's NOTIFY_CONSUMER_IDS_CHANGED. Default 30000, at most 120000.
+   * stand-in for RocketMQ's NOTIFY_CONSUMER_IDS_CHANGED, which a RocketMQ broker sends itself when
+   * `namesrvAddr` is used. Default 30000, at most 120000.
    */
   watchConsumerIdsHoldMs?: number;
   /**
@@ -63,7 +65,7 @@ export interface ClientOptions {
    * answers again, ms. Default 10000.
    */
   brokerUnreachableWarnMs?: number;
-  /** Bearer token for a broker started with an access token. */
+  /** Bearer token for a bundled broker started with an access token (`endpoints` only). */
   accessToken?: string | undefined;
   /** A pino-shaped logger. Default: silent. */
   logger?: Logger;

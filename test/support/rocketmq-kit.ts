@@ -1,6 +1,7 @@
 /**
  * Runs the stock Apache RocketMQ 4.9.8 kit (NameServer, broker, mqadmin, Java client) for the interop
- * suites. The kit is `../shared/rocketmq-java` beside the project root, or `RMQ_KIT_DIR`; Java 17+ must
+ * suites. The kit is `../shared/rocketmq-java` beside the project root (or beside a parent folder), or
+ * `RMQ_KIT_DIR`; Java 17+ must
  * be on PATH. `detectKit()` says whether both are there (and, if not, why: the suite then skips with one
  * line); `startKit()` starts a NameServer and a broker on free ports in a fresh temp state dir and
  * returns helpers; `stop()` kills both and deletes the state dir.
@@ -18,6 +19,19 @@ import { fileURLToPath } from 'node:url';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
+/**
+ * The kit: `RMQ_KIT_DIR`, else `shared/rocketmq-java` beside the clone or beside one of its parent
+ * folders (so a git worktree nested deeper finds it too).
+ */
+export const KIT_DIR = ((): string => {
+  if (process.env.RMQ_KIT_DIR) return path.resolve(process.env.RMQ_KIT_DIR);
+  for (let dir = path.dirname(root); ; dir = path.dirname(dir)) {
+    const candidate = path.join(dir, 'shared/rocketmq-java');
+    if (existsSync(candidate)) return candidate;
+    if (dir === path.dirname(dir)) return path.join(path.dirname(root), 'shared/rocketmq-java');
+  }
+})();
+
 export type KitDetection = { available: true; dir: string } | { available: false; reason: string };
 
 let detected: KitDetection | undefined;
@@ -25,7 +39,7 @@ let detected: KitDetection | undefined;
 /** Whether the kit and Java 17+ are present; the reason when not. Cached. */
 export function detectKit(): KitDetection {
   if (detected) return detected;
-  const dir = path.resolve(process.env.RMQ_KIT_DIR ?? path.join(root, '../shared/rocketmq-java'));
+  const dir = KIT_DIR;
   if (!existsSync(path.join(dir, 'bin/start-broker'))) {
     detected = { available: false, reason: `no RocketMQ kit at ${dir} (set RMQ_KIT_DIR to run it)` };
     return detected;
@@ -42,6 +56,12 @@ export function detectKit(): KitDetection {
   }
   detected = { available: true, dir };
   return detected;
+}
+
+/** Why the kit cannot run here, or null when it can. */
+export function kitUnavailable(): string | null {
+  const kit = detectKit();
+  return kit.available ? null : kit.reason;
 }
 
 /**

@@ -84,7 +84,8 @@ kitDescribe('clients against Apache RocketMQ 4.9.8 (namesrvAddr)', () => {
 
   beforeAll(async () => {
     kit = await startKit();
-    producer = new Producer({ namesrvAddr: `${kit.namesrvAddr};`, defaultTopicQueueNums: 8 });
+    // A first send to a new topic has the broker create it; on a loaded machine that takes seconds.
+    producer = new Producer({ namesrvAddr: `${kit.namesrvAddr};`, defaultTopicQueueNums: 8, sendMsgTimeoutMs: 15_000 });
     await producer.start();
   }, 180_000);
 
@@ -114,11 +115,13 @@ kitDescribe('clients against Apache RocketMQ 4.9.8 (namesrvAddr)', () => {
     await pull.start();
     const mqs = await pull.fetchSubscribeMessageQueues(topic);
     expect(mqs).toHaveLength(8);
-    const got: MessageExt[] = [];
-    for (const mq of mqs) {
-      const r = await pull.pull(mq, '*', 0, 32);
-      got.push(...r.msgFoundList);
-    }
+    // RocketMQ: a message is pullable once the broker has dispatched it to its consume queue.
+    let got: MessageExt[] = [];
+    await waitFor(async () => {
+      got = [];
+      for (const mq of mqs) got.push(...(await pull.pull(mq, '*', 0, 32)).msgFoundList);
+      return got.length >= 19;
+    }, 20_000);
     expect(got).toHaveLength(19);
     const m5 = got.find((m) => m.body?.toString() === `${topic}-5`);
     expect(m5?.properties).toMatchObject({ TAGS: 'TagB', KEYS: 'k5 common', color: 'blue', seq: '5' });
@@ -131,6 +134,21 @@ kitDescribe('clients against Apache RocketMQ 4.9.8 (namesrvAddr)', () => {
     // The offset message id names the broker's store host: viewMessage reads it back over TCP.
     const viewed = await pull.viewMessage(sent[3]!.offsetMsgId);
     expect(viewed.body?.toString()).toBe(`${topic}-3`);
+
+    // Delay level 2 (RocketMQ: 5 s): the message reaches its queue only when due.
+    const delayedAt = Date.now();
+    const delayed = await producer.send({ topic, body: Buffer.from(`${topic}-delayed`), delayTimeLevel: 2 });
+    const dq = delayed.messageQueue;
+    const early = await pull.pull(dq, '*', 0, 32);
+    expect(early.msgFoundList.map((m) => m.body?.toString())).not.toContain(`${topic}-delayed`);
+    let found: MessageExt | undefined;
+    await waitFor(async () => {
+      const r = await pull.pull(dq, '*', 0, 32);
+      found = r.msgFoundList.find((m) => m.body?.toString() === `${topic}-delayed`);
+      return found !== undefined;
+    }, 30_000);
+    expect(Date.now() - delayedAt).toBeGreaterThanOrEqual(4000);
+    expect(found?.properties?.DELAY).toBe('2');
   }, 60_000);
 
   it('PushConsumer: tag and SQL92 subscriptions are filtered by the broker; offsets show in consumerProgress', async () => {
@@ -159,15 +177,29 @@ kitDescribe('clients against Apache RocketMQ 4.9.8 (namesrvAddr)', () => {
     expect(new Set(bySql)).toEqual(new Set([8, 12, 16, 20, 24, 28, 32, 36].map((i) => `${topic}-${i}`)));
 
     // `mqadmin consumerStatus` asks our client for its running info through the broker.
-    const status = await kit.mqadmin('consumerStatus', '-g', tagGroup, '-i', c1.clientId!);
+    // (mqadmin prints nothing when its call timed out, which a loaded machine can make happen: ask again)
+    let status = '';
+    await waitFor(async () => {
+      status = await kit.mqadmin('consumerStatus', '-g', tagGroup, '-i', c1.clientId!);
+      return status.includes('#Consumer MQ Detail#');
+    }, 60_000);
     expect(status).toContain('CONSUME_PASSIVELY');
     expect(status).toContain(`%RETRY%${tagGroup}`);
     const queueRows = status.split('\n').filter((l) => l.startsWith(topic) && l.includes('ProcessQueueInfo'));
     expect(queueRows).toHaveLength(8);
 
+    // `mqadmin queryMsgById -g G -d CLIENT` has the broker hand one message to our listener directly.
+    const direct = await producer.send({ topic, body: Buffer.from(`${topic}-direct`), tags: 'TagA' });
+    await waitFor(() => byTag.includes(`${topic}-direct`), 30_000);
+    const before = byTag.length;
+    const out = await kit.mqadmin('queryMsgById', '-i', direct.offsetMsgId, '-g', tagGroup, '-d', c1.clientId!);
+    expect(out).toContain('CR_SUCCESS');
+    expect(byTag.length).toBe(before + 1);
+    expect(byTag.at(-1)).toBe(`${topic}-direct`);
+
     await c1.shutdown();
     const progress = await kit.mqadmin('consumerProgress', '-g', tagGroup);
-    const rows = progress.split('\n').filter((l) => l.includes(topic));
+    const rows = progress.split('\n').filter((l) => l.startsWith(topic));
     expect(rows).toHaveLength(8);
     // Broker offset, consumer offset and diff: every queue consumed to its end.
     // #Topic #Broker Name #QID #Broker Offset #Consumer Offset #Client IP #Diff #LastTime
@@ -320,20 +352,24 @@ kitDescribe('clients against Apache RocketMQ 4.9.8 (namesrvAddr)', () => {
       return ids.length === 1;
     }, 60_000);
     // The queues the Java member holds, from its own ConsumerRunningInfo (what `mqadmin consumerStatus` reads).
-    const javaHeld = async (): Promise<number[]> => {
+    const javaTable = async (): Promise<Array<{ queueId: number; commitOffset: number }>> => {
       const res = await admin.invoke(kit.brokerAddr, {
         code: RequestCode.GET_CONSUMER_RUNNING_INFO,
         header: { consumerGroup: group, clientId: javaId, jstackEnable: false },
       });
       const text = res.body?.toString('utf8') ?? '';
       const table = /"mqTable":\{(.*?)\},"properties"/s.exec(text)?.[1] ?? '';
-      const keys = [...table.matchAll(/\{"brokerName":"[^"]*","queueId":(\d+),"topic":"([^"]*)"\}/g)];
-      return keys
-        .filter((k) => k[2] === topic)
-        .map((k) => Number(k[1]))
-        .sort((a, b) => a - b);
+      const entries = [
+        ...table.matchAll(/\{"brokerName":"[^"]*","queueId":(\d+),"topic":"([^"]*)"\}:\{[^}]*?"commitOffset":(-?\d+)/g),
+      ];
+      return entries.filter((k) => k[2] === topic).map((k) => ({ queueId: Number(k[1]), commitOffset: Number(k[3]) }));
     };
-    await waitFor(async () => (await javaHeld()).length === 8, 60_000);
+    const javaHeld = async (): Promise<number[]> => (await javaTable()).map((e) => e.queueId).sort((a, b) => a - b);
+    // The Java member alone holds the 8 queues and has consumed the 8 warm-up messages.
+    await waitFor(async () => {
+      const t = await javaTable();
+      return t.length === 8 && t.every((e) => e.commitOffset >= 1);
+    }, 60_000);
 
     const ours = new Map<string, number>();
     const c = consumer(group).subscribe(topic, '*');

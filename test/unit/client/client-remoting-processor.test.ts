@@ -1,0 +1,140 @@
+import { encodeMessage } from '../../../src/common/codec/index.js';
+import { silentLogger } from '../../../src/common/logger.js';
+import { ClientRemotingProcessor } from '../../../src/client/client-remoting-processor.js';
+import {
+  encodeConsumeMessageDirectlyResult,
+  encodeConsumerRunningInfo,
+  type ConsumerRunningInfo,
+  type ProcessQueueInfo,
+} from '../../../src/client/consumer-running-info.js';
+import type { MQConsumerInner } from '../../../src/client/mq-consumer-inner.js';
+import { parseLenientJson } from '../../../src/protocol/lenient-json.js';
+import { RequestCode } from '../../../src/protocol/request-code.js';
+import { ResponseCode } from '../../../src/protocol/response-code.js';
+
+const pq = (commitOffset: number): ProcessQueueInfo => ({
+  commitOffset,
+  cachedMsgMinOffset: 3,
+  cachedMsgMaxOffset: 9,
+  cachedMsgCount: 7,
+  cachedMsgSizeInMiB: 0,
+  transactionMsgMinOffset: 0,
+  transactionMsgMaxOffset: 0,
+  transactionMsgCount: 0,
+  locked: false,
+  tryUnlockTimes: 0,
+  lastLockTimestamp: 0,
+  droped: false,
+  lastPullTimestamp: 1700000000000,
+  lastConsumeTimestamp: 1700000000001,
+});
+
+const info: ConsumerRunningInfo = {
+  properties: { PROP_CONSUME_TYPE: 'CONSUME_PASSIVELY', consumerGroup: 'g' },
+  subscriptionSet: [
+    { topic: 'T', subString: 'a || b', tagsSet: ['a', 'b'], codeSet: [97, 98], subVersion: 5, expressionType: 'TAG' },
+    { topic: '%RETRY%g', subString: '*', tagsSet: [], codeSet: [], subVersion: 6 },
+  ],
+  mqTable: [
+    [{ topic: 'T', brokerName: 'broker-b', queueId: 0 }, pq(4)],
+    [{ topic: 'T', brokerName: 'broker-a', queueId: 1 }, pq(5)],
+  ],
+};
+
+describe("ConsumerRunningInfo as fastjson writes it (what RocketMQ's admin tool reads)", () => {
+  it('sorted keys, the queue table keyed by MessageQueue objects in queue order, subscriptions by topic', () => {
+    const text = encodeConsumerRunningInfo(info);
+    expect(text.startsWith('{"mqTable":{{"brokerName":"broker-a","queueId":1,"topic":"T"}:{"cachedMsgCount":7,')).toBe(
+      true,
+    );
+    expect(text).toContain(',{"brokerName":"broker-b","queueId":0,"topic":"T"}:{');
+    expect(text).toContain('"properties":{"PROP_CONSUME_TYPE":"CONSUME_PASSIVELY","consumerGroup":"g"}');
+    expect(text).toContain('"statusTable":{}');
+    expect(text).toContain(
+      '"subscriptionSet":[{"classFilterMode":false,"codeSet":[],"expressionType":"TAG","subString":"*","subVersion":6,"tagsSet":[],"topic":"%RETRY%g"},',
+    );
+    expect(text.indexOf('"droped":false')).toBeLessThan(text.indexOf('"lastConsumeTimestamp"'));
+  });
+  it('ConsumeMessageDirectlyResult with sorted keys, no remark when there is none', () => {
+    expect(
+      encodeConsumeMessageDirectlyResult({
+        order: false,
+        autoCommit: true,
+        consumeResult: 'CR_SUCCESS',
+        spentTimeMills: 3,
+      }),
+    ).toBe('{"autoCommit":true,"consumeResult":"CR_SUCCESS","order":false,"spentTimeMills":3}');
+  });
+});
+
+describe('ClientRemotingProcessor (RocketMQ: ClientRemotingProcessor)', () => {
+  let rebalances = 0;
+  const direct: string[] = [];
+  const inner = {
+    runningInfo: () => info,
+    consumeMessageDirectly: async (msg) => {
+      direct.push(msg.body!.toString());
+      return { order: false, autoCommit: true, consumeResult: 'CR_LATER', spentTimeMills: 1 };
+    },
+  } as Partial<MQConsumerInner> as MQConsumerInner;
+  const p = new ClientRemotingProcessor({
+    selectConsumer: (g) => (g === 'g' ? inner : undefined),
+    rebalanceImmediately: () => void rebalances++,
+    logger: silentLogger,
+  });
+
+  it('NOTIFY_CONSUMER_IDS_CHANGED: rebalance at once, no answer (oneway)', async () => {
+    const r = await p.processRequest(
+      { code: RequestCode.NOTIFY_CONSUMER_IDS_CHANGED, header: { consumerGroup: 'g' } },
+      '127.0.0.1:10911',
+    );
+    expect(r).toBeUndefined();
+    expect(rebalances).toBe(1);
+  });
+  it('GET_CONSUMER_RUNNING_INFO: the JSON for a known group, SYSTEM_ERROR naming an unknown one', async () => {
+    const ok = await p.processRequest(
+      {
+        code: RequestCode.GET_CONSUMER_RUNNING_INFO,
+        header: { consumerGroup: 'g', clientId: 'x', jstackEnable: 'false' },
+      },
+      'b',
+    );
+    expect(ok?.code).toBe(ResponseCode.SUCCESS);
+    expect(ok?.body?.toString()).toBe(encodeConsumerRunningInfo(info));
+    const bad = await p.processRequest(
+      { code: RequestCode.GET_CONSUMER_RUNNING_INFO, header: { consumerGroup: 'zz' } },
+      'b',
+    );
+    expect(bad).toMatchObject({
+      code: ResponseCode.SYSTEM_ERROR,
+      remark: 'The Consumer Group <zz> not exist in this consumer',
+    });
+  });
+  it('CONSUME_MESSAGE_DIRECTLY: decodes the message, runs the listener, answers its result', async () => {
+    const body = encodeMessage({
+      topic: 'T',
+      body: Buffer.from('hello'),
+      bornHost: { ip: '127.0.0.1', port: 1 },
+      storeHost: { ip: '127.0.0.1', port: 10911 },
+      bornTimestamp: 1,
+      storeTimestamp: 2,
+    });
+    const r = await p.processRequest(
+      { code: RequestCode.CONSUME_MESSAGE_DIRECTLY, header: { consumerGroup: 'g', brokerName: 'broker-a' }, body },
+      'b',
+    );
+    expect(r?.code).toBe(ResponseCode.SUCCESS);
+    expect(parseLenientJson(r!.body!.toString())).toMatchObject({ consumeResult: 'CR_LATER' });
+    expect(direct).toEqual(['hello']);
+    const none = await p.processRequest(
+      { code: RequestCode.CONSUME_MESSAGE_DIRECTLY, header: { consumerGroup: 'g' } },
+      'b',
+    );
+    expect(none?.code).toBe(ResponseCode.SYSTEM_ERROR);
+  });
+  it('an unknown code is REQUEST_CODE_NOT_SUPPORTED', async () => {
+    expect((await p.processRequest({ code: 12345, header: {} }, 'b'))?.code).toBe(
+      ResponseCode.REQUEST_CODE_NOT_SUPPORTED,
+    );
+  });
+});
