@@ -78,11 +78,13 @@ export async function pullMessage(host: PushConsumerHost, run: PushConsumerRun, 
       commitOffset: Math.max(commitOffsetValue, 0),
       brokerSuspendMaxTimeMillis: o.brokerSuspendMaxTimeMs,
       timeoutMillis: o.consumerTimeoutMsWhenSuspend,
-      signal: host.pullSignal,
+      signal: host.topicPullSignal(mq.topic),
     });
+    if (host.subscriptions.get(mq.topic) !== sd) return pullAgainWithNewSubscription(run, req);
     result = run.wrapper.processPullResult(mq, raw, sd);
   } catch (err) {
     if (host.pullSignal.aborted || run.pulls.isStopped) return;
+    if (host.subscriptions.get(mq.topic) !== sd) return pullAgainWithNewSubscription(run, req);
     const retryInMs =
       err instanceof RocketMQError && err.responseCode === ResponseCode.FLOW_CONTROL
         ? PULL_TIME_DELAY_MS_WHEN_BROKER_FLOW_CONTROL
@@ -93,6 +95,16 @@ export async function pullMessage(host: PushConsumerHost, run: PushConsumerRun, 
     return;
   }
   onPullResult(host, run, req, result);
+}
+
+/**
+ * The topic's subscription changed while this pull was out: the broker may have filtered it with
+ * either one, so its answer is dropped unread and the queue is pulled again from the same offset with
+ * the new subscription. Nothing the new subscription matches is skipped, and nothing is re-checked
+ * against a subscription the broker did not use.
+ */
+function pullAgainWithNewSubscription(run: PushConsumerRun, req: PullRequest): void {
+  if (!req.processQueue.dropped) run.pulls.executePullRequestImmediately(req);
 }
 
 /** RocketMQ: the PullCallback's onSuccess, per status. */
