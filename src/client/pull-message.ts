@@ -81,7 +81,15 @@ export async function pullMessage(host: PushConsumerHost, run: PushConsumerRun, 
       signal: host.topicPullSignal(mq.topic),
     });
     if (host.subscriptions.get(mq.topic) !== sd) return pullAgainWithNewSubscription(run, req);
-    result = run.wrapper.processPullResult(mq, raw, sd);
+    const processed = run.wrapper.processPullResult(mq, raw, sd);
+    for (const u of processed.undecodable ?? []) {
+      host.logger.warn(
+        { err: u.error, mq, queueOffset: u.message.queueOffset, msgId: u.message.msgId },
+        'a stored message could not be decoded: delivered flagged with DECODE_ERROR',
+      );
+      host.events.emit('undecodableMessage', { messageQueue: mq, message: u.message, error: u.error });
+    }
+    result = processed;
   } catch (err) {
     if (host.pullSignal.aborted || run.pulls.isStopped) return;
     if (host.subscriptions.get(mq.topic) !== sd) return pullAgainWithNewSubscription(run, req);

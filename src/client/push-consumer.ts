@@ -71,6 +71,7 @@ export type {
   StallEvent,
   BrokerConnectionEvent,
   BrokerDisconnectionEvent,
+  UndecodableMessageEvent,
 } from './push-consumer-events.js';
 
 export class PushConsumer {
