@@ -48,6 +48,7 @@ export {
   type StallEvent,
   type BrokerConnectionEvent,
   type BrokerDisconnectionEvent,
+  type UndecodableMessageEvent,
   type PushConsumerState,
 } from './client/push-consumer.js';
 export {

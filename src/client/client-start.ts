@@ -93,11 +93,8 @@ async function attempt(o: ReachBrokersOptions): Promise<void> {
   const topics = [...new Set(o.subscriptions().map((sd) => sd.topic))];
   const routes = await Promise.all(topics.map((t) => inst.updateTopicRouteInfo(t)));
   const addrs = new Set<string>();
-  routes.forEach((route, i) => {
-    if (!route) {
-      o.logger.warn({ topic: topics[i], group: o.group }, 'subscribed topic does not exist (yet)');
-      return;
-    }
+  routes.forEach((route) => {
+    if (!route) return;
     for (const bd of route.brokerDatas) {
       const a = bd.brokerAddrs[String(MASTER_ID)];
       if (a !== undefined) addrs.add(a);
@@ -107,7 +104,11 @@ async function attempt(o: ReachBrokersOptions): Promise<void> {
   await inst.checkClientInBroker(o.group, o.subscriptions(), brokers);
   await inst.heartbeatOrThrow(brokers);
   // The heartbeat creates the retry topic on the broker: fetch the routes still missing.
-  await Promise.all(topics.filter((_, i) => !routes[i]).map((t) => inst.updateTopicRouteInfo(t)));
+  const missing = topics.filter((_, i) => !routes[i]);
+  const late = await Promise.all(missing.map((t) => inst.updateTopicRouteInfo(t)));
+  missing.forEach((topic, i) => {
+    if (!late[i]) o.logger.warn({ topic, group: o.group }, 'subscribed topic does not exist (yet)');
+  });
 }
 
 const DEADLINE = Symbol('deadline');

@@ -15,9 +15,9 @@
  * hash codes), and stamps MIN_OFFSET / MAX_OFFSET, brokerName and, for transactional
  * messages, transactionId.
  */
-import { RocketMQError } from '../common/errors.js';
+import { DecodeError, RocketMQError } from '../common/errors.js';
 import { MessageConst, messageQueueKey, type MessageExt, type MessageQueue } from '../common/message.js';
-import { decodeMessages } from '../common/codec/index.js';
+import { decodeMessage, decodeMessages } from '../common/codec/index.js';
 import { clientTagRecheck, type SubscriptionData } from '../filter/index.js';
 import { PullSysFlag, clearCommitOffsetFlag } from '../protocol/pull-sys-flag.js';
 import { ResponseCode } from '../protocol/response-code.js';
@@ -141,9 +141,13 @@ export class PullAPIWrapper {
    * sets MIN_OFFSET / MAX_OFFSET (creating the properties map when the message has none), brokerName,
    * queueId and, for `TRAN_MSG=true`, transactionId = UNIQ_KEY.
    */
-  processPullResult(mq: MessageQueue, pullResult: PullResultExt, subscriptionData: SubscriptionData): PullResult {
+  processPullResult(
+    mq: MessageQueue,
+    pullResult: PullResultExt,
+    subscriptionData: SubscriptionData,
+  ): PullResult & { undecodable?: UndecodableMessage[] } {
     this.updatePullFromWhichNode(mq, pullResult.suggestWhichBrokerId);
-    const result: PullResult = {
+    const result: PullResult & { undecodable?: UndecodableMessage[] } = {
       pullStatus: pullResult.pullStatus,
       nextBeginOffset: pullResult.nextBeginOffset,
       minOffset: pullResult.minOffset,
@@ -153,7 +157,7 @@ export class PullAPIWrapper {
     if (pullResult.pullStatus !== PullStatus.FOUND || !pullResult.messageBinary) return result;
     // The pull body belongs to this pull alone (a RemotingClient never reuses a response body), so the
     // bodies may be views of it: no second copy of the whole body per pull.
-    const decoded = decodeMessages(pullResult.messageBinary, { bodyViews: true });
+    const decoded = decodeTolerantly(pullResult.messageBinary, (e) => (result.undecodable ??= []).push(e));
     const kept: MessageExt[] = [];
     const minOffset = String(pullResult.minOffset);
     const maxOffset = String(pullResult.maxOffset);
@@ -173,4 +177,44 @@ export class PullAPIWrapper {
     result.msgFoundList = kept;
     return result;
   }
+}
+
+/** A stored message whose body could not be decoded (e.g. flagged compressed but not inflatable). */
+export interface UndecodableMessage {
+  /** The message as stored: its body is the stored bytes, not decompressed. */
+  message: MessageExt;
+  error: unknown;
+}
+
+/** The property (ours, not RocketMQ's) that flags a delivered message whose body could not be decoded, and says why. */
+export const DECODE_ERROR_PROPERTY = 'DECODE_ERROR';
+
+/**
+ * Decodes a pull body. When one record's body cannot be decoded, the others still are: the bad one is
+ * decoded again without decompression and handed on flagged (its `DECODE_ERROR` property says why, its
+ * body is the stored bytes), so one bad message never blocks its queue. A record whose header itself
+ * is corrupt cannot be delimited, and the error is thrown as before.
+ */
+function decodeTolerantly(body: Buffer, onUndecodable: (u: UndecodableMessage) => void): MessageExt[] {
+  try {
+    return decodeMessages(body, { bodyViews: true });
+  } catch (err) {
+    if (!(err instanceof DecodeError)) throw err;
+  }
+  const out: MessageExt[] = [];
+  let p = 0;
+  while (p < body.length) {
+    let decoded: { message: MessageExt; size: number };
+    try {
+      decoded = decodeMessage(body, p);
+    } catch (error) {
+      decoded = decodeMessage(body, p, { decompressBody: false });
+      const props = (decoded.message.properties ??= {});
+      props[DECODE_ERROR_PROPERTY] = error instanceof Error ? error.message : String(error);
+      onUndecodable({ message: decoded.message, error });
+    }
+    out.push(decoded.message);
+    p += decoded.size;
+  }
+  return out;
 }

@@ -81,11 +81,21 @@ export async function pullMessage(host: PushConsumerHost, run: PushConsumerRun, 
       commitOffset: Math.max(commitOffsetValue, 0),
       brokerSuspendMaxTimeMillis: o.brokerSuspendMaxTimeMs,
       timeoutMillis: o.consumerTimeoutMsWhenSuspend,
-      signal: host.pullSignal,
+      signal: host.topicPullSignal(mq.topic),
     });
-    result = run.wrapper.processPullResult(mq, raw, sd);
+    if (host.subscriptions.get(mq.topic) !== sd) return pullAgainWithNewSubscription(run, req);
+    const processed = run.wrapper.processPullResult(mq, raw, sd);
+    for (const u of processed.undecodable ?? []) {
+      host.logger.warn(
+        { err: u.error, mq, queueOffset: u.message.queueOffset, msgId: u.message.msgId },
+        'a stored message could not be decoded: delivered flagged with DECODE_ERROR',
+      );
+      host.events.emit('undecodableMessage', { messageQueue: mq, message: u.message, error: u.error });
+    }
+    result = processed;
   } catch (err) {
     if (host.pullSignal.aborted || run.pulls.isStopped) return;
+    if (host.subscriptions.get(mq.topic) !== sd) return pullAgainWithNewSubscription(run, req);
     const retryInMs =
       err instanceof RocketMQError && err.responseCode === ResponseCode.FLOW_CONTROL
         ? PULL_TIME_DELAY_MS_WHEN_BROKER_FLOW_CONTROL
@@ -96,6 +106,16 @@ export async function pullMessage(host: PushConsumerHost, run: PushConsumerRun, 
     return;
   }
   onPullResult(host, run, req, result);
+}
+
+/**
+ * The topic's subscription changed while this pull was out: the broker may have filtered it with
+ * either one, so its answer is dropped unread and the queue is pulled again from the same offset with
+ * the new subscription. Nothing the new subscription matches is skipped, and nothing is re-checked
+ * against a subscription the broker did not use.
+ */
+function pullAgainWithNewSubscription(run: PushConsumerRun, req: PullRequest): void {
+  if (!req.processQueue.dropped) run.pulls.executePullRequestImmediately(req);
 }
 
 /** RocketMQ: the PullCallback's onSuccess, per status. */

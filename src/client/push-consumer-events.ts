@@ -3,7 +3,7 @@
  * it accepts and the shutdown report. Exported through `push-consumer.ts` and `src/index.ts`.
  * @pure
  */
-import type { MessageQueue } from '../common/message.js';
+import type { MessageExt, MessageQueue } from '../common/message.js';
 import type { ConsumeFailureEvent, MessageListenerConcurrently } from './consume-message-concurrently-service.js';
 import type { OrderlySuspendEvent } from './consume-message-orderly-service.js';
 import type { FlowControlReason } from './flow-control.js';
@@ -73,8 +73,20 @@ export interface ConsumerLagEvent {
   total: number;
 }
 
+export interface UndecodableMessageEvent {
+  messageQueue: MessageQueue;
+  /**
+   * The message as stored, delivered to the listener like the others: its body is the stored bytes
+   * (not decompressed) and its `DECODE_ERROR` property says why it could not be decoded.
+   */
+  message: MessageExt;
+  error: unknown;
+}
+
 /** Typed events (eventemitter3). A handler that throws is logged; it never reaches the consumer. */
 export interface PushConsumerEvents {
+  /** A pulled message's body could not be decoded; it is still delivered, flagged (see the event). */
+  undecodableMessage: [event: UndecodableMessageEvent];
   /** A broker answered for the first time, or again after it could not be reached. */
   connected: [event: BrokerConnectionEvent];
   /** A broker that had answered could not be reached; the consumer keeps trying. */

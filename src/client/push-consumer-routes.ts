@@ -71,15 +71,4 @@ export class PushConsumerRoutes {
       this.host.logger.warn({ err, topic }, 'route update failed');
     }
   }
-
-  /** A subscription was added (`topic`) or removed: fetch its route, heartbeat, then rebalance. */
-  subscriptionChanged(topic?: string): void {
-    const run = this.host.run();
-    if (!run) return;
-    void (async () => {
-      if (topic !== undefined) await this.refreshRoute(topic);
-      await run.instance.sendHeartbeatToAllBrokers().catch(() => {});
-      run.instance.rebalanceImmediately();
-    })();
-  }
 }

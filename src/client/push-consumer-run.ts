@@ -72,6 +72,11 @@ export interface PushConsumerHost {
   readonly subscriptions: ReadonlyMap<string, SubscriptionData>;
   /** Aborted at shutdown: held pulls end at once. */
   readonly pullSignal: AbortSignal;
+  /**
+   * The signal of the pulls of `topic`: aborted at shutdown, and when the topic's subscription changes
+   * (its held pulls then come back at once and are sent again with the new subscription).
+   */
+  topicPullSignal(topic: string): AbortSignal;
   /** The per-queue pull limits, recomputed at each rebalance. */
   readonly thresholds: PullThresholds;
   /** Cache flow-control hits so far (RocketMQ reports one in 1000). */

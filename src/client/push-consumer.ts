@@ -35,7 +35,7 @@ import {
 import { MessageModel } from './consumer-constants.js';
 import { PullThresholds } from './flow-control.js';
 import { MessageSelector } from './message-selector.js';
-import { MQClientInstance } from './mq-client-instance.js';
+import { AddressedFailure, MQClientInstance } from './mq-client-instance.js';
 import { PullAPIWrapper } from './pull-api-wrapper.js';
 import { pullMessage } from './pull-message.js';
 import { PullMessageService } from './pull-message-service.js';
@@ -80,6 +80,7 @@ export type {
   StallEvent,
   BrokerConnectionEvent,
   BrokerDisconnectionEvent,
+  UndecodableMessageEvent,
 } from './push-consumer-events.js';
 
 /** RocketMQ: a send-back with delay level -1 goes straight to the dead-letter queue. */
@@ -114,6 +115,7 @@ export class PushConsumer {
       events: this.events,
       subscriptions: this.#subscriptions,
       pullSignal: this.#pullAbort.signal,
+      topicPullSignal: (topic) => this.#topicPullAbort(topic).signal,
       thresholds: new PullThresholds(this.options),
       flowControlTimes: 0,
       run: () => this.#run,
@@ -126,9 +128,37 @@ export class PushConsumer {
       this.#sendMessageBack(msg, delayLevel, mq),
     );
     this.options.signal?.addEventListener('abort', this.#onAbort, { once: true });
+    this.#pullAbort.signal.addEventListener(
+      'abort',
+      () => {
+        for (const c of this.#topicAborts.values()) c.abort(this.#pullAbort.signal.reason);
+      },
+      { once: true },
+    );
   }
 
   readonly #onAbort = (): void => void this.shutdown();
+  /** Per topic: aborts that topic's pulls (subscription change); all of them abort at shutdown. */
+  readonly #topicAborts = new Map<string, AbortController>();
+  /** The subscription changes made while running, each done once every broker accepted the heartbeat. */
+  #subscriptionSync: Promise<void> = Promise.resolve();
+
+  #topicPullAbort(topic: string): AbortController {
+    let c = this.#topicAborts.get(topic);
+    if (!c) {
+      c = new AbortController();
+      if (this.#pullAbort.signal.aborted) c.abort(this.#pullAbort.signal.reason);
+      this.#topicAborts.set(topic, c);
+    }
+    return c;
+  }
+
+  /** The topic's held pulls come back now (and go out again with the current subscription). */
+  #restartTopicPulls(topic: string): void {
+    const c = this.#topicAborts.get(topic);
+    this.#topicAborts.delete(topic);
+    c?.abort(new StateError(`the subscription of ${topic} changed`));
+  }
   readonly #startAbort = new AbortController();
   readonly #onBrokerConnected = (brokerAddr: string): void => void this.events.emit('connected', { brokerAddr });
   readonly #onBrokerDisconnected = (brokerAddr: string, error: unknown): void =>
@@ -186,16 +216,53 @@ export class PushConsumer {
     if (problem) throw new InvalidArgumentError('topic', problem);
     const sel = MessageSelector.from(selector);
     const sd = buildSubscriptionDataWithType(topic, sel.expression, sel.expressionType);
-    sd.subVersion = this.options.clock.now();
+    // A newer version than the one it replaces, even within the same millisecond: the broker keeps the newest.
+    sd.subVersion = Math.max(this.options.clock.now(), (this.#subscriptions.get(topic)?.subVersion ?? 0) + 1);
     this.#subscriptions.set(topic, sd);
-    if (this.#state === 'RUNNING') this.#routes.subscriptionChanged(topic);
+    if (this.#state === 'RUNNING') this.#applySubscriptionChange(topic, true);
     return this;
   }
 
-  /** Stops consuming `topic` (its queues are dropped at the next rebalance, which is requested now). */
+  /**
+   * Stops consuming `topic` (its queues are dropped at the next rebalance, which is requested now). On a
+   * running consumer the brokers are told at once; `subscriptionsApplied()` resolves when they know.
+   */
   unsubscribe(topic: string): this {
-    if (this.#subscriptions.delete(topic) && this.#state === 'RUNNING') this.#routes.subscriptionChanged();
+    if (this.#subscriptions.delete(topic) && this.#state === 'RUNNING') this.#applySubscriptionChange(topic, false);
     return this;
+  }
+
+  /**
+   * Resolves once every subscription change made on the running consumer (`subscribe`, `unsubscribe`)
+   * has been accepted by the brokers (the heartbeat RocketMQ sends at once); rejects when a broker
+   * could not be told (the regular heartbeat tells it later). Held pulls of a changed topic come back
+   * at once and go out again with the new subscription from the same offset, so a message that only
+   * the new selector matches is never skipped.
+   */
+  subscriptionsApplied(): Promise<void> {
+    return this.#subscriptionSync;
+  }
+
+  #applySubscriptionChange(topic: string, added: boolean): void {
+    const run = this.#run;
+    if (!run) return;
+    const previous = this.#subscriptionSync.catch(() => undefined);
+    this.#subscriptionSync = (async () => {
+      await previous;
+      if (added) await this.#routes.refreshRoute(topic);
+      try {
+        await run.instance.heartbeatOrThrow(run.instance.masterBrokerAddrs());
+      } catch (err) {
+        throw err instanceof AddressedFailure ? err.error : err;
+      } finally {
+        // Held pulls filtered with the old subscription come back now and go out with the new one.
+        this.#restartTopicPulls(topic);
+        run.instance.rebalanceImmediately();
+      }
+    })();
+    this.#subscriptionSync.catch((err: unknown) =>
+      this.#logger.warn({ err, topic }, 'telling the brokers about a subscription change failed'),
+    );
   }
 
   /**

@@ -9,7 +9,10 @@
  *     on connections: every queue's pull has a connection of its own and never waits behind another
  *     queue's, so the number of queues a consumer holds bounds nothing here (idle connections close
  *     after `keepAliveTimeoutMs`);
- *   - the **control lane** carries everything else (heartbeat, offsets, routes, sends), on up to
+ *   - the **liveness lane** carries the calls that keep a client a member (heartbeat, routes, member
+ *     list, unregister, subscription check) on 4 connections: never behind a held pull, nor behind a
+ *     burst of per-queue calls;
+ *   - the **control lane** carries everything else (offsets, sends, queue offsets), on up to
  *     `connectionsPerBroker` connections (default 64): a control call never waits behind a held pull.
  * - Every call has a deadline (`timeoutMs`) and an optional AbortSignal. undici's own headers/body
  *   timeouts are set just above the call's deadline, so the deadline decides: a held pull whose
@@ -66,9 +69,25 @@ const HELD_CALLS: ReadonlySet<number> = new Set([
   RequestCode.WATCH_CONSUMER_IDS,
 ]);
 
+/**
+ * Calls that keep a client a member (heartbeat, routes, the member list, unregister, the subscription
+ * check): few and small, on a lane of their own, so that a burst of per-queue calls (a thousand offset
+ * updates or offset queries after a rebalance) never delays a heartbeat into an eviction.
+ */
+const LIVENESS_CALLS: ReadonlySet<number> = new Set([
+  RequestCode.HEART_BEAT,
+  RequestCode.UNREGISTER_CLIENT,
+  RequestCode.GET_ROUTEINFO_BY_TOPIC,
+  RequestCode.GET_CONSUMER_LIST_BY_GROUP,
+  RequestCode.CHECK_CLIENT_CONFIG,
+]);
+/** Connections of the liveness lane per broker. */
+const LIVENESS_CONNECTIONS = 4;
+
 interface Lanes {
   control: Pool;
   held: Pool;
+  liveness: Pool;
 }
 
 interface Target {
@@ -207,6 +226,7 @@ export class HttpRemotingClient implements RemotingClient {
       lanes = {
         control: new Pool(url.origin, { connections: this.#connections, pipelining: 1, keepAliveTimeout }),
         held: new Pool(url.origin, { connections: null, pipelining: 1, keepAliveTimeout }),
+        liveness: new Pool(url.origin, { connections: LIVENESS_CONNECTIONS, pipelining: 1, keepAliveTimeout }),
       };
       this.#pools.set(url.origin, lanes);
     }
@@ -227,7 +247,11 @@ export class HttpRemotingClient implements RemotingClient {
     const signal = opts.signal;
     if (signal?.aborted) throw new AbortError(`${spec.name} aborted before it was sent`, { cause: signal.reason });
     const { lanes, basePath } = this.#target(addr);
-    const pool = HELD_CALLS.has(request.code) ? lanes.held : lanes.control;
+    const pool = HELD_CALLS.has(request.code)
+      ? lanes.held
+      : LIVENESS_CALLS.has(request.code)
+        ? lanes.liveness
+        : lanes.control;
     const dispatchOptions: Dispatcher.DispatchOptions = {
       path: `${basePath}/v1/${spec.name}`,
       method: 'POST',
@@ -323,7 +347,7 @@ export class HttpRemotingClient implements RemotingClient {
   }
 
   #allPools(): Pool[] {
-    return [...this.#pools.values()].flatMap((l) => [l.control, l.held]);
+    return [...this.#pools.values()].flatMap((l) => [l.control, l.held, l.liveness]);
   }
 
   close(): Promise<void> {
