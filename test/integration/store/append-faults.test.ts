@@ -3,12 +3,14 @@
  * with one bad message, a SYNC_FLUSH fsync slower than its timeout, a lookup by a forged offset, and the
  * arrival announcement of a batch.
  */
+import { jest } from '@jest/globals';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { MAGIC_CODE_V1, decodeMessages } from '../../../src/common/codec/index.js';
 import { silentLogger } from '../../../src/common/logger.js';
 import { CommitLog } from '../../../src/store/commit-log.js';
+import { ConsumeQueue } from '../../../src/store/consume-queue.js';
 import { MessageStore } from '../../../src/store/message-store.js';
 import type { MessageStoreOptions } from '../../../src/store/options.js';
 import { SEGMENT, TINY, msg, uniqueTopic } from './conformance.js';
@@ -172,5 +174,26 @@ describe('append faults', () => {
     await new Promise<void>((r) => setImmediate(r));
     off();
     expect(found).toEqual([5]);
+  });
+
+  test('retention moves a queue minimum with a binary search, not one read per unit', async () => {
+    const topic = uniqueTopic();
+    const s = await open({ mappedFileSizeConsumeQueue: 20 * 100_000 });
+    for (let i = 0; i < 30; i++) {
+      await s.putMessages(Array.from({ length: 100 }, (_, k) => msg(topic, `r${i}-${k}-${'p'.repeat(60)}`)));
+    }
+    const unitReads = jest.spyOn(ConsumeQueue.prototype, 'unit');
+    try {
+      await s.deleteExpiredFiles(Date.now() + 100 * 3_600_000);
+      const min = s.getMinOffsetInQueue(topic, 0);
+      expect(min).toBeGreaterThan(2500);
+      expect(unitReads.mock.calls.length).toBeLessThan(60);
+      const first = await s.getMessage('G', topic, 0, min, 1);
+      expect(first.status).toBe('FOUND');
+      expect(s.getCommitLogMinOffset()).toBeGreaterThan(0);
+      expect((await s.getMessage('G', topic, 0, min - 1, 1)).status).toBe('OFFSET_TOO_SMALL');
+    } finally {
+      unitReads.mockRestore();
+    }
   });
 });
