@@ -196,4 +196,23 @@ describe('append faults', () => {
       unitReads.mockRestore();
     }
   });
+
+  test("RocketMQ's disk thresholds: appends accepted at 80 %, refused over 90 %; over 85 % young segments are deleted", async () => {
+    let used = 80;
+    const topic = uniqueTopic();
+    const s = await open({ diskUsedRatio: () => used, diskCheckIntervalMs: 0 });
+    for (let i = 0; i < 60; i++)
+      expect((await s.putMessage(msg(topic, `d${i}-${'w'.repeat(200)}`))).status).toBe('PUT_OK');
+    expect(await s.deleteExpiredFiles()).toBe(0); // over 75 %: only expired files go, and none has expired
+    used = 91;
+    expect((await s.putMessage(msg(topic, 'refused'))).status).toBe('SERVICE_NOT_AVAILABLE');
+    used = 87;
+    expect((await s.putMessage(msg(topic, 'accepted again'))).status).toBe('PUT_OK');
+    // Nothing has expired (72 h), but over 85 % the oldest segments go.
+    expect(await s.deleteExpiredFiles()).toBeGreaterThan(0);
+    expect(s.getCommitLogMinOffset()).toBeGreaterThan(0);
+    expect(s.getMinOffsetInQueue(topic, 0)).toBeGreaterThan(0);
+    used = 50;
+    expect(await s.deleteExpiredFiles()).toBe(0);
+  });
 });
