@@ -71,4 +71,18 @@ export class PushConsumerRoutes {
       this.host.logger.warn({ err, topic }, 'route update failed');
     }
   }
+
+  /**
+   * A subscription changed (the lite pull consumer's subscribe/unsubscribe): fetch the topic's route,
+   * tell the brokers at once, then rebalance.
+   */
+  subscriptionChanged(topic?: string): void {
+    const run = this.host.run();
+    if (!run) return;
+    void (async () => {
+      if (topic !== undefined) await this.refreshRoute(topic);
+      await run.instance.sendHeartbeatToAllBrokers().catch(() => {});
+      run.instance.rebalanceImmediately();
+    })();
+  }
 }

@@ -719,10 +719,10 @@ export class CommitLog {
    * that is still young, being read, or the one being written. Returns how many were deleted.
    * RocketMQ: CleanCommitLogService / MappedFileQueue.deleteExpiredFileByTime.
    */
-  async deleteExpired(now: number, reservedMs: number): Promise<number> {
+  async deleteExpired(now: number, reservedMs: number, maxFiles = Infinity): Promise<number> {
     await this.flush();
     let deleted = 0;
-    while (this.segments.length > 1) {
+    while (this.segments.length > 1 && deleted < maxFiles) {
       const seg = this.segments[0] as Segment;
       if (seg.readers > 0) break;
       const next = this.segments[1] as Segment;

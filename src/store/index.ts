@@ -11,7 +11,7 @@ export {
   type MessageStoreOptions,
   type ResolvedStoreOptions,
 } from './options.js';
-export { StoreLockedError } from './store-files.js';
+export { StoreLayoutError, StoreLockedError } from './store-files.js';
 export { DEFAULT_MESSAGE_DELAY_LEVEL, computeDeliverTimestamp, parseDelayLevels } from './delay-levels.js';
 export {
   decideStart,

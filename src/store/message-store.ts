@@ -46,6 +46,8 @@ import type {
 
 /** Segments verified on open after a clean shutdown (RocketMQ: recoverNormally checks the last 3). */
 const NORMAL_RECOVERY_SEGMENTS = 3;
+/** Segments deleted at most per run under disk pressure (RocketMQ: DELETE_FILES_BATCH_MAX). */
+const FORCED_DELETE_MAX = 10;
 /** The answer to the scan for a record that is damaged: skip its unit only. */
 const DAMAGED = Buffer.alloc(0);
 /** Bytes read at once when a pull misses the read cache (RocketMQ's on-disk cap per pull is 64 KiB). */
@@ -71,6 +73,8 @@ export class MessageStore {
   private shutdownPromise: Promise<void> | null = null;
   private cqFlushing: Promise<void> | null = null;
   private diskFull = false;
+  /** Disk usage (percent) at the last check. */
+  private diskRatio = 0;
   private lastCheckpoint = '';
   private diskCheckedAt = -Infinity;
   private releaseLock: () => void = () => {};
@@ -337,7 +341,7 @@ export class MessageStore {
     if (this.diskFull) {
       return refusal(
         'SERVICE_NOT_AVAILABLE',
-        `disk full: the store's disk is more than ${this.o.diskMaxUsedSpaceRatio}% used (diskMaxUsedSpaceRatio)`,
+        `disk full: the store's disk is more than ${this.o.diskSpaceWarningLevelRatio}% used (diskSpaceWarningLevelRatio)`,
       );
     }
     return null;
@@ -354,11 +358,15 @@ export class MessageStore {
     } catch (e) {
       this.o.logger.warn({ err: e }, 'disk usage check failed');
     }
-    const full = ratio > this.o.diskMaxUsedSpaceRatio;
+    // RocketMQ: over diskMaxUsedSpaceRatio expired files are deleted at once, over
+    // diskSpaceCleanForciblyRatio the oldest files are deleted even when young, over
+    // diskSpaceWarningLevelRatio appends are refused.
+    this.diskRatio = ratio;
+    const full = ratio > this.o.diskSpaceWarningLevelRatio;
     if (full !== this.diskFull) {
       this.o.logger[full ? 'error' : 'info'](
-        { ratio, limit: this.o.diskMaxUsedSpaceRatio },
-        full ? 'disk full: appends refused' : 'disk usage back below the limit',
+        { ratio, limit: this.o.diskSpaceWarningLevelRatio },
+        full ? 'disk full: appends refused' : 'disk usage back below the limit: appends accepted',
       );
     }
     this.diskFull = full;
@@ -660,10 +668,24 @@ export class MessageStore {
     return n;
   }
 
-  /** Deletes commit-log segments older than fileReservedTimeHours (never the newest, never while read). */
+  /**
+   * Deletes commit-log segments older than fileReservedTimeHours (never the newest, never while read).
+   * While the disk is over diskSpaceCleanForciblyRatio, the oldest segments go even when young, at most
+   * 10 per run (RocketMQ: cleanImmediately with DELETE_FILES_BATCH_MAX).
+   */
   async cleanCommitLog(now: number = this.o.clock.now()): Promise<number> {
     if (!this.running) return 0;
-    return this.commitLog.deleteExpired(now, this.o.fileReservedTimeHours * 3_600_000);
+    const forcibly = this.diskRatio > this.o.diskSpaceCleanForciblyRatio;
+    const deleted = forcibly
+      ? await this.commitLog.deleteExpired(now, 0, FORCED_DELETE_MAX)
+      : await this.commitLog.deleteExpired(now, this.o.fileReservedTimeHours * 3_600_000);
+    if (forcibly && deleted > 0) {
+      this.o.logger.warn(
+        { deleted, diskUsedPercent: this.diskRatio, limit: this.o.diskSpaceCleanForciblyRatio },
+        'disk pressure: oldest commit-log segments deleted before they expired',
+      );
+    }
+    return deleted;
   }
 
   /** Moves every consume queue's min offset past units whose segment is gone; returns CQ files deleted. */
@@ -699,7 +721,13 @@ export class MessageStore {
     this.timers.push(
       c.setInterval(() => {
         this.checkDisk(true);
-        if (!this.isTimeToDelete() && !this.diskFull) return;
+        if (!this.isTimeToDelete() && this.diskRatio <= this.o.diskMaxUsedSpaceRatio) return;
+        if (this.diskRatio > this.o.diskMaxUsedSpaceRatio) {
+          this.o.logger.warn(
+            { diskUsedPercent: this.diskRatio, limit: this.o.diskMaxUsedSpaceRatio },
+            'disk usage over diskMaxUsedSpaceRatio: deleting expired files now',
+          );
+        }
         this.deleteExpiredFiles().catch((e: unknown) => this.o.logger.error({ err: e }, 'retention failed'));
       }, this.o.cleanResourceIntervalMs),
     );

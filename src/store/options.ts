@@ -38,8 +38,18 @@ export interface MessageStoreOptions {
   deleteWhen?: string;
   /** Period of the retention check, ms. Default 10000. */
   cleanResourceIntervalMs?: number;
-  /** Refuse appends when the store's disk is fuller than this percentage. Default 75. */
+  /**
+   * Delete expired commit-log segments at once (not only at `deleteWhen`) while the store's disk is fuller
+   * than this percentage. Default 75 (RocketMQ's diskMaxUsedSpaceRatio).
+   */
   diskMaxUsedSpaceRatio?: number;
+  /**
+   * Delete the oldest segments even when not expired while the disk is fuller than this percentage.
+   * Default 85 (RocketMQ's diskSpaceCleanForciblyRatio).
+   */
+  diskSpaceCleanForciblyRatio?: number;
+  /** Refuse appends while the disk is fuller than this percentage. Default 90 (RocketMQ's diskSpaceWarningLevelRatio). */
+  diskSpaceWarningLevelRatio?: number;
   /** Disk usage of the store directory as a percentage; default reads fs.statfsSync. Injectable for tests. */
   diskUsedRatio?: (storePath: string) => number;
   /** How often putMessage re-reads the disk usage, ms (0: every append). Default 1000. */
@@ -98,6 +108,8 @@ export const STORE_DEFAULTS = Object.freeze({
   deleteWhen: '04',
   cleanResourceIntervalMs: 10_000,
   diskMaxUsedSpaceRatio: 75,
+  diskSpaceCleanForciblyRatio: 85,
+  diskSpaceWarningLevelRatio: 90,
   diskCheckIntervalMs: 1000,
   maxMessageSize: 4 * MiB,
   checkCRCOnRead: true,
@@ -130,6 +142,8 @@ const schema = z.object({
   deleteWhen: z.string().regex(/^\d{1,2}(;\d{1,2})*$/, 'must be hours like "04" or "04;16"'),
   cleanResourceIntervalMs: positiveInt,
   diskMaxUsedSpaceRatio: z.number().min(10).max(95),
+  diskSpaceCleanForciblyRatio: z.number().min(10).max(99),
+  diskSpaceWarningLevelRatio: z.number().min(10).max(99),
   diskUsedRatio: z.custom<(p: string) => number>((v) => typeof v === 'function', 'must be a function').optional(),
   diskCheckIntervalMs: z.number().int().nonnegative(),
   maxMessageSize: positiveInt,

@@ -6,6 +6,10 @@ export interface CrashRoundOptions {
 }
 export interface CrashRoundResult {
   acknowledged: number;
+  /** Acknowledged appends read back through the consume queues. */
+  readBack: number;
+  /** Records read twice (by their unique body prefix). */
+  duplicates: number;
   problems: string[];
   killAfterAcks: number;
   commitLogMax: number;

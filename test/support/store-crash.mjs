@@ -64,6 +64,9 @@ export async function runCrashRound(dir, options = {}) {
     mappedFileSizeConsumeQueue: 50 * 20,
   });
   let commitLogMax = 0;
+  let readBack = 0;
+  let duplicates = 0;
+  const bodies = new Set();
   try {
     commitLogMax = store.getCommitLogMaxOffset();
     for (const a of acks) {
@@ -88,6 +91,7 @@ export async function runCrashRound(dir, options = {}) {
     }
     // Every queue reads back as a gap-free run of valid records matching the acknowledgements.
     const byQueue = new Map(acks.map((a) => [`${a.queueId}/${a.queueOffset}`, a.offset]));
+    const ackedOffsets = new Set(acks.map((a) => a.offset));
     for (let q = 0; q < QUEUES; q++) {
       const max = store.getMaxOffsetInQueue('CrashTopic', q);
       let offset = store.getMinOffsetInQueue('CrashTopic', q);
@@ -105,6 +109,14 @@ export async function runCrashRound(dir, options = {}) {
           break;
         }
         decoded.forEach((m, k) => {
+          if (ackedOffsets.has(m.commitLogOffset)) readBack++;
+          // A body long enough to hold `msg-<pid>-<i>` is unique (shorter ones are cut and may repeat).
+          const body = m.body ?? Buffer.alloc(0);
+          if (body.length >= 24) {
+            const key = createHash('sha1').update(body).digest('hex');
+            if (bodies.has(key)) duplicates++;
+            bodies.add(key);
+          }
           const expectedOffset = offset + k;
           if (m.queueOffset !== expectedOffset || g.queueOffsets[k] !== expectedOffset)
             problems.push(`queue ${q}: offset ${expectedOffset} out of order`);
@@ -136,5 +148,5 @@ export async function runCrashRound(dir, options = {}) {
   } finally {
     await store.shutdown();
   }
-  return { acknowledged: acks.length, problems, killAfterAcks, commitLogMax };
+  return { acknowledged: acks.length, readBack, duplicates, problems, killAfterAcks, commitLogMax };
 }

@@ -3,12 +3,14 @@
  * with one bad message, a SYNC_FLUSH fsync slower than its timeout, a lookup by a forged offset, and the
  * arrival announcement of a batch.
  */
+import { jest } from '@jest/globals';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { MAGIC_CODE_V1, decodeMessages } from '../../../src/common/codec/index.js';
 import { silentLogger } from '../../../src/common/logger.js';
 import { CommitLog } from '../../../src/store/commit-log.js';
+import { ConsumeQueue } from '../../../src/store/consume-queue.js';
 import { MessageStore } from '../../../src/store/message-store.js';
 import type { MessageStoreOptions } from '../../../src/store/options.js';
 import { SEGMENT, TINY, msg, uniqueTopic } from './conformance.js';
@@ -172,5 +174,45 @@ describe('append faults', () => {
     await new Promise<void>((r) => setImmediate(r));
     off();
     expect(found).toEqual([5]);
+  });
+
+  test('retention moves a queue minimum with a binary search, not one read per unit', async () => {
+    const topic = uniqueTopic();
+    const s = await open({ mappedFileSizeConsumeQueue: 20 * 100_000 });
+    for (let i = 0; i < 30; i++) {
+      await s.putMessages(Array.from({ length: 100 }, (_, k) => msg(topic, `r${i}-${k}-${'p'.repeat(60)}`)));
+    }
+    const unitReads = jest.spyOn(ConsumeQueue.prototype, 'unit');
+    try {
+      await s.deleteExpiredFiles(Date.now() + 100 * 3_600_000);
+      const min = s.getMinOffsetInQueue(topic, 0);
+      expect(min).toBeGreaterThan(2500);
+      expect(unitReads.mock.calls.length).toBeLessThan(60);
+      const first = await s.getMessage('G', topic, 0, min, 1);
+      expect(first.status).toBe('FOUND');
+      expect(s.getCommitLogMinOffset()).toBeGreaterThan(0);
+      expect((await s.getMessage('G', topic, 0, min - 1, 1)).status).toBe('OFFSET_TOO_SMALL');
+    } finally {
+      unitReads.mockRestore();
+    }
+  });
+
+  test("RocketMQ's disk thresholds: appends accepted at 80 %, refused over 90 %; over 85 % young segments are deleted", async () => {
+    let used = 80;
+    const topic = uniqueTopic();
+    const s = await open({ diskUsedRatio: () => used, diskCheckIntervalMs: 0 });
+    for (let i = 0; i < 60; i++)
+      expect((await s.putMessage(msg(topic, `d${i}-${'w'.repeat(200)}`))).status).toBe('PUT_OK');
+    expect(await s.deleteExpiredFiles()).toBe(0); // over 75 %: only expired files go, and none has expired
+    used = 91;
+    expect((await s.putMessage(msg(topic, 'refused'))).status).toBe('SERVICE_NOT_AVAILABLE');
+    used = 87;
+    expect((await s.putMessage(msg(topic, 'accepted again'))).status).toBe('PUT_OK');
+    // Nothing has expired (72 h), but over 85 % the oldest segments go.
+    expect(await s.deleteExpiredFiles()).toBeGreaterThan(0);
+    expect(s.getCommitLogMinOffset()).toBeGreaterThan(0);
+    expect(s.getMinOffsetInQueue(topic, 0)).toBeGreaterThan(0);
+    used = 50;
+    expect(await s.deleteExpiredFiles()).toBe(0);
   });
 });
