@@ -8,10 +8,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Producer } from '../../../src/client/producer.js';
+import { Producer } from '../../../src/client/producer.js';
 import type { PushConsumer } from '../../../src/client/push-consumer.js';
 import { startBroker, waitFor, type BrokerFixture } from '../../support/broker-fixture.js';
-import { Collector, newConsumer, sendMany, startProducer, uniq } from '../client/push-consumer-support.js';
+import { Collector, newConsumer, sendMany, uniq } from '../client/push-consumer-support.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const dist = path.resolve(here, '../../../dist/index.js');
@@ -51,7 +51,9 @@ let producer: Producer;
 const open: PushConsumer[] = [];
 beforeAll(async () => {
   fx = await startBroker({ watchRenewGraceMs: 1000, clientScanIntervalMs: 200 });
-  producer = await startProducer(fx.broker.address, 8);
+  // A generous send deadline: the machine running the suite may be very busy.
+  producer = new Producer({ endpoints: fx.broker.address, defaultTopicQueueNums: 8, sendMsgTimeoutMs: 30_000 });
+  await producer.start();
 });
 afterAll(async () => {
   for (const c of open) await c.shutdown().catch(() => undefined);
