@@ -81,14 +81,14 @@ export class ConfigFile {
     }
     this.loadedFrom = present > 0 ? 'unreadable' : 'none';
     if (present > 0) {
-      const keep = `${this.path}.unreadable-${Date.now()}`;
+      let keptAs: string | undefined = `${this.path}.unreadable-${Date.now()}`;
       try {
-        copyFileSync(this.path, keep);
+        copyFileSync(this.path, keptAs);
       } catch {
-        // Only the .bak existed (or the file cannot be read at all): nothing more to keep.
+        keptAs = undefined; // only the .bak existed (it stays until the next write), or the file cannot be read
       }
       this.logger.error(
-        { file: this.path, keptAs: keep },
+        { file: this.path, keptAs },
         'config file and its .bak are both unreadable: their content is lost and the broker starts without it',
       );
     }
