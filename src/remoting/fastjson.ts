@@ -83,6 +83,8 @@ const isBareKeyChar = (c: number): boolean =>
  */
 export function parseLenientJson(text: string): JsonValue {
   const p = new Parser(text);
+  // A leading byte-order mark is skipped, as fastjson's scanner skips it.
+  if (text.charCodeAt(0) === 0xfeff) p.i = 1;
   p.ws();
   const v = p.value(0);
   p.ws();
@@ -283,4 +285,41 @@ export function bigDecimalToString(raw: string): string {
   const mantissa = coeff.length > 1 ? `${coeff[0]}.${coeff.slice(1)}` : coeff;
   if (adjusted === 0) return sign + mantissa;
   return `${sign}${mantissa}E${adjusted > 0 ? '+' : ''}${adjusted}`;
+}
+
+/**
+ * `value` (plain data: objects, arrays, strings, numbers, booleans) as fastjson writes a Java bean:
+ * properties in alphabetical order, null and undefined properties left out, strings escaped as
+ * fastjson escapes them. Used for the JSON bodies RocketMQ's broker reads (HeartbeatData), so that
+ * the bytes are what a Java client sends.
+ */
+export function fastjsonStringify(value: unknown): string {
+  if (value === null || value === undefined) return 'null';
+  switch (typeof value) {
+    case 'string':
+      return fastjsonString(value);
+    case 'number':
+      return Number.isFinite(value) ? String(value) : 'null';
+    case 'boolean':
+      return value ? 'true' : 'false';
+    case 'bigint':
+      return value.toString();
+    default:
+      break;
+  }
+  if (Array.isArray(value)) return `[${value.map(fastjsonStringify).join(',')}]`;
+  if (value instanceof Set) return fastjsonStringify([...value]);
+  const obj = value as Record<string, unknown>;
+  const parts: string[] = [];
+  for (const key of Object.keys(obj).sort()) {
+    const v = obj[key];
+    if (v === null || v === undefined || typeof v === 'function') continue;
+    parts.push(`${fastjsonString(key)}:${fastjsonStringify(v)}`);
+  }
+  return `{${parts.join(',')}}`;
+}
+
+/** A parsed lenient-JSON value as plain data (objects, arrays, numbers), for standard `JSON.stringify`. */
+export function jsonValueToPlain(v: JsonValue): unknown {
+  return toPlain(v);
 }

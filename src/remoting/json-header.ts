@@ -16,6 +16,7 @@ import { JsonNumber, fastjsonString, jsonValueToJavaString, parseLenientJson, ty
 import { RemotingDecodeError } from './remoting-decode-error.js';
 import { LanguageCode, languageName, type LanguageName } from './language-code.js';
 import type { ExtFields, NormalizedCommand, RemotingCommand } from './remoting-command.js';
+import { javaHashMapOrder } from './java-hash-map.js';
 import { setOwn } from './rocketmq-serializable.js';
 
 /** The header text (not yet UTF-8). */
@@ -45,11 +46,10 @@ function fieldOf(key: string): string | undefined {
   return SMART.get(key.replace(/[_-]/g, '').toLowerCase());
 }
 
-const utf8 = new TextDecoder('utf-8');
-
 /** Decodes a JSON header; `offset` places error positions in the frame. The body is set by the caller. */
 export function decodeJsonHeader(bytes: Uint8Array, offset: number): RemotingCommand {
-  const text = utf8.decode(bytes);
+  // Invalid UTF-8 becomes U+FFFD, as in Java's decoder.
+  const text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
   let root: JsonValue;
   try {
     root = parseLenientJson(text);
@@ -132,6 +132,7 @@ function javaStringMap(value: JsonValue, offset: number): ExtFields | null {
   if (value === null) return null;
   if (!(value instanceof Map)) throw new RemotingDecodeError('JSON header extFields is not an object', offset);
   const out: ExtFields = {};
-  for (const [k, v] of value) setOwn(out, k, jsonValueToJavaString(v));
+  // fastjson fills a `new HashMap()` (16 buckets to start with).
+  for (const k of javaHashMapOrder([...value.keys()], 16)) setOwn(out, k, jsonValueToJavaString(value.get(k) ?? null));
   return out;
 }

@@ -15,6 +15,7 @@
 import { InvalidArgumentError } from '../common/errors.js';
 import { javaUtf8Encode } from '../common/codec/java-string.js';
 import { RemotingDecodeError } from './remoting-decode-error.js';
+import { javaHashMapOrder } from './java-hash-map.js';
 import { LanguageCode, languageName } from './language-code.js';
 import type { ExtFields, NormalizedCommand, RemotingCommand } from './remoting-command.js';
 
@@ -56,8 +57,6 @@ export function encodeRocketMQHeader(cmd: NormalizedCommand): Buffer {
   return out;
 }
 
-const utf8 = new TextDecoder('utf-8');
-
 /** A bounds-checked reader over the frame; reading past its end is a decode error, never a crash. */
 class Reader {
   constructor(
@@ -94,7 +93,7 @@ class Reader {
     if (len > limit) throw new RemotingDecodeError(`${what} length ${len} exceeds the limit ${limit}`, this.pos);
     if (len < 0) throw new RemotingDecodeError(`${what} length ${len} is negative`, this.pos);
     this.need(len);
-    const s = utf8.decode(this.buf.subarray(this.pos, this.pos + len));
+    const s = this.buf.toString('utf8', this.pos, this.pos + len);
     this.pos += len;
     return s;
   }
@@ -121,14 +120,17 @@ export function decodeRocketMQHeader(
   if (extLength > 0) {
     if (extLength > headerLength)
       throw new RemotingDecodeError(`extFields length ${extLength} exceeds the header length ${headerLength}`, r.pos);
-    extFields = {};
+    const entries = new Map<string, string | null>();
     const end = r.pos + extLength;
     while (r.pos < end) {
       const key = r.str(r.int16(), extLength, 'extFields key');
       const value = r.str(r.int32(), extLength, 'extFields value');
       // A null key (length 0) cannot be a property name; RocketMQ skips it when writing too.
-      if (key !== null) setOwn(extFields, key, value);
+      if (key !== null) entries.set(key, value);
     }
+    // RocketMQ reads into a `new HashMap<>(128)`.
+    extFields = {};
+    for (const k of javaHashMapOrder([...entries.keys()], 128)) setOwn(extFields, k, entries.get(k) ?? null);
   }
   return { command: { code, language, version, opaque, flag, remark, extFields, body: null }, end: r.pos };
 }

@@ -12,10 +12,13 @@ import {
   type RemotingCommand,
 } from '../../../src/remoting/index.js';
 import { LanguageCode } from '../../../src/remoting/remoting-command.js';
+import { javaHashMapOrder } from '../../../src/remoting/java-hash-map.js';
+import { fastjsonStringify, jsonValueToPlain, parseLenientJson } from '../../../src/remoting/fastjson.js';
 import {
   hex,
   orderedExtFields,
   remotingVectors,
+  type BodyCase,
   type DecodeCase,
   type FrameCase,
   type VectorDecodedCommand,
@@ -120,3 +123,28 @@ for (const c of decodes)
         expect(() => encodeRemotingCommand(cmd, { serializeType: type })).toThrow();
     });
   });
+
+const bodies = data.cases.filter((c): c is BodyCase => c.kind === 'body');
+/** Body classes whose fastjson text we write (beans only: maps with Integer keys are read, never written). */
+const WRITTEN = new Set(['HeartbeatData', 'GetConsumerListByGroupResponseBody']);
+
+for (const c of bodies)
+  describe(`remoting body ${c.id} (${c.class})`, () => {
+    test('fastjson text reads back to the same data as the standard JSON', () => {
+      expect(jsonValueToPlain(parseLenientJson(c.json))).toEqual(JSON.parse(c.standardJson));
+    });
+    if (WRITTEN.has(c.class))
+      test('written byte for byte as RemotingSerializable.encode()', () => {
+        expect(fastjsonStringify(JSON.parse(c.standardJson))).toBe(c.json);
+      });
+  });
+
+describe('Java HashMap iteration order', () => {
+  for (const c of frames.filter((f) => (f.extFieldsOrder?.length ?? 0) > 1))
+    test(`${c.id}: the buckets of its ${c.extFieldsOrder?.length} keys are in RocketMQ's order`, () => {
+      const order = c.extFieldsOrder as string[];
+      expect(
+        javaHashMapOrder(order, (c as FrameCase & { extFieldsHashMapCapacity: number }).extFieldsHashMapCapacity),
+      ).toEqual(order);
+    });
+});

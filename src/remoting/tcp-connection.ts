@@ -1,0 +1,172 @@
+/**
+ * One TCP connection to a RocketMQ remoting peer: frames out, frames in, responses matched to their
+ * requests by `opaque`. A connection that closes or errors fails every request still waiting on it at
+ * once; a peer that sends something that is not a remoting frame (too large, malformed) gets its
+ * connection closed, with the reason logged.
+ */
+import net from 'node:net';
+import type { Logger } from '../common/logger.js';
+import { FrameReader } from './frame-reader.js';
+import { decodeRemotingCommand, isResponse, type RemotingCommand } from './remoting-command.js';
+
+export interface PendingCall {
+  resolve(cmd: RemotingCommand): void;
+  reject(err: Error): void;
+}
+
+export interface TcpConnectionEvents {
+  /** A request frame from the peer (broker or NameServer initiated). */
+  onRequest(conn: TcpConnection, cmd: RemotingCommand): void;
+  /** The connection is gone; `err` says why. Called once. */
+  onClose(conn: TcpConnection, err: Error): void;
+}
+
+export class TcpConnection {
+  readonly addr: string;
+  readonly #socket: net.Socket;
+  readonly #reader: FrameReader;
+  readonly #pending = new Map<number, PendingCall>();
+  readonly #events: TcpConnectionEvents;
+  readonly #logger: Logger;
+  #open = false;
+  #closed: Error | null = null;
+  readonly ready: Promise<void>;
+
+  constructor(
+    addr: string,
+    host: string,
+    port: number,
+    options: { maxFrameLength: number; connectTimeoutMs: number; logger: Logger; events: TcpConnectionEvents },
+  ) {
+    this.addr = addr;
+    this.#events = options.events;
+    this.#logger = options.logger;
+    this.#reader = new FrameReader({ maxFrameLength: options.maxFrameLength });
+    const socket = net.connect({ host, port });
+    this.#socket = socket;
+    socket.setNoDelay(true);
+    socket.setKeepAlive(true, 30_000);
+    socket.setTimeout(options.connectTimeoutMs, () => {
+      if (!this.#open) socket.destroy(new Error(`connect to ${addr} timed out after ${options.connectTimeoutMs} ms`));
+    });
+    this.ready = new Promise<void>((resolve, reject) => {
+      socket.once('connect', () => {
+        this.#open = true;
+        socket.setTimeout(0);
+        resolve();
+      });
+      socket.once('close', () => {
+        if (!this.#open) reject(this.#closed ?? new Error(`connection to ${addr} closed`));
+      });
+    });
+    // A connect failure is reported through `ready`; nobody may be awaiting it yet.
+    this.ready.catch(() => undefined);
+    socket.on('data', (chunk: Buffer) => this.#onData(chunk));
+    socket.on('error', (err) => {
+      this.#closed ??= err;
+    });
+    socket.on('close', () => this.#onClose());
+  }
+
+  get isOpen(): boolean {
+    return this.#open && this.#closed === null;
+  }
+
+  get isClosed(): boolean {
+    return this.#closed !== null;
+  }
+
+  /** Requests waiting for their answer. */
+  get pendingCount(): number {
+    return this.#pending.size;
+  }
+
+  /** Writes a frame. Returns false when the connection is already closed. */
+  write(frame: Buffer): boolean {
+    if (this.#closed) return false;
+    this.#socket.write(frame);
+    return true;
+  }
+
+  /** Waits for the response with `opaque`; the caller writes the request afterwards. */
+  expect(opaque: number, call: PendingCall): void {
+    this.#pending.set(opaque, call);
+  }
+
+  /** Stops waiting for `opaque` (timed out or aborted); a late answer is then dropped. */
+  forget(opaque: number): void {
+    this.#pending.delete(opaque);
+  }
+
+  hasPending(opaque: number): boolean {
+    return this.#pending.has(opaque);
+  }
+
+  /** Closes the connection: ends it gracefully, and destroys it if it has not closed within `graceMs`. */
+  end(graceMs: number): Promise<void> {
+    if (this.#socket.destroyed) return Promise.resolve();
+    return new Promise<void>((resolve) => {
+      const timer = setTimeout(() => this.#socket.destroy(), graceMs);
+      timer.unref();
+      this.#socket.once('close', () => {
+        clearTimeout(timer);
+        resolve();
+      });
+      this.#closed ??= new Error(`connection to ${this.addr} was closed by the client`);
+      this.#socket.end();
+    });
+  }
+
+  /** Destroys the connection now, failing whatever waits on it with `err`. */
+  destroy(err: Error): void {
+    this.#closed ??= err;
+    this.#socket.destroy();
+  }
+
+  #onData(chunk: Buffer): void {
+    let frames: Buffer[];
+    try {
+      frames = this.#reader.push(chunk);
+    } catch (e) {
+      this.#logger.error({ addr: this.addr, err: e }, 'remoting peer sent an invalid frame; closing the connection');
+      this.destroy(e as Error);
+      return;
+    }
+    for (const frame of frames) {
+      let cmd: RemotingCommand;
+      try {
+        cmd = decodeRemotingCommand(frame);
+      } catch (e) {
+        this.#logger.error(
+          { addr: this.addr, err: e },
+          'remoting peer sent a malformed command; closing the connection',
+        );
+        this.destroy(e as Error);
+        return;
+      }
+      if (isResponse(cmd.flag)) {
+        const call = this.#pending.get(cmd.opaque);
+        if (call) {
+          this.#pending.delete(cmd.opaque);
+          call.resolve(cmd);
+        } else {
+          this.#logger.debug(
+            { addr: this.addr, opaque: cmd.opaque, code: cmd.code },
+            'response for no waiting request',
+          );
+        }
+      } else {
+        this.#events.onRequest(this, cmd);
+      }
+    }
+  }
+
+  #onClose(): void {
+    const err = this.#closed ?? new Error(`connection to ${this.addr} closed by the peer`);
+    this.#closed = err;
+    const calls = [...this.#pending.values()];
+    this.#pending.clear();
+    for (const call of calls) call.reject(err);
+    this.#events.onClose(this, err);
+  }
+}
