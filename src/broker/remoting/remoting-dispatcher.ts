@@ -28,7 +28,8 @@ import type { BrokerRequest, ConnectionInfo } from '../broker-context.js';
 import type { ConsumerManager } from '../consumer-manager.js';
 import { requestCodeNotSupported, validateRequest } from '../dispatch.js';
 import { nextOpaque, type RemotingConnection } from '../remoting-server.js';
-import { extFieldsToHeader, headerToExtFields, sendMessageV2ToV1 } from './wire-header.js';
+import { requestHeaderFromExtFields, responseHeaderToExtFields } from '../../protocol/ext-fields.js';
+import { InvalidArgumentError } from '../../common/errors.js';
 import {
   BROKER_REMOTING_VERSION,
   BROKER_VERSION_DESC,
@@ -45,6 +46,23 @@ export const NameServerRequestCode = Object.freeze({
   GET_BROKER_CLUSTER_INFO: 106,
   QUERY_TOPIC_CONSUME_BY_WHO: 300,
 } as const);
+
+/** Java's Long.MAX_VALUE, which RocketMQ's tools send as "no upper bound" (mqadmin queryMsgByKey's end time). */
+const JAVA_LONG_MAX = '9223372036854775807';
+
+/**
+ * Java's Long.MAX_VALUE read as the largest exact number, which means the same here; any other value past
+ * 2^53 is refused by the command's schema, never rounded.
+ */
+function withoutUpperBoundSentinel(ext: Readonly<Record<string, string | null>>): Record<string, string | null> {
+  let out: Record<string, string | null> | undefined;
+  for (const [k, v] of Object.entries(ext)) {
+    if (v !== JAVA_LONG_MAX) continue;
+    out ??= { ...ext };
+    out[k] = String(Number.MAX_SAFE_INTEGER);
+  }
+  return out ?? { ...ext };
+}
 
 /** What the dispatcher needs of the broker. */
 export interface DispatcherBroker {
@@ -99,23 +117,23 @@ export class RemotingDispatcher {
       default:
         break;
     }
-    let code = command.code;
-    let ext = command.extFields ?? {};
-    if (code === RequestCode.SEND_MESSAGE_V2 || (code === RequestCode.SEND_BATCH_MESSAGE && 'b' in ext)) {
-      ext = sendMessageV2ToV1(ext);
-      if (code === RequestCode.SEND_MESSAGE_V2) code = RequestCode.SEND_MESSAGE;
-    }
+    // SEND_MESSAGE_V2 is SEND_MESSAGE with SendMessageRequestHeaderV2's one-letter keys (read below).
+    const code = command.code === RequestCode.SEND_MESSAGE_V2 ? RequestCode.SEND_MESSAGE : command.code;
+    const ext = command.extFields ?? {};
     const spec = COMMANDS.get(code);
     if (!spec || code === RequestCode.WATCH_CONSUMER_IDS) {
       this.logger.warn({ code, remote: connection.remoteAddress }, 'remoting request code not supported');
       const r = requestCodeNotSupported(command.code);
       return response(r.code, r.remark ?? null);
     }
-    const header = extFieldsToHeader(spec.requestHeader, ext);
-    if (!header.ok) {
-      return response(ResponseCode.SYSTEM_ERROR, `bad header field <${header.field}>: ${header.message}`);
+    let header: Record<string, unknown>;
+    try {
+      header = requestHeaderFromExtFields(command.code, withoutUpperBoundSentinel(ext));
+    } catch (e) {
+      if (!(e instanceof InvalidArgumentError)) throw e;
+      return response(ResponseCode.SYSTEM_ERROR, `bad header: ${e.message}`);
     }
-    const validated = validateRequest(spec, header.value, command.body ?? undefined);
+    const validated = validateRequest(spec, header, command.body ?? undefined);
     if (!validated.ok) return response(ResponseCode.SYSTEM_ERROR, `bad ${validated.field}: ${validated.message}`);
     const request = validated.request;
     request.code = code;
@@ -127,7 +145,7 @@ export class RemotingDispatcher {
       const standard = wantsStandardJson(command.version, ext.acceptStandardJsonOnly);
       body = encodeRouteForNameServer(route, b.remotingAddress, standard);
     }
-    return response(answer.code, answer.remark ?? null, headerToExtFields(answer.header), body);
+    return response(answer.code, answer.remark ?? null, responseHeaderToExtFields(code, answer.header ?? {}), body);
   }
 
   /** Remembers (or forgets) which clients live on which connection. */
