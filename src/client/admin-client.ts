@@ -361,7 +361,7 @@ export class AdminClient {
       out.consumeFromWhere ??= b.consumeFromWhere;
     }
     if (!online)
-      throw lastError ?? new RocketMQError('ERR_CONSUMER_NOT_ONLINE', `the consumer group[${group}] not online`);
+      throw lastError ?? errorFromResponse(ResponseCode.CONSUMER_NOT_ONLINE, `the consumer group[${group}] not online`);
     out.connections.sort((a, b) => a.clientId.localeCompare(b.clientId));
     out.subscriptions.sort((a, b) => a.topic.localeCompare(b.topic));
     return out;
@@ -394,12 +394,11 @@ export class AdminClient {
       const m = found.find((x) => x.msgId === msgId.toUpperCase()) ?? found[0];
       if (m) return m;
     }
-    throw new RocketMQError(
-      'ERR_QUERY_NOT_FOUND',
+    throw errorFromResponse(
+      ResponseCode.QUERY_NOT_FOUND,
       topic === undefined
         ? `no message with id ${msgId} (for a client message id, name its topic)`
         : `no message with id ${msgId} in topic ${topic}`,
-      { responseCode: ResponseCode.QUERY_NOT_FOUND },
     );
   }
 
