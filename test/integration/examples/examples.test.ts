@@ -107,3 +107,24 @@ test('07 shuts down cleanly on SIGTERM', async () => {
   expect(r.code).toBe(0);
   expect(r.stdout).toMatch(/SIGTERM: shutting down after \d+ messages\nconsumer stopped cleanly/);
 }, 60_000);
+
+test('08 polls, with for await, the six orders 02 produced', async () => {
+  const r = await runExample('08-lite-pull.mjs', { ROCKETMQ_TS_ENDPOINTS: f.broker.address });
+  expect(r.stderr).toBe('');
+  expect(r.code).toBe(0);
+  expect(r.stdout.match(/order-\d/g)?.sort()).toEqual([
+    'order-0',
+    'order-1',
+    'order-2',
+    'order-3',
+    'order-4',
+    'order-5',
+  ]);
+}, 60_000);
+
+test('09 consumes each order’s steps in send order', async () => {
+  const r = await runExample('09-orderly.mjs', { ROCKETMQ_TS_ENDPOINTS: f.broker.address });
+  expect(r.stderr).toBe('');
+  expect(r.code).toBe(0);
+  for (let o = 0; o < 4; o++) expect(r.stdout).toContain(`order-${o} in order: created -> paid -> shipped`);
+}, 60_000);
