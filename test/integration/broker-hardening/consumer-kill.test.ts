@@ -71,9 +71,12 @@ test('a consumer killed mid-consumption under load: the survivor takes over, not
   survivor.registerMessageListener(survivorLog.listener);
   open.push(survivor);
   try {
-    await survivor.start();
-    // Keep producing while the child consumes; kill it once it has consumed some (a condition, not a timer).
+    // Keep producing while the child consumes. The survivor joins once the child is consuming (so the
+    // child surely holds queues with work on them), then the child is killed mid-consumption: conditions,
+    // not timers.
     const during = sendMany(producer, topic, 300, 'during', () => ({}), 4);
+    await waitFor(() => consumed.length >= 30, 60_000);
+    await survivor.start();
     await waitFor(() => consumed.length >= 60, 60_000);
     child.kill('SIGKILL');
     sent.push(...(await during));

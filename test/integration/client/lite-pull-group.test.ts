@@ -38,7 +38,8 @@ describe('LitePullConsumer: two members of one group', () => {
     await waitFor(() => a.assignment().length === 4 && b.assignment().length === 4, 15_000);
     const keys = [...a.assignment(), ...b.assignment()].map(mqKey);
     expect(new Set(keys).size).toBe(8);
-    expect(events.at(-1)?.removed).toHaveLength(4);
+    // The queues handed to the second member were reported removed (in one event or several).
+    expect(events.flatMap((e) => e.removed)).toHaveLength(4);
     expect(events.at(-1)?.assigned.map(mqKey).sort()).toEqual(a.assignment().map(mqKey).sort());
 
     const sent = await sendMany(producer, topic, 400, 'g');
