@@ -97,6 +97,9 @@ export class PullAPIWrapper {
     this.#consumerGroup = consumerGroup;
   }
 
+  /** Brokers that answered LITE_PULL_MESSAGE with REQUEST_CODE_NOT_SUPPORTED (RocketMQ 4.x). */
+  readonly #noLitePull = new Set<string>();
+
   /** Remembers the broker id an answer suggested for `mq`. */
   updatePullFromWhichNode(mq: MessageQueue, brokerId: number): void {
     this.#pullFromWhichNodeTable.set(messageQueueKey(mq), brokerId);
@@ -117,11 +120,20 @@ export class PullAPIWrapper {
     const header = buildPullMessageRequestHeader(this.#consumerGroup, req);
     // RocketMQ: a pull served by a slave never commits the offset (PullAPIWrapper.java:217-219).
     if (found.slave) header.sysFlag = clearCommitOffsetFlag(header.sysFlag);
-    const res = await this.#instance.api.pullMessage(found.brokerAddr, header, {
-      timeoutMs: req.timeoutMillis,
-      signal: req.signal,
-      lite: (req.sysFlag & PullSysFlag.LITE_PULL_MESSAGE) !== 0,
-    });
+    let lite = (header.sysFlag & PullSysFlag.LITE_PULL_MESSAGE) !== 0;
+    if (lite && this.#noLitePull.has(found.brokerAddr)) {
+      header.sysFlag &= ~PullSysFlag.LITE_PULL_MESSAGE;
+      lite = false;
+    }
+    const opts = { timeoutMs: req.timeoutMillis, signal: req.signal };
+    let res = await this.#instance.api.pullMessage(found.brokerAddr, header, { ...opts, lite });
+    if (lite && res.code === ResponseCode.REQUEST_CODE_NOT_SUPPORTED) {
+      // RocketMQ 4.x brokers know no LITE_PULL_MESSAGE (RocketMQ 5's code): their lite pull consumer
+      // sends PULL_MESSAGE, and so does this one to such a broker from now on.
+      this.#noLitePull.add(found.brokerAddr);
+      header.sysFlag &= ~PullSysFlag.LITE_PULL_MESSAGE;
+      res = await this.#instance.api.pullMessage(found.brokerAddr, header, { ...opts, lite: false });
+    }
     const pullStatus = STATUS_BY_CODE.get(res.code);
     if (pullStatus === undefined) throw errorFromResponse(res.code, res.remark);
     return {

@@ -9,6 +9,7 @@ import { RequestCode } from '../../../src/protocol/request-code.js';
 import { TcpRemotingClient } from '../../../src/remoting/tcp-remoting-client.js';
 import { Producer } from '../../../src/client/producer.js';
 import { PullConsumer } from '../../../src/client/pull-consumer.js';
+import { LitePullConsumer } from '../../../src/client/lite-pull-consumer.js';
 import { PushConsumer } from '../../../src/client/push-consumer.js';
 import type { PushConsumerOptions } from '../../../src/client/push-consumer-options.js';
 import type { MessageExt } from '../../../src/common/message.js';
@@ -328,6 +329,48 @@ kitDescribe('clients against Apache RocketMQ 4.9.8 (namesrvAddr)', () => {
     await Promise.all(members.map((c) => c.start()));
     await waitFor(() => got.every((s) => s.size === 12), 40_000);
     for (const s of got) expect(s).toEqual(new Set(Array.from({ length: 12 }, (_, i) => `${topic}-${i}`)));
+  }, 90_000);
+
+  it('LitePullConsumer: for await drains the topic (RocketMQ 4.x has no LITE_PULL_MESSAGE: PULL_MESSAGE is used)', async () => {
+    const topic = uniq('TopicLite');
+    await sendSeq(topic, 16);
+    const c = new LitePullConsumer({
+      namesrvAddr: kit.namesrvAddr,
+      consumerGroup: uniq('LiteG'),
+      consumeFromWhere: 'CONSUME_FROM_FIRST_OFFSET',
+    });
+    closers.push(() => c.shutdown());
+    c.subscribe(topic, '*');
+    await c.start();
+    const got = new Set<string>();
+    for await (const m of c.messages({ signal: AbortSignal.timeout(40_000) })) {
+      got.add(m.body!.toString());
+      if (got.size === 16) break;
+    }
+    expect(got).toEqual(new Set(Array.from({ length: 16 }, (_, i) => `${topic}-${i}`)));
+  }, 90_000);
+
+  it("orderly: sharding keys keep each key's order, and the queues are locked with RocketMQ's own LOCK_BATCH_MQ", async () => {
+    const topic = uniq('TopicOrderly');
+    const keys = ['a', 'b', 'c', 'd', 'e'];
+    for (let i = 0; i < 8; i++)
+      for (const k of keys) await producer.send({ topic, keys: k, body: Buffer.from(`${k}:${i}`) }, { shardingKey: k });
+    const last = new Map<string, number>();
+    let outOfOrder = 0;
+    let n = 0;
+    const c = consumer(uniq('OrderlyG'));
+    c.subscribe(topic, '*').registerMessageListenerOrderly((msgs) => {
+      for (const m of msgs) {
+        const [k, i] = m.body!.toString().split(':');
+        if ((last.get(k!) ?? -1) >= Number(i)) outOfOrder++;
+        last.set(k!, Number(i));
+        n++;
+      }
+    });
+    await c.start();
+    await waitFor(() => n >= keys.length * 8, 40_000);
+    expect(outOfOrder).toBe(0);
+    expect([...last.values()]).toEqual(keys.map(() => 7));
   }, 90_000);
 
   it("a mixed group with RocketMQ's Java consumer: the same allocation, no queue consumed twice, none orphaned", async () => {
