@@ -9,10 +9,11 @@
  * starts producers, push consumers and mqadmin commands on request (see that file's header).
  */
 import { spawn, spawnSync, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { describeUnless, detectKit } from './rocketmq-kit.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '../..');
@@ -26,24 +27,15 @@ export interface JavaKit {
 
 let cached: { kit: JavaKit | undefined; reason: string } | undefined;
 
-function findKitDir(): string | undefined {
-  if (process.env.RMQ_KIT_DIR) return process.env.RMQ_KIT_DIR;
-  for (let dir = root; ; dir = path.dirname(dir)) {
-    const candidate = path.join(path.dirname(dir), 'shared', 'rocketmq-java');
-    if (existsSync(path.join(candidate, 'bin', 'java-client'))) return candidate;
-    if (path.dirname(dir) === dir) return undefined;
-  }
-}
-
-/** The kit when it, `java` (17+) and `javac` are usable; else undefined and `javaKitMissing()` says why. */
+/**
+ * The kit when it, `java` (17+), `javac` and its class path are usable (the kit and Java as
+ * `detectKit` finds them); else undefined and `javaKitMissing()` says why.
+ */
 export function javaKit(): JavaKit | undefined {
   if (cached) return cached.kit;
-  const dir = findKitDir();
-  if (!dir) {
-    cached = {
-      kit: undefined,
-      reason: 'no rocketmq-java kit (set RMQ_KIT_DIR or put shared/rocketmq-java beside the project)',
-    };
+  const kit = detectKit();
+  if (!kit.available) {
+    cached = { kit: undefined, reason: kit.reason };
     return undefined;
   }
   const javac = spawnSync('javac', ['-version'], { encoding: 'utf8' });
@@ -51,12 +43,12 @@ export function javaKit(): JavaKit | undefined {
     cached = { kit: undefined, reason: 'no javac on PATH (Java 17 JDK needed)' };
     return undefined;
   }
-  const cp = spawnSync(path.join(dir, 'bin', 'classpath'), { encoding: 'utf8' });
+  const cp = spawnSync(path.join(kit.dir, 'bin', 'classpath'), { encoding: 'utf8' });
   if (cp.status !== 0) {
     cached = { kit: undefined, reason: `the kit's class path is incomplete: ${cp.stderr.trim()}` };
     return undefined;
   }
-  cached = { kit: { dir, classpath: cp.stdout.trim() }, reason: '' };
+  cached = { kit: { dir: kit.dir, classpath: cp.stdout.trim() }, reason: '' };
   return cached.kit;
 }
 
@@ -65,14 +57,9 @@ export function javaKitMissing(): string {
   return cached?.reason ?? '';
 }
 
-/** `describe` when the kit is usable, else `describe.skip` after printing one line saying why. */
+/** A suite that needs the kit and a JDK: skipped with one line saying why when they are missing. */
 export function describeWithJava(name: string, fn: () => void): void {
-  if (javaKit()) {
-    describe(name, fn);
-    return;
-  }
-  console.log(`skipped "${name}": ${javaKitMissing()}`);
-  describe.skip(name, fn);
+  describeUnless(javaKit() ? null : javaKitMissing(), name, fn);
 }
 
 /** Compiles Java sources into a new temp directory and returns it. */
