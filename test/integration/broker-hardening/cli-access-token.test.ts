@@ -2,50 +2,16 @@
  * The CLI takes the access token from a file (`--access-token-file`) or the environment, so it never has
  * to appear in the process list; `--access-token` on the command line still works, with a warning.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { chmodSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { ResponseCode } from '../../../src/protocol/index.js';
 import { TestBrokerClient, uniqueName } from '../../support/broker-client.js';
 import { tempStorePath } from '../../support/broker-fixture.js';
+import { CLI_TEST_TIMEOUT_MS as TIMEOUT_MS, listeningAddress, runCli } from '../../support/cli-process.js';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
-const cli = path.join(root, 'dist', 'cli.js');
-const TIMEOUT_MS = 60_000;
-
-interface Run {
-  child: ChildProcess;
-  stdout: () => string;
-  stderr: () => string;
-  exit: Promise<number | null>;
-}
-
-function run(args: string[], env: Record<string, string> = {}): Run {
-  const child = spawn(process.execPath, [cli, ...args], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, ROCKETMQ_TS_ACCESS_TOKEN: '', ...env },
-  });
-  let out = '';
-  let err = '';
-  child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr?.on('data', (d: Buffer) => (err += d.toString()));
-  const exit = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  return { child, stdout: () => out, stderr: () => err, exit };
-}
-
-async function listeningAddress(r: Run): Promise<string> {
-  const deadline = Date.now() + 40_000;
-  for (;;) {
-    const m = /rocketmq-ts broker listening on (http:\/\/\S+)/.exec(r.stdout());
-    if (m?.[1]) return m[1];
-    if (r.child.exitCode !== null) throw new Error(`CLI exited early: ${r.stderr()}`);
-    if (Date.now() > deadline) {
-      r.child.kill('SIGKILL');
-      throw new Error(`no listening line: ${r.stdout()} ${r.stderr()}`);
-    }
-    await new Promise((res) => setTimeout(res, 20));
-  }
+/** The CLI with no token in the environment unless the test gives one. */
+function run(args: string[], env: Record<string, string> = {}) {
+  return runCli(args, { ROCKETMQ_TS_ACCESS_TOKEN: '', ...env });
 }
 
 /** Sends once without and once with `token`; expects 401 then SUCCESS. */

@@ -1,46 +1,11 @@
 /**
  * The CLI (`rocketmq-ts broker ...`) from the compiled package, as a user runs it.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { rmSync } from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { ResponseCode } from '../../../src/protocol/index.js';
 import { TestBrokerClient, uniqueName } from '../../support/broker-client.js';
 import { tempStorePath } from '../../support/broker-fixture.js';
-
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
-const cli = path.join(root, 'dist', 'cli.js');
-/** Child processes start slowly on a busy machine. */
-const CLI_TEST_TIMEOUT_MS = 60_000;
-
-interface Run {
-  child: ChildProcess;
-  stdout: () => string;
-  stderr: () => string;
-  exit: Promise<number | null>;
-}
-
-function run(args: string[]): Run {
-  const child = spawn(process.execPath, [cli, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  let err = '';
-  child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr?.on('data', (d: Buffer) => (err += d.toString()));
-  const exit = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  return { child, stdout: () => out, stderr: () => err, exit };
-}
-
-async function listeningAddress(r: Run, timeoutMs = 40_000): Promise<string> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const m = /rocketmq-ts broker listening on (http:\/\/\S+)/.exec(r.stdout());
-    if (m?.[1]) return m[1];
-    if (r.child.exitCode !== null) throw new Error(`CLI exited early: ${r.stderr()}`);
-    if (Date.now() > deadline) throw new Error(`no listening line: ${r.stdout()} ${r.stderr()}`);
-    await new Promise((res) => setTimeout(res, 20));
-  }
-}
+import { CLI_TEST_TIMEOUT_MS, listeningAddress, runCli as run } from '../../support/cli-process.js';
 
 describe('rocketmq-ts broker (CLI)', () => {
   test(
@@ -48,12 +13,7 @@ describe('rocketmq-ts broker (CLI)', () => {
     async () => {
       const store = tempStorePath('rmq-cli-');
       const r = run(['broker', '--store', store, '--port', '0']);
-      const client = new TestBrokerClient(
-        await listeningAddress(r).catch((e: unknown) => {
-          r.child.kill('SIGKILL');
-          throw e;
-        }),
-      );
+      const client = new TestBrokerClient(await listeningAddress(r));
       try {
         const topic = uniqueName('T');
         expect((await client.send(topic, 'hello')).code).toBe(ResponseCode.SUCCESS);

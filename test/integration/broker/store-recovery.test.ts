@@ -3,18 +3,15 @@
  * recovery cut short are corrected to its end (so a group does not skip the messages that reuse those
  * offsets), and every recovery action reaches the CLI's stderr as a JSON line with its figures.
  */
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { decodeMessages } from '../../../src/common/codec/index.js';
 import type { Logger } from '../../../src/common/logger.js';
 import { Broker } from '../../../src/broker/index.js';
 import { ResponseCode } from '../../../src/protocol/index.js';
 import { TestBrokerClient, uniqueName } from '../../support/broker-client.js';
 import { tempStorePath } from '../../support/broker-fixture.js';
-
-const cli = path.join(path.dirname(fileURLToPath(import.meta.url)), '../../../dist/cli.js');
+import { listeningAddress, runCli } from '../../support/cli-process.js';
 
 function spyLogger(): Logger & { warnings: { msg: string; obj: Record<string, unknown> }[] } {
   const warnings: { msg: string; obj: Record<string, unknown> }[] = [];
@@ -74,21 +71,12 @@ describe('store recovery through the broker', () => {
     try {
       await shrunkStore(storePath, uniqueName('T'), uniqueName('g'));
       const run = async (args: string[]): Promise<string> => {
-        const child = spawn(process.execPath, [cli, 'broker', '--store', storePath, '--port', '0', ...args], {
-          stdio: ['ignore', 'pipe', 'pipe'],
-        });
-        let out = '';
-        let err = '';
-        child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
-        child.stderr.setEncoding('utf8').on('data', (d: string) => (err += d));
-        const exit = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
-        while (!out.includes('listening on') && child.exitCode === null) {
-          await new Promise((r) => setTimeout(r, 10));
-        }
-        child.kill('SIGTERM');
-        const code = await exit;
-        expect(`exit ${code}: ${err.slice(-2000)}`).toMatch(/^exit 0: /);
-        return err;
+        const r = runCli(['broker', '--store', storePath, '--port', '0', ...args]);
+        await listeningAddress(r);
+        r.child.kill('SIGTERM');
+        const code = await r.exit;
+        expect(`exit ${code}: ${r.stderr().slice(-2000)}`).toMatch(/^exit 0: /);
+        return r.stderr();
       };
       const lines = (await run([]))
         .split('\n')
