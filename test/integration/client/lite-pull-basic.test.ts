@@ -1,29 +1,17 @@
-import type { Producer } from '../../../src/client/producer.js';
 import { OffsetOutOfRangeError } from '../../../src/client/lite-pull-errors.js';
 import { RocketMQError, StateError } from '../../../src/common/errors.js';
 import type { MessageQueue } from '../../../src/common/message.js';
-import { startBroker, type BrokerFixture } from '../../support/broker-fixture.js';
-import { sendMany, startProducer, uniq } from './push-consumer-support.js';
+import { sendMany, uniq, useBrokerAndProducer } from './push-consumer-support.js';
 import { newLiteConsumer, pollUntil } from './lite-pull-support.js';
 
 describe('LitePullConsumer: subscribe, poll, commit, restart', () => {
-  let fx: BrokerFixture;
-  let producer: Producer;
-
-  beforeAll(async () => {
-    fx = await startBroker();
-    producer = await startProducer(fx.broker.address, 4);
-  });
-  afterAll(async () => {
-    await producer.shutdown();
-    await fx.close();
-  });
+  const env = useBrokerAndProducer(4);
 
   it('polls every message exactly once, and a restarted consumer resumes at the committed offset', async () => {
     const topic = uniq('LpT');
     const group = uniq('lpg');
-    const batch1 = await sendMany(producer, topic, 200, 'one');
-    const c1 = newLiteConsumer(fx.broker.address, group, { autoCommit: false });
+    const batch1 = await sendMany(env.producer, topic, 200, 'one');
+    const c1 = newLiteConsumer(env.fx.broker.address, group, { autoCommit: false });
     c1.subscribe(topic, '*');
     await c1.start();
     const polled = await pollUntil(c1, (b) => b.length >= 200);
@@ -32,13 +20,13 @@ describe('LitePullConsumer: subscribe, poll, commit, restart', () => {
     expect(polled.sort()).toEqual([...batch1].sort());
     await c1.commit();
     for (const mq of c1.assignment()) {
-      expect(await c1.committed(mq)).toBe(await fx.broker.store.getMaxOffsetInQueue(topic, mq.queueId));
+      expect(await c1.committed(mq)).toBe(await env.fx.broker.store.getMaxOffsetInQueue(topic, mq.queueId));
     }
     await c1.shutdown();
     await c1.shutdown(); // idempotent
 
-    const batch2 = await sendMany(producer, topic, 50, 'two');
-    const c2 = newLiteConsumer(fx.broker.address, group);
+    const batch2 = await sendMany(env.producer, topic, 50, 'two');
+    const c2 = newLiteConsumer(env.fx.broker.address, group);
     c2.subscribe(topic);
     await c2.start();
     const again = await pollUntil(c2, (b) => b.length >= 50);
@@ -50,14 +38,14 @@ describe('LitePullConsumer: subscribe, poll, commit, restart', () => {
   it('auto-commit commits what poll handed out, and shutdown persists it', async () => {
     const topic = uniq('LpAc');
     const group = uniq('lpac');
-    await sendMany(producer, topic, 40, 'a');
-    const c1 = newLiteConsumer(fx.broker.address, group, { pullBatchSize: 5, autoCommitIntervalMs: 1000 });
+    await sendMany(env.producer, topic, 40, 'a');
+    const c1 = newLiteConsumer(env.fx.broker.address, group, { pullBatchSize: 5, autoCommitIntervalMs: 1000 });
     c1.subscribe(topic);
     await c1.start();
     const first = await pollUntil(c1, (b) => b.length >= 1);
     await c1.shutdown();
     // Only what was handed out is committed: everything else comes to the next consumer.
-    const c2 = newLiteConsumer(fx.broker.address, group);
+    const c2 = newLiteConsumer(env.fx.broker.address, group);
     c2.subscribe(topic);
     await c2.start();
     const rest = await pollUntil(c2, (b) => b.length + first.length >= 40, 10_000);
@@ -68,20 +56,20 @@ describe('LitePullConsumer: subscribe, poll, commit, restart', () => {
   });
 
   it('rejects poll before start, mixing subscribe and assign, and assign of a missing topic', async () => {
-    const c = newLiteConsumer(fx.broker.address, uniq('lpe'));
+    const c = newLiteConsumer(env.fx.broker.address, uniq('lpe'));
     await expect(c.poll()).rejects.toThrow(StateError);
     await expect(c.poll()).rejects.toThrow(/before start/);
     c.subscribe(uniq('LpE'));
     await expect(c.assign([{ topic: 'X', brokerName: 'b', queueId: 0 }])).rejects.toThrow(/mutually exclusive/);
     await c.shutdown();
 
-    const a = newLiteConsumer(fx.broker.address, uniq('lpe'));
+    const a = newLiteConsumer(env.fx.broker.address, uniq('lpe'));
     await a.assign([{ topic: uniq('NoSuchTopic'), brokerName: 'broker-a', queueId: 0 }]);
     expect(() => a.subscribe('Other')).toThrow(/mutually exclusive/);
     await expect(a.start()).rejects.toMatchObject({ code: 'ERR_TOPIC_NOT_EXIST' });
     await a.shutdown();
 
-    const b = newLiteConsumer(fx.broker.address, uniq('lpe'));
+    const b = newLiteConsumer(env.fx.broker.address, uniq('lpe'));
     await b.start();
     await expect(b.assign([{ topic: uniq('NoSuchTopic'), brokerName: 'broker-a', queueId: 0 }])).rejects.toThrow(
       RocketMQError,
@@ -93,16 +81,16 @@ describe('LitePullConsumer: subscribe, poll, commit, restart', () => {
 
   it('assign, seek, seekToBegin, seekToEnd, offsetForTimestamp, and seek out of range', async () => {
     const topic = uniq('LpS');
-    await sendMany(producer, topic, 1, 'warm');
-    const c = newLiteConsumer(fx.broker.address, uniq('lps'), { autoCommit: false });
+    await sendMany(env.producer, topic, 1, 'warm');
+    const c = newLiteConsumer(env.fx.broker.address, uniq('lps'), { autoCommit: false });
     await c.start();
     const mqs = await c.fetchMessageQueues(topic);
     const mq = mqs[0] as MessageQueue;
     // Put 30 messages on that one queue.
-    for (let i = 0; i < 30; i++) await fx.client.send(topic, `s-${i}`, { queueId: mq.queueId });
+    for (let i = 0; i < 30; i++) await env.fx.client.send(topic, `s-${i}`, { queueId: mq.queueId });
     await c.assign([mq]);
     expect(c.assignment()).toEqual([mq]);
-    const max = await fx.broker.store.getMaxOffsetInQueue(topic, mq.queueId);
+    const max = await env.fx.broker.store.getMaxOffsetInQueue(topic, mq.queueId);
     await pollUntil(c, (b) => b.length >= max);
 
     await c.seek(mq, max - 3);
@@ -127,15 +115,15 @@ describe('LitePullConsumer: subscribe, poll, commit, restart', () => {
 
   it('pause holds a queue back, resume releases it', async () => {
     const topic = uniq('LpP');
-    await sendMany(producer, topic, 1, 'warm');
-    const c = newLiteConsumer(fx.broker.address, uniq('lpp'), { autoCommit: false });
+    await sendMany(env.producer, topic, 1, 'warm');
+    const c = newLiteConsumer(env.fx.broker.address, uniq('lpp'), { autoCommit: false });
     await c.start();
     const [q0, q1] = (await c.fetchMessageQueues(topic)) as [MessageQueue, MessageQueue];
     await c.assign([q0, q1]);
     c.pause([q0]);
     expect(c.isPaused(q0)).toBe(true);
-    for (let i = 0; i < 5; i++) await fx.client.send(topic, `p0-${i}`, { queueId: q0.queueId });
-    for (let i = 0; i < 5; i++) await fx.client.send(topic, `p1-${i}`, { queueId: q1.queueId });
+    for (let i = 0; i < 5; i++) await env.fx.client.send(topic, `p0-${i}`, { queueId: q0.queueId });
+    for (let i = 0; i < 5; i++) await env.fx.client.send(topic, `p1-${i}`, { queueId: q1.queueId });
     const got = await pollUntil(c, (b) => b.filter((x) => x.startsWith('p1-')).length >= 5);
     expect(await c.poll({ timeoutMs: 300 })).toEqual([]);
     expect(got.filter((x) => x.startsWith('p0-'))).toEqual([]);

@@ -1,28 +1,17 @@
-import type { Producer } from '../../../src/client/producer.js';
 import type { AssignmentChangedEvent } from '../../../src/client/lite-pull-consumer.js';
-import { startBroker, waitFor, type BrokerFixture } from '../../support/broker-fixture.js';
-import { mqKey, sendMany, startProducer, uniq } from './push-consumer-support.js';
+import { waitFor } from '../../support/broker-fixture.js';
+import { mqKey, sendMany, uniq, useBrokerAndProducer } from './push-consumer-support.js';
 import { newLiteConsumer, pollUntil } from './lite-pull-support.js';
 
 describe('LitePullConsumer: two members of one group', () => {
-  let fx: BrokerFixture;
-  let producer: Producer;
-
-  beforeAll(async () => {
-    fx = await startBroker();
-    producer = await startProducer(fx.broker.address, 8);
-  });
-  afterAll(async () => {
-    await producer.shutdown();
-    await fx.close();
-  });
+  const env = useBrokerAndProducer(8);
 
   it('share the queues of a subscription, and each message is polled by one of them once', async () => {
     const topic = uniq('LgT');
     const group = uniq('lgg');
-    await sendMany(producer, topic, 1, 'warm');
+    await sendMany(env.producer, topic, 1, 'warm');
     const events: AssignmentChangedEvent[] = [];
-    const a = newLiteConsumer(fx.broker.address, group, { rebalanceIntervalMs: 1000 });
+    const a = newLiteConsumer(env.fx.broker.address, group, { rebalanceIntervalMs: 1000 });
     a.subscribe(topic, '*', (e) => events.push(e));
     await a.start();
     await waitFor(() => a.assignment().length === 8, 10_000);
@@ -31,7 +20,7 @@ describe('LitePullConsumer: two members of one group', () => {
     // memory is read again by its next owner (at-least-once, as in RocketMQ).
     await a.commit();
 
-    const b = newLiteConsumer(fx.broker.address, group, { rebalanceIntervalMs: 1000 });
+    const b = newLiteConsumer(env.fx.broker.address, group, { rebalanceIntervalMs: 1000 });
     b.subscribe(topic);
     await b.start();
     // Both rebalance promptly to a 4 + 4 split with no queue held twice.
@@ -46,7 +35,7 @@ describe('LitePullConsumer: two members of one group', () => {
     expect(events.flatMap((e) => e.removed)).toHaveLength(4);
     expect(events.at(-1)?.assigned.map(mqKey).sort()).toEqual(a.assignment().map(mqKey).sort());
 
-    const sent = await sendMany(producer, topic, 400, 'g');
+    const sent = await sendMany(env.producer, topic, 400, 'g');
     const gotA: string[] = [];
     const gotB: string[] = [];
     const total = (): number => gotA.length + gotB.length;
@@ -65,7 +54,7 @@ describe('LitePullConsumer: two members of one group', () => {
     // A member leaving hands its queues back: the other takes all 8 and resumes after what was polled.
     await b.shutdown();
     await waitFor(() => a.assignment().length === 8, 15_000);
-    const more = await sendMany(producer, topic, 40, 'h');
+    const more = await sendMany(env.producer, topic, 40, 'h');
     const after = await pollUntil(a, (x) => x.length >= 40, 10_000);
     expect(await a.poll({ timeoutMs: 300 })).toEqual([]);
     expect(after.sort()).toEqual([...more].sort());

@@ -1,7 +1,6 @@
-import type { Producer } from '../../../src/client/producer.js';
 import type { LitePullConsumer } from '../../../src/client/lite-pull-consumer.js';
-import { startBroker, waitFor, type BrokerFixture } from '../../support/broker-fixture.js';
-import { sendMany, startProducer, uniq } from './push-consumer-support.js';
+import { waitFor } from '../../support/broker-fixture.js';
+import { sendMany, uniq, useBrokerAndProducer } from './push-consumer-support.js';
 import { bodyOf, newLiteConsumer, pollUntil } from './lite-pull-support.js';
 
 /** Every queue's committed offset, summed. */
@@ -12,23 +11,13 @@ async function committedTotal(c: LitePullConsumer): Promise<number> {
 }
 
 describe('LitePullConsumer: for await, batches, and bounded buffers', () => {
-  let fx: BrokerFixture;
-  let producer: Producer;
-
-  beforeAll(async () => {
-    fx = await startBroker();
-    producer = await startProducer(fx.broker.address, 4);
-  });
-  afterAll(async () => {
-    await producer.shutdown();
-    await fx.close();
-  });
+  const env = useBrokerAndProducer(4);
 
   it('for await drains a backlog; a break does not commit the message being processed', async () => {
     const topic = uniq('LiT');
     const group = uniq('lig');
-    const sent = await sendMany(producer, topic, 120, 'i');
-    const c1 = newLiteConsumer(fx.broker.address, group);
+    const sent = await sendMany(env.producer, topic, 120, 'i');
+    const c1 = newLiteConsumer(env.fx.broker.address, group);
     c1.subscribe(topic);
     await c1.start();
     const seen: string[] = [];
@@ -51,7 +40,7 @@ describe('LitePullConsumer: for await, batches, and bounded buffers', () => {
     await c1.shutdown();
 
     // A fresh consumer of the group gets everything not processed, nothing twice.
-    const c2 = newLiteConsumer(fx.broker.address, group);
+    const c2 = newLiteConsumer(env.fx.broker.address, group);
     c2.subscribe(topic);
     await c2.start();
     const rest: string[] = [];
@@ -66,8 +55,8 @@ describe('LitePullConsumer: for await, batches, and bounded buffers', () => {
   it('a for await loop ends on an aborted signal and on shutdown, committing exactly what was processed', async () => {
     const topic = uniq('LiA');
     const group = uniq('lia');
-    const sent = await sendMany(producer, topic, 80, 'a');
-    const c1 = newLiteConsumer(fx.broker.address, group, { autoCommit: false });
+    const sent = await sendMany(env.producer, topic, 80, 'a');
+    const c1 = newLiteConsumer(env.fx.broker.address, group, { autoCommit: false });
     c1.subscribe(topic);
     await c1.start();
     const ac = new AbortController();
@@ -89,7 +78,7 @@ describe('LitePullConsumer: for await, batches, and bounded buffers', () => {
     }
     await c1.shutdown();
 
-    const c2 = newLiteConsumer(fx.broker.address, group);
+    const c2 = newLiteConsumer(env.fx.broker.address, group);
     c2.subscribe(topic);
     await c2.start();
     const first30 = seen.slice(0, 30);
@@ -104,8 +93,8 @@ describe('LitePullConsumer: for await, batches, and bounded buffers', () => {
 
   it('a throw in the loop body leaves the message for the next loop', async () => {
     const topic = uniq('LiX');
-    await sendMany(producer, topic, 5, 'x');
-    const c = newLiteConsumer(fx.broker.address, uniq('lix'));
+    await sendMany(env.producer, topic, 5, 'x');
+    const c = newLiteConsumer(env.fx.broker.address, uniq('lix'));
     c.subscribe(topic);
     await c.start();
     let failed = '';
@@ -131,8 +120,8 @@ describe('LitePullConsumer: for await, batches, and bounded buffers', () => {
     const topic = uniq('LiB');
     const perQueue = 25;
     const batch = 10;
-    await sendMany(producer, topic, 600, 'b');
-    const c = newLiteConsumer(fx.broker.address, uniq('lib'), {
+    await sendMany(env.producer, topic, 600, 'b');
+    const c = newLiteConsumer(env.fx.broker.address, uniq('lib'), {
       pullBatchSize: batch,
       pullThresholdForQueue: perQueue,
     });
@@ -153,7 +142,7 @@ describe('LitePullConsumer: for await, batches, and bounded buffers', () => {
     expect(new Set(got).size).toBe(600);
     await c.shutdown();
 
-    const all = newLiteConsumer(fx.broker.address, uniq('lib'), { pullBatchSize: batch, pullThresholdForAll: 30 });
+    const all = newLiteConsumer(env.fx.broker.address, uniq('lib'), { pullBatchSize: batch, pullThresholdForAll: 30 });
     all.subscribe(topic);
     await all.start();
     await waitFor(() => all.bufferedMessageCount > 30, 10_000);

@@ -1,8 +1,14 @@
-import type { Producer } from '../../../src/client/producer.js';
 import { Broker } from '../../../src/broker/index.js';
 import { ConsumeConcurrentlyStatus } from '../../../src/client/consumer-constants.js';
-import { startBroker, waitFor, type BrokerFixture } from '../../support/broker-fixture.js';
-import { Collector, newConsumer, sendMany, startProducer, uniq } from './push-consumer-support.js';
+import { startBroker, waitFor } from '../../support/broker-fixture.js';
+import {
+  Collector,
+  newConsumer,
+  sendMany,
+  startProducer,
+  uniq,
+  useBrokerAndProducer,
+} from './push-consumer-support.js';
 
 /** How long a condition may take on a loaded 2-core machine before the test fails (not a sleep). */
 const CONDITION_MS = 45_000;
@@ -10,36 +16,26 @@ const CONDITION_MS = 45_000;
 const timeouts = (): number => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
 
 describe('PushConsumer offsets and shutdown', () => {
-  let fx: BrokerFixture;
-  let producer: Producer;
-
-  beforeAll(async () => {
-    fx = await startBroker();
-    producer = await startProducer(fx.broker.address, 4);
-  });
-  afterAll(async () => {
-    await producer.shutdown();
-    await fx.close();
-  });
+  const env = useBrokerAndProducer(4);
 
   it(
     'offsets survive a consumer restart: the next member resumes where the last one stopped',
     async () => {
       const topic = uniq('OffT');
       const group = uniq('go');
-      await sendMany(producer, topic, 1, 'warm');
+      await sendMany(env.producer, topic, 1, 'warm');
       const first = new Collector();
-      const c1 = newConsumer(fx.broker.address, group).subscribe(topic, '*');
+      const c1 = newConsumer(env.fx.broker.address, group).subscribe(topic, '*');
       c1.registerMessageListener(first.listener);
       await c1.start();
-      const batch1 = await sendMany(producer, topic, 100, 'one');
+      const batch1 = await sendMany(env.producer, topic, 100, 'one');
       await waitFor(() => batch1.every((b) => first.distinct.has(b)), CONDITION_MS);
       const report = await c1.shutdown();
       expect(report).toEqual({ unfinishedListeners: 0, droppedConsumeRequests: 0, errors: [] });
 
-      const batch2 = await sendMany(producer, topic, 100, 'two');
+      const batch2 = await sendMany(env.producer, topic, 100, 'two');
       const second = new Collector();
-      const c2 = newConsumer(fx.broker.address, group).subscribe(topic, '*');
+      const c2 = newConsumer(env.fx.broker.address, group).subscribe(topic, '*');
       c2.registerMessageListener(second.listener);
       await c2.start();
       // A queue is pulled in offset order: a message of the first batch consumed again would have come
@@ -92,10 +88,10 @@ describe('PushConsumer offsets and shutdown', () => {
   it('shutdown waits for slow in-flight listeners, then commits their progress', async () => {
     const topic = uniq('SlowT');
     const group = uniq('gs');
-    await sendMany(producer, topic, 1, 'warm');
+    await sendMany(env.producer, topic, 1, 'warm');
     let started = 0;
     let finished = 0;
-    const c = newConsumer(fx.broker.address, group, { consumeThreadMax: 4 }).subscribe(topic, '*');
+    const c = newConsumer(env.fx.broker.address, group, { consumeThreadMax: 4 }).subscribe(topic, '*');
     c.registerMessageListener(async () => {
       started++;
       await new Promise((r) => setTimeout(r, 300));
@@ -103,7 +99,7 @@ describe('PushConsumer offsets and shutdown', () => {
       return ConsumeConcurrentlyStatus.CONSUME_SUCCESS;
     });
     await c.start();
-    await sendMany(producer, topic, 8, 'slow');
+    await sendMany(env.producer, topic, 8, 'slow');
     await waitFor(() => started >= 2, 10_000);
     const t0 = Date.now();
     const report = await c.shutdown({ timeoutMs: 5000 });
@@ -117,16 +113,16 @@ describe('PushConsumer offsets and shutdown', () => {
   it('a listener that never finishes: shutdown returns at the deadline and reports it; the message is delivered again', async () => {
     const topic = uniq('HangT');
     const group = uniq('gh');
-    await sendMany(producer, topic, 1, 'warm');
+    await sendMany(env.producer, topic, 1, 'warm');
     const got: string[] = [];
-    const c = newConsumer(fx.broker.address, group).subscribe(topic, '*');
+    const c = newConsumer(env.fx.broker.address, group).subscribe(topic, '*');
     c.registerMessageListener(async (msgs) => {
       got.push(...msgs.map((m) => m.body?.toString() ?? ''));
       if (msgs.some((m) => m.body?.toString() === 'hang-0')) await new Promise(() => {});
       return ConsumeConcurrentlyStatus.CONSUME_SUCCESS;
     });
     await c.start();
-    await sendMany(producer, topic, 1, 'hang');
+    await sendMany(env.producer, topic, 1, 'hang');
     await waitFor(() => got.includes('hang-0'), 10_000);
     const t0 = Date.now();
     const report = await c.shutdown({ timeoutMs: 300 });
@@ -134,7 +130,7 @@ describe('PushConsumer offsets and shutdown', () => {
     expect(report.unfinishedListeners).toBe(1);
 
     const again = new Collector();
-    const c2 = newConsumer(fx.broker.address, group).subscribe(topic, '*');
+    const c2 = newConsumer(env.fx.broker.address, group).subscribe(topic, '*');
     c2.registerMessageListener(again.listener);
     await c2.start();
     await waitFor(() => again.distinct.has('hang-0'), 10_000);
@@ -143,22 +139,22 @@ describe('PushConsumer offsets and shutdown', () => {
 
   it('an AbortSignal shuts the consumer down; Symbol.asyncDispose too; a throwing event handler changes nothing', async () => {
     const topic = uniq('SigT');
-    await sendMany(producer, topic, 1, 'warm');
+    await sendMany(env.producer, topic, 1, 'warm');
     const ac = new AbortController();
     const col = new Collector();
-    const c = newConsumer(fx.broker.address, uniq('gsig'), { signal: ac.signal }).subscribe(topic, '*');
+    const c = newConsumer(env.fx.broker.address, uniq('gsig'), { signal: ac.signal }).subscribe(topic, '*');
     c.registerMessageListener(col.listener);
     c.events.on('rebalance', () => {
       throw new Error('handler bug');
     });
     await c.start();
     await waitFor(() => c.assignedQueues().length > 0, 10_000);
-    const sent = await sendMany(producer, topic, 10, 's');
+    const sent = await sendMany(env.producer, topic, 10, 's');
     await waitFor(() => sent.every((b) => col.distinct.has(b)), 10_000);
     ac.abort();
     await waitFor(() => c.state === 'SHUTDOWN', 5000);
 
-    const d = newConsumer(fx.broker.address, uniq('gdisp')).subscribe(topic, '*');
+    const d = newConsumer(env.fx.broker.address, uniq('gdisp')).subscribe(topic, '*');
     d.registerMessageListener(col.listener);
     await d.start();
     await d[Symbol.asyncDispose]();
@@ -166,18 +162,18 @@ describe('PushConsumer offsets and shutdown', () => {
   });
 
   it('start() checks the listener and subscriptions; bad options name the field', () => {
-    expect(() => newConsumer(fx.broker.address, 'g', { pullBatchSize: 0 })).toThrow(/pullBatchSize/);
-    expect(() => newConsumer(fx.broker.address, 'DEFAULT_CONSUMER')).toThrow(/consumerGroup/);
-    expect(() => newConsumer(fx.broker.address, 'g', { consumeTimestamp: '2024' })).toThrow(/consumeTimestamp/);
-    const c = newConsumer(fx.broker.address, uniq('gchk'));
+    expect(() => newConsumer(env.fx.broker.address, 'g', { pullBatchSize: 0 })).toThrow(/pullBatchSize/);
+    expect(() => newConsumer(env.fx.broker.address, 'DEFAULT_CONSUMER')).toThrow(/consumerGroup/);
+    expect(() => newConsumer(env.fx.broker.address, 'g', { consumeTimestamp: '2024' })).toThrow(/consumeTimestamp/);
+    const c = newConsumer(env.fx.broker.address, uniq('gchk'));
     return expect(c.start()).rejects.toThrow(/listener/);
   });
 
   it('leaves no timers behind after shutdown', async () => {
     const before = timeouts();
     const topic = uniq('TimerT');
-    await sendMany(producer, topic, 1, 'warm');
-    const c = newConsumer(fx.broker.address, uniq('gt')).subscribe(topic, '*');
+    await sendMany(env.producer, topic, 1, 'warm');
+    const c = newConsumer(env.fx.broker.address, uniq('gt')).subscribe(topic, '*');
     c.registerMessageListener(new Collector().listener);
     await c.start();
     await waitFor(() => c.assignedQueues().length > 0, 10_000);

@@ -1,27 +1,17 @@
-import type { Producer } from '../../../src/client/producer.js';
 import type { UndecodableMessageEvent } from '../../../src/client/push-consumer-events.js';
-import { startBroker, waitFor, type BrokerFixture } from '../../support/broker-fixture.js';
-import { Collector, newConsumer, sendMany, startProducer, uniq } from './push-consumer-support.js';
+import { waitFor } from '../../support/broker-fixture.js';
+import { Collector, newConsumer, sendMany, uniq, useBrokerAndProducer } from './push-consumer-support.js';
 
 describe('one bad message never blocks a queue', () => {
-  let fx: BrokerFixture;
-  let producer: Producer;
-  beforeAll(async () => {
-    fx = await startBroker();
-    producer = await startProducer(fx.broker.address, 1);
-  });
-  afterAll(async () => {
-    await producer.shutdown();
-    await fx.close();
-  });
+  const env = useBrokerAndProducer(1);
 
   it('a stored body flagged compressed but not inflatable: the good messages around it are delivered, the bad one flagged', async () => {
     const topic = uniq('Poison');
-    const before = await sendMany(producer, topic, 5, 'before', undefined, 1);
+    const before = await sendMany(env.producer, topic, 5, 'before', undefined, 1);
     // A record flagged compressed (sysFlag bit 0) whose body is not compressed. The broker's send path
     // refuses such a message now, so it is put into the store directly, as a damaged or older store
     // (or another broker) would hold it; the queue must still deliver what surrounds it.
-    const bad = await fx.broker.store.putMessage({
+    const bad = await env.fx.broker.store.putMessage({
       topic,
       queueId: 0,
       flag: 0,
@@ -34,11 +24,11 @@ describe('one bad message never blocks a queue', () => {
       preparedTransactionOffset: 0,
     });
     expect(bad.status).toBe('PUT_OK');
-    const after = await sendMany(producer, topic, 5, 'after', undefined, 1);
+    const after = await sendMany(env.producer, topic, 5, 'after', undefined, 1);
 
     const got = new Collector();
     const flagged: UndecodableMessageEvent[] = [];
-    const c = newConsumer(fx.broker.address, uniq('gpoison')).subscribe(topic, '*');
+    const c = newConsumer(env.fx.broker.address, uniq('gpoison')).subscribe(topic, '*');
     c.registerMessageListener(got.listener);
     c.events.on('undecodableMessage', (e) => flagged.push(e));
     await c.start();

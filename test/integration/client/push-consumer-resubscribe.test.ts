@@ -1,39 +1,29 @@
-import type { Producer } from '../../../src/client/producer.js';
-import { startBroker, waitFor, type BrokerFixture } from '../../support/broker-fixture.js';
-import { Collector, newConsumer, sendMany, startProducer, uniq } from './push-consumer-support.js';
+import { waitFor } from '../../support/broker-fixture.js';
+import { Collector, newConsumer, sendMany, uniq, useBrokerAndProducer } from './push-consumer-support.js';
 
 describe('changing a subscription at run time loses nothing', () => {
-  let fx: BrokerFixture;
-  let producer: Producer;
-  beforeAll(async () => {
-    fx = await startBroker();
-    producer = await startProducer(fx.broker.address, 2);
-  });
-  afterAll(async () => {
-    await producer.shutdown();
-    await fx.close();
-  });
+  const env = useBrokerAndProducer(2);
 
   it.each([1, 2, 3])(
     'trial %i: after subscribe(topic, newTags) resolves, every message of the new tag is delivered, none of the old',
     async () => {
       const topic = uniq('Resub');
-      await sendMany(producer, topic, 1, 'warm');
+      await sendMany(env.producer, topic, 1, 'warm');
       const got = new Collector();
-      const c = newConsumer(fx.broker.address, uniq('gresub')).subscribe(topic, 'A');
+      const c = newConsumer(env.fx.broker.address, uniq('gresub')).subscribe(topic, 'A');
       c.registerMessageListener(got.listener);
       await c.start();
       try {
-        const a1 = await sendMany(producer, topic, 10, 'a1', () => ({ tags: 'A' }));
+        const a1 = await sendMany(env.producer, topic, 10, 'a1', () => ({ tags: 'A' }));
         await waitFor(() => a1.every((b) => got.distinct.has(b)), 10_000);
         // The queues' pulls are now held by the broker with the old subscription.
         await new Promise((r) => setTimeout(r, 300));
         c.subscribe(topic, 'B');
         await c.subscriptionsApplied();
-        const b = await sendMany(producer, topic, 20, 'b', () => ({ tags: 'B' }));
-        const a2 = await sendMany(producer, topic, 10, 'a2', () => ({ tags: 'A' }));
+        const b = await sendMany(env.producer, topic, 20, 'b', () => ({ tags: 'B' }));
+        const a2 = await sendMany(env.producer, topic, 10, 'a2', () => ({ tags: 'A' }));
         await waitFor(() => b.every((x) => got.distinct.has(x)), 10_000);
-        const marker = await sendMany(producer, topic, 4, 'end', () => ({ tags: 'B' }));
+        const marker = await sendMany(env.producer, topic, 4, 'end', () => ({ tags: 'B' }));
         await waitFor(() => marker.every((x) => got.distinct.has(x)), 10_000);
         expect(got.bodies.filter((x) => a2.includes(x))).toEqual([]);
       } finally {
@@ -45,10 +35,10 @@ describe('changing a subscription at run time loses nothing', () => {
   it('unsubscribe on a running consumer resolves once the brokers know; the topic is no longer consumed', async () => {
     const t1 = uniq('Keep');
     const t2 = uniq('Drop');
-    await sendMany(producer, t1, 1, 'warm');
-    await sendMany(producer, t2, 1, 'warm');
+    await sendMany(env.producer, t1, 1, 'warm');
+    await sendMany(env.producer, t2, 1, 'warm');
     const got = new Collector();
-    const c = newConsumer(fx.broker.address, uniq('gunsub')).subscribe(t1, '*').subscribe(t2, '*');
+    const c = newConsumer(env.fx.broker.address, uniq('gunsub')).subscribe(t1, '*').subscribe(t2, '*');
     c.registerMessageListener(got.listener);
     await c.start();
     try {
@@ -56,8 +46,8 @@ describe('changing a subscription at run time loses nothing', () => {
       c.unsubscribe(t2);
       await c.subscriptionsApplied();
       await waitFor(() => !c.assignedQueues().some((q) => q.topic === t2), 5000);
-      const dropped = await sendMany(producer, t2, 5, 'dropped');
-      const kept = await sendMany(producer, t1, 5, 'kept');
+      const dropped = await sendMany(env.producer, t2, 5, 'dropped');
+      const kept = await sendMany(env.producer, t1, 5, 'kept');
       await waitFor(() => kept.every((b) => got.distinct.has(b)), 10_000);
       expect(got.bodies.filter((b) => dropped.includes(b))).toEqual([]);
     } finally {

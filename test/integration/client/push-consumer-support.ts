@@ -4,6 +4,7 @@ import { PushConsumer } from '../../../src/client/push-consumer.js';
 import type { PushConsumerOptions } from '../../../src/client/push-consumer-options.js';
 import { ConsumeConcurrentlyStatus } from '../../../src/client/consumer-constants.js';
 import type { MessageExt, MessageQueue } from '../../../src/common/message.js';
+import { startBroker, type BrokerFixture } from '../../support/broker-fixture.js';
 
 let seq = 0;
 /** A name unique within the test run. */
@@ -44,6 +45,38 @@ export async function startProducer(endpoints: string, defaultTopicQueueNums = 8
   const p = new Producer({ endpoints, defaultTopicQueueNums });
   await p.start();
   return p;
+}
+
+/**
+ * A broker and a producer shared by one describe block: started in its beforeAll, closed in its afterAll.
+ * Read them inside tests (`env.fx`, `env.producer`), where they exist.
+ */
+export function useBrokerAndProducer(defaultTopicQueueNums: number): {
+  readonly fx: BrokerFixture;
+  readonly producer: Producer;
+} {
+  let fx: BrokerFixture | undefined;
+  let producer: Producer | undefined;
+  beforeAll(async () => {
+    fx = await startBroker();
+    producer = await startProducer(fx.broker.address, defaultTopicQueueNums);
+  });
+  afterAll(async () => {
+    await producer?.shutdown();
+    await fx?.close();
+  });
+  const started = <T>(value: T | undefined): T => {
+    if (value === undefined) throw new Error('the shared broker is read outside a test');
+    return value;
+  };
+  return {
+    get fx() {
+      return started(fx);
+    },
+    get producer() {
+      return started(producer);
+    },
+  };
 }
 
 /** Sends `n` messages `prefix-0 ..` to `topic`, `concurrency` at a time. */
