@@ -9,18 +9,16 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Logger } from '../common/logger.js';
 import { CQ_FILLER_SIZE, CQ_UNIT_SIZE, fileNameToOffset, offsetToFileName } from './layout.js';
+import type { OpenFile, OpenFiles } from './open-files.js';
 import { StoreLayoutError } from './store-files.js';
 
-interface CqFile {
+interface CqFile extends OpenFile {
   /** Queue offset of the file's first unit. */
   start: number;
-  path: string;
   /** Units of this file present (in memory or on disk). */
   units: number;
   /** Units already written to the file. */
   written: number;
-  /** Open descriptor, kept until the store closes or the file is deleted. */
-  fd: number | null;
   /** Units held in memory: always for the newest file, and for older files until written. */
   data: Buffer | null;
   /** Whether bytes were written since the last fsync. */
@@ -46,6 +44,8 @@ export class ConsumeQueue {
     rootDir: string,
     readonly unitsPerFile: number,
     private readonly logger: Logger,
+    /** The store's bounded set of open descriptors: a queue file is opened on demand. */
+    private readonly openFiles: OpenFiles,
   ) {
     this.dir = path.join(rootDir, topic, String(queueId));
   }
@@ -108,6 +108,7 @@ export class ConsumeQueue {
         units: whole,
         written: whole,
         fd: null,
+        pins: 0,
         data: null,
         dirty: false,
       });
@@ -244,9 +245,12 @@ export class ConsumeQueue {
     return n === out.length ? out : out.subarray(0, n - (n % CQ_UNIT_SIZE));
   }
 
-  /** Writes units held in memory to their files; returns the descriptors that need an fsync. */
-  writePending(): number[] {
-    const toSync: number[] = [];
+  /**
+   * Writes units held in memory to their files; returns the files that need an fsync (their
+   * descriptors may be closed by then: `OpenFiles.withFd` reopens them).
+   */
+  writePending(): OpenFile[] {
+    const toSync: OpenFile[] = [];
     const newest = this.files.at(-1);
     for (const f of this.files) {
       if (f.data && f.written < f.units) {
@@ -259,8 +263,8 @@ export class ConsumeQueue {
         f.dirty = true;
       }
       if (f !== newest && f.written === f.units) f.data = null;
-      if (f.dirty && f.fd !== null) {
-        toSync.push(f.fd);
+      if (f.dirty) {
+        toSync.push(f);
         f.dirty = false;
       }
     }
@@ -342,6 +346,7 @@ export class ConsumeQueue {
       units: 0,
       written: 0,
       fd: null,
+      pins: 0,
       data: null,
       dirty: false,
     };
@@ -358,18 +363,11 @@ export class ConsumeQueue {
   }
 
   private fdOf(f: CqFile): number {
-    if (f.fd === null) {
-      fs.mkdirSync(this.dir, { recursive: true });
-      f.fd = fs.openSync(f.path, fs.existsSync(f.path) ? 'r+' : 'w+');
-    }
-    return f.fd;
+    return this.openFiles.fd(f);
   }
 
   private closeFile(f: CqFile): void {
-    if (f.fd !== null) {
-      fs.closeSync(f.fd);
-      f.fd = null;
-    }
+    this.openFiles.close(f);
   }
 
   private readWholeFile(f: CqFile): Buffer {

@@ -28,6 +28,7 @@ import { MessageConst, SCHEDULE_TOPIC, type MessageExt } from '../common/message
 import { GROUP_MAX_LENGTH, nameProblem } from '../common/names.js';
 import { CommitLog, type ReadWindow } from './commit-log.js';
 import { ConsumeQueue } from './consume-queue.js';
+import { OpenFiles, type OpenFile } from './open-files.js';
 import { computeDeliverTimestamp } from './delay-levels.js';
 import { decideStart, estimateInMem, scanConsumeQueue, MAX_PULL_MSG_SIZE } from './get-message-rules.js';
 import { CONSUMEQUEUE_DIR, CQ_UNIT_SIZE } from './layout.js';
@@ -50,6 +51,8 @@ const NORMAL_RECOVERY_SEGMENTS = 3;
 const FORCED_DELETE_MAX = 10;
 /** The answer to the scan for a record that is damaged: skip its unit only. */
 const DAMAGED = Buffer.alloc(0);
+/** Consume-queue fsyncs in flight at once during a flush. */
+const FLUSH_PARALLEL = 16;
 /** Bytes read at once when a pull misses the read cache (RocketMQ's on-disk cap per pull is 64 KiB). */
 const READ_AHEAD_BYTES = 64 * 1024;
 
@@ -57,6 +60,8 @@ export class MessageStore {
   readonly storePath: string;
   private readonly o: ResolvedStoreOptions;
   private readonly commitLog: CommitLog;
+  /** Descriptors of consume-queue files, at most maxOpenConsumeQueueFiles at once. */
+  private readonly openFiles: OpenFiles;
   private readonly queues = new Map<string, Map<number, ConsumeQueue>>();
   /** Next queue offset per topic-queue, assigned at append time (RocketMQ: topicQueueTable). */
   private readonly queueOffsets = new Map<string, Map<number, number>>();
@@ -82,6 +87,7 @@ export class MessageStore {
   private constructor(o: ResolvedStoreOptions) {
     this.o = o;
     this.storePath = o.storePath;
+    this.openFiles = new OpenFiles(o.maxOpenConsumeQueueFiles);
     this.commitLog = new CommitLog(o.storePath, {
       fileSize: o.mappedFileSizeCommitLog,
       readCacheSizeBytes: o.readCacheSizeBytes,
@@ -618,6 +624,11 @@ export class MessageStore {
     return this.lookMessageByOffset(offset);
   }
 
+  /** Consume-queue file descriptors open now (at most maxOpenConsumeQueueFiles, beyond while pinned). */
+  get openConsumeQueueFiles(): number {
+    return this.openFiles.size;
+  }
+
   getCommitLogMinOffset(): number {
     return this.commitLog.minOffset;
   }
@@ -742,14 +753,23 @@ export class MessageStore {
     const run = async (): Promise<void> => {
       const dispatched = this.dispatchedOffset;
       const logicsTs = this.logicsMsgTimestamp;
-      const fds: number[] = [];
-      for (const cq of this.allQueues()) fds.push(...cq.writePending());
-      await Promise.all(
-        fds.map((fd) => new Promise<void>((res, rej) => fs.fdatasync(fd, (e) => (e ? rej(e) : res())))),
-      );
+      const files: OpenFile[] = [];
+      for (const cq of this.allQueues()) files.push(...cq.writePending());
+      // A few fsyncs at a time: each pins an open descriptor, and the open set stays within its cap.
+      const parallel = Math.max(1, Math.min(FLUSH_PARALLEL, Math.floor(this.openFiles.max / 4)));
+      let next = 0;
+      const worker = async (): Promise<void> => {
+        for (let f = files[next++]; f; f = files[next++]) {
+          await this.openFiles.withFd(
+            f,
+            (fd) => new Promise<void>((res, rej) => fs.fdatasync(fd, (e) => (e ? rej(e) : res()))),
+          );
+        }
+      };
+      await Promise.all(Array.from({ length: Math.min(parallel, files.length) }, worker));
       const flushedOffset = this.commitLog.flushedOffset;
       const key = `${dispatched}/${flushedOffset}/${logicsTs}/${this.physicMsgTimestamp}`;
-      if (key === this.lastCheckpoint && fds.length === 0) return; // nothing changed: no write, no fsync
+      if (key === this.lastCheckpoint && files.length === 0) return; // nothing changed: no write, no fsync
       await writeCheckpoint(this.storePath, {
         physicMsgTimestamp: this.physicMsgTimestamp,
         logicsMsgTimestamp: logicsTs,
@@ -812,6 +832,7 @@ export class MessageStore {
       path.join(this.storePath, CONSUMEQUEUE_DIR),
       this.o.mappedFileSizeConsumeQueue / CQ_UNIT_SIZE,
       this.o.logger,
+      this.openFiles,
     );
     byId.set(queueId, cq);
     return cq;

@@ -79,6 +79,12 @@ export interface MessageStoreOptions {
   totalPhysicalMemoryBytes?: number;
   /** Bytes of recently written commit log kept in memory for reads. Default 128 MiB. */
   readCacheSizeBytes?: number;
+  /**
+   * Consume-queue files kept open at once, across every queue of the store; the least recently used is
+   * closed beyond this and opened again when needed (a store with thousands of queues must not run out
+   * of file descriptors). Default 1024.
+   */
+  maxOpenConsumeQueueFiles?: number;
   /** Consume-queue files one getMessage may walk. Default 1 (RocketMQ travelCqFileNumWhenGetMessage). */
   travelCqFileNumWhenGetMessage?: number;
   /** SLAVE makes nextOffsetCorrection keep the old offset unless offsetCheckInSlave. Default ASYNC_MASTER. */
@@ -123,6 +129,7 @@ export const STORE_DEFAULTS = Object.freeze({
   accessMessageInMemoryMaxRatio: 40,
   readCacheSizeBytes: 128 * MiB,
   travelCqFileNumWhenGetMessage: 1,
+  maxOpenConsumeQueueFiles: 1024,
   brokerRole: 'ASYNC_MASTER' as BrokerRole,
   offsetCheckInSlave: false,
 });
@@ -165,6 +172,7 @@ const schema = z.object({
   totalPhysicalMemoryBytes: positiveInt,
   readCacheSizeBytes: z.number().int().nonnegative(),
   travelCqFileNumWhenGetMessage: positiveInt,
+  maxOpenConsumeQueueFiles: positiveInt.min(4, 'must be at least 4').max(1_000_000),
   brokerRole: z.enum(['ASYNC_MASTER', 'SYNC_MASTER', 'SLAVE']),
   offsetCheckInSlave: z.boolean(),
 });

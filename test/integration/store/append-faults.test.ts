@@ -5,52 +5,32 @@
  */
 import { jest } from '@jest/globals';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { MAGIC_CODE_V1, decodeMessages } from '../../../src/common/codec/index.js';
+import { MAGIC_CODE_V1 } from '../../../src/common/codec/index.js';
 import { silentLogger } from '../../../src/common/logger.js';
 import { CommitLog } from '../../../src/store/commit-log.js';
 import { ConsumeQueue } from '../../../src/store/consume-queue.js';
 import { MessageStore } from '../../../src/store/message-store.js';
 import type { MessageStoreOptions } from '../../../src/store/options.js';
-import { SEGMENT, TINY, msg, uniqueTopic } from './conformance.js';
+import { drainQueue, useTinyStores } from '../../support/store-fixture.js';
+import { SEGMENT, msg, uniqueTopic } from './conformance.js';
 
 describe('append faults', () => {
-  let dir: string;
-  const stores: MessageStore[] = [];
-  const open = async (extra: Partial<MessageStoreOptions> = {}): Promise<MessageStore> => {
-    const s = await MessageStore.open({ ...TINY, ...extra, storePath: dir });
-    stores.push(s);
-    return s;
-  };
+  const stores = useTinyStores('rmq-append-');
+  const open = (extra: Partial<MessageStoreOptions> = {}): Promise<MessageStore> => stores.open(extra);
+  /** The bodies of a queue; every pull answers FOUND and the queue offsets follow each other. */
   const readQueue = async (s: MessageStore, topic: string, queueId: number): Promise<string[]> => {
-    const bodies: string[] = [];
-    let offset = s.getMinOffsetInQueue(topic, queueId);
-    while (offset < s.getMaxOffsetInQueue(topic, queueId)) {
-      const g = await s.getMessage('G', topic, queueId, offset, 32);
-      expect(g.status).toBe('FOUND');
-      for (const m of decodeMessages(Buffer.concat(g.messages), { checkCRC: true })) {
-        expect(m.queueOffset).toBe(offset + bodies.length - (offset - s.getMinOffsetInQueue(topic, queueId)));
-        bodies.push((m.body as Buffer).toString());
-      }
-      offset = g.nextBeginOffset;
-    }
-    return bodies;
+    const msgs = await drainQueue(s, topic, queueId, true);
+    const min = s.getMinOffsetInQueue(topic, queueId);
+    expect(msgs.map((m) => m.queueOffset)).toEqual(msgs.map((_, i) => min + i));
+    return msgs.map((m) => (m.body as Buffer).toString());
   };
-
-  beforeEach(() => {
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rmq-append-'));
-  });
-  afterEach(async () => {
-    for (const s of stores.splice(0)) await s.shutdown();
-    fs.rmSync(dir, { recursive: true, force: true });
-  });
 
   test('a failed segment roll refuses the batch and takes back its offsets: later messages are all delivered', async () => {
     const topic = uniqueTopic();
     const s = await open();
     // The next segment's file name is taken by a directory: opening it fails with EISDIR.
-    const blocker = path.join(dir, 'commitlog', String(SEGMENT).padStart(20, '0'));
+    const blocker = path.join(stores.dir, 'commitlog', String(SEGMENT).padStart(20, '0'));
     fs.mkdirSync(blocker);
     const acked: string[] = [];
     let refused = 0;
@@ -102,7 +82,7 @@ describe('append faults', () => {
   test('SYNC_FLUSH answers FLUSH_DISK_TIMEOUT at syncFlushTimeoutMs while the fsync still runs', async () => {
     let release: () => void = () => {};
     const held = new Promise<void>((r) => (release = r));
-    const log = new CommitLog(dir, {
+    const log = new CommitLog(stores.dir, {
       fileSize: SEGMENT,
       readCacheSizeBytes: 0,
       syncFlush: true,
@@ -143,7 +123,7 @@ describe('append faults', () => {
     const r = await s.putMessage(msg(topic, body));
     for (let i = 0; i < 300; i++) await s.putMessage(msg(topic, 'x'.repeat(3000)));
     const forged = r.physicalOffset + r.wroteBytes - 64 - 2 - 1 - topic.length; // where the body starts
-    const raw = fs.readFileSync(path.join(dir, 'commitlog', '0'.repeat(20)));
+    const raw = fs.readFileSync(path.join(stores.dir, 'commitlog', '0'.repeat(20)));
     expect(raw.readInt32BE(forged)).toBe(1_000_000);
     const reads: number[] = [];
     const internals = s as unknown as { commitLog: CommitLog };

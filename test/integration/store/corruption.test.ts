@@ -6,81 +6,23 @@
  * nothing damaged is served, and every action is logged.
  */
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { decodeMessages } from '../../../src/common/codec/index.js';
-import type { Logger } from '../../../src/common/logger.js';
-import { MessageStore } from '../../../src/store/message-store.js';
-import type { MessageStoreOptions } from '../../../src/store/options.js';
 import type { PutMessageResult } from '../../../src/store/types.js';
-import { SEGMENT, TINY, msg, uniqueTopic } from './conformance.js';
-
-const segFile = (dir: string, offset: number): string =>
-  path.join(dir, 'commitlog', String(offset - (offset % SEGMENT)).padStart(20, '0'));
-const cqFile = (dir: string, topic: string, queueId: number, queueOffset: number): string =>
-  path.join(
-    dir,
-    'consumequeue',
-    topic,
-    String(queueId),
-    String((queueOffset - (queueOffset % 10)) * 20).padStart(20, '0'),
-  );
-
-function spyLogger(): Logger & { warnings: { msg: string; obj: Record<string, unknown> }[] } {
-  const warnings: { msg: string; obj: Record<string, unknown> }[] = [];
-  const push = (o: unknown, m?: string): void =>
-    void warnings.push({ msg: m ?? '', obj: o as Record<string, unknown> });
-  return { warnings, debug: () => {}, info: () => {}, warn: push, error: push };
-}
-
-function flip(file: string, at: number, mask = 0xff): void {
-  const fd = fs.openSync(file, 'r+');
-  const b = Buffer.alloc(1);
-  fs.readSync(fd, b, 0, 1, at);
-  b[0] = (b[0] as number) ^ mask;
-  fs.writeSync(fd, b, 0, 1, at);
-  fs.closeSync(fd);
-}
+import {
+  bodiesOf,
+  cqFile,
+  drainBodies as consume,
+  fillAlternating as fill,
+  flip,
+  segFile,
+  spyLogger,
+  useTinyStores,
+} from '../../support/store-fixture.js';
+import { SEGMENT, msg, uniqueTopic } from './conformance.js';
 
 describe('store corruption', () => {
-  let dir: string;
-  const stores: MessageStore[] = [];
-  const open = async (extra: Partial<MessageStoreOptions> = {}, at = dir): Promise<MessageStore> => {
-    const s = await MessageStore.open({ ...TINY, ...extra, storePath: at });
-    stores.push(s);
-    return s;
-  };
-  /** 2 queues, `n` messages alternating between them. */
-  const fill = async (s: MessageStore, topic: string, n: number): Promise<PutMessageResult[]> => {
-    const out: PutMessageResult[] = [];
-    for (let i = 0; i < n; i++)
-      out.push(await s.putMessage(msg(topic, `m${i}-${'q'.repeat(i % 40)}`, { queueId: i % 2 })));
-    return out;
-  };
-  /** Every message of a queue as a consumer reads it: follows nextBeginOffset, checks every CRC. */
-  const consume = async (s: MessageStore, topic: string, queueId: number): Promise<string[]> => {
-    const bodies: string[] = [];
-    let offset = s.getMinOffsetInQueue(topic, queueId);
-    for (let guard = 0; offset < s.getMaxOffsetInQueue(topic, queueId) && guard < 1000; guard++) {
-      const g = await s.getMessage('G', topic, queueId, offset, 32);
-      for (const m of decodeMessages(Buffer.concat(g.messages), { checkCRC: true }))
-        bodies.push((m.body as Buffer).toString());
-      offset = g.nextBeginOffset;
-    }
-    return bodies;
-  };
-  const bodiesOf = (n: number, queueId: number, except: number[] = []): string[] =>
-    [...Array(n).keys()]
-      .filter((i) => i % 2 === queueId && !except.includes(i))
-      .map((i) => `m${i}-${'q'.repeat(i % 40)}`);
-
-  beforeEach(() => {
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rmq-corrupt-'));
-  });
-  afterEach(async () => {
-    for (const s of stores.splice(0)) await s.shutdown();
-    fs.rmSync(dir, { recursive: true, force: true });
-  });
+  const stores = useTinyStores('rmq-corrupt-');
+  const open = stores.open;
 
   test('(a) a flipped byte in the middle of the log, after a crash: the damaged record is never served', async () => {
     const topic = uniqueTopic();
@@ -88,9 +30,9 @@ describe('store corruption', () => {
     const rs = await fill(s, topic, 100);
     await s.shutdown();
     const victim = rs[30] as PutMessageResult;
-    flip(segFile(dir, victim.physicalOffset), (victim.physicalOffset % SEGMENT) + victim.wroteBytes - 20);
+    flip(segFile(stores.dir, victim.physicalOffset), (victim.physicalOffset % SEGMENT) + victim.wroteBytes - 20);
     // A crash: the abort file is there, so recovery starts at the checkpoint, past the damage.
-    fs.writeFileSync(path.join(dir, 'abort'), '1\n');
+    fs.writeFileSync(path.join(stores.dir, 'abort'), '1\n');
     const again = await open();
     expect(await consume(again, topic, 0)).toEqual(bodiesOf(100, 0, [30]));
     expect(await consume(again, topic, 1)).toEqual(bodiesOf(100, 1));
@@ -103,7 +45,7 @@ describe('store corruption', () => {
     const rs = await fill(s, topic, 140);
     await s.shutdown();
     const victim = rs[39] as PutMessageResult;
-    flip(segFile(dir, victim.physicalOffset), (victim.physicalOffset % SEGMENT) + victim.wroteBytes - 20);
+    flip(segFile(stores.dir, victim.physicalOffset), (victim.physicalOffset % SEGMENT) + victim.wroteBytes - 20);
     const log = spyLogger();
     const again = await open({ logger: log });
     expect(again.getCommitLogMaxOffset()).toBe(s.getCommitLogMaxOffset());
@@ -117,7 +59,7 @@ describe('store corruption', () => {
     const rs = await fill(s, topic, 100);
     await s.shutdown();
     const victim = rs[80] as PutMessageResult; // in the last segments, which recovery checks
-    flip(segFile(dir, victim.physicalOffset), (victim.physicalOffset % SEGMENT) + 2, 0x10);
+    flip(segFile(stores.dir, victim.physicalOffset), (victim.physicalOffset % SEGMENT) + 2, 0x10);
     const log = spyLogger();
     const again = await open({ logger: log });
     expect(log.warnings.find((w) => /damaged record skipped/.test(w.msg))?.obj).toMatchObject({
@@ -136,7 +78,7 @@ describe('store corruption', () => {
     await fill(s, topic, 200);
     await s.shutdown();
     // Unit 13 of queue 0: a high bit of its commit-log offset.
-    flip(cqFile(dir, topic, 0, 13), (13 % 10) * 20 + 3, 0x40);
+    flip(cqFile(stores.dir, topic, 0, 13), (13 % 10) * 20 + 3, 0x40);
     const log = spyLogger();
     const again = await open({ logger: log });
     expect(log.warnings.find((w) => /damaged units cut/.test(w.msg))?.obj).toMatchObject({ queueId: 0, unitsCut: 87 });
@@ -150,7 +92,7 @@ describe('store corruption', () => {
     await fill(s, topic, 40);
     await s.shutdown();
     // A low bit of unit 5's size: the unit no longer matches its record, the queue's shape still holds.
-    flip(cqFile(dir, topic, 0, 5), 5 * 20 + 11, 0x01);
+    flip(cqFile(stores.dir, topic, 0, 5), 5 * 20 + 11, 0x01);
     const again = await open();
     expect(await consume(again, topic, 0)).toEqual(bodiesOf(40, 0, [10]));
   });
@@ -160,9 +102,9 @@ describe('store corruption', () => {
     const s = await open();
     await fill(s, topic, 200);
     await s.shutdown();
-    const last = cqFile(dir, topic, 1, 99);
+    const last = cqFile(stores.dir, topic, 1, 99);
     fs.truncateSync(last, 20 * 3);
-    const middle = cqFile(dir, topic, 0, 45);
+    const middle = cqFile(stores.dir, topic, 0, 45);
     fs.truncateSync(middle, 20 * 2);
     const log = spyLogger();
     const again = await open({ logger: log });
@@ -181,7 +123,7 @@ describe('store corruption', () => {
     const s = await open();
     await fill(s, topic, 80);
     await s.shutdown();
-    const before = fs.readdirSync(path.join(dir, 'commitlog'));
+    const before = fs.readdirSync(path.join(stores.dir, 'commitlog'));
     await expect(open({ mappedFileSizeCommitLog: SEGMENT * 2 })).rejects.toMatchObject({
       code: 'ERR_STORE_LAYOUT',
       setting: 'mappedFileSizeCommitLog',
@@ -194,7 +136,7 @@ describe('store corruption', () => {
       code: 'ERR_STORE_LAYOUT',
       setting: 'mappedFileSizeConsumeQueue',
     });
-    expect(fs.readdirSync(path.join(dir, 'commitlog'))).toEqual(before);
+    expect(fs.readdirSync(path.join(stores.dir, 'commitlog'))).toEqual(before);
     const again = await open();
     expect(await consume(again, topic, 0)).toEqual(bodiesOf(80, 0));
   });
@@ -204,15 +146,15 @@ describe('store corruption', () => {
     const s = await open();
     await fill(s, topic, 120);
     await s.shutdown();
-    const names = fs.readdirSync(path.join(dir, 'commitlog')).sort();
+    const names = fs.readdirSync(path.join(stores.dir, 'commitlog')).sort();
     expect(names.length).toBeGreaterThan(3);
-    fs.renameSync(path.join(dir, 'commitlog', names[1] as string), path.join(dir, 'moved-away'));
+    fs.renameSync(path.join(stores.dir, 'commitlog', names[1] as string), path.join(stores.dir, 'moved-away'));
     await expect(open()).rejects.toMatchObject({
       code: 'ERR_STORE_LAYOUT',
       message: expect.stringContaining(`${names[1]} missing`),
     });
-    expect(fs.readdirSync(path.join(dir, 'commitlog')).sort()).toEqual(names.filter((n) => n !== names[1]));
-    fs.renameSync(path.join(dir, 'moved-away'), path.join(dir, 'commitlog', names[1] as string));
+    expect(fs.readdirSync(path.join(stores.dir, 'commitlog')).sort()).toEqual(names.filter((n) => n !== names[1]));
+    fs.renameSync(path.join(stores.dir, 'moved-away'), path.join(stores.dir, 'commitlog', names[1] as string));
     const again = await open();
     expect(await consume(again, topic, 1)).toEqual(bodiesOf(120, 1));
   });

@@ -6,26 +6,17 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { decodeMessages } from '../../../src/common/codec/index.js';
-import type { Logger } from '../../../src/common/logger.js';
-import { MessageStore } from '../../../src/store/message-store.js';
-import type { MessageStoreOptions } from '../../../src/store/options.js';
+import type { MessageStore } from '../../../src/store/message-store.js';
 import type { PutMessageResult } from '../../../src/store/types.js';
-import { SEGMENT, TINY, msg, uniqueTopic } from './conformance.js';
-
-const segFile = (dir: string, offset: number): string =>
-  path.join(dir, 'commitlog', String(offset - (offset % SEGMENT)).padStart(20, '0'));
-
-function spyLogger(): Logger & { warnings: string[] } {
-  const warnings: string[] = [];
-  return {
-    warnings,
-    debug: () => {},
-    info: () => {},
-    warn: (_o: unknown, m?: string) => warnings.push(m ?? ''),
-    error: (_o: unknown, m?: string) => warnings.push(m ?? ''),
-  };
-}
+import {
+  drainQueue,
+  fillAlternating as fill,
+  flip,
+  segFile,
+  spyLogger,
+  useTinyStores,
+} from '../../support/store-fixture.js';
+import { SEGMENT, msg, uniqueTopic } from './conformance.js';
 
 /** A pid that belonged to a process that has exited. */
 function deadPid(): number {
@@ -34,49 +25,23 @@ function deadPid(): number {
 }
 
 describe('file store recovery', () => {
-  let dir: string;
-  const stores: MessageStore[] = [];
-  const open = async (extra: Partial<MessageStoreOptions> = {}, at = dir): Promise<MessageStore> => {
-    const s = await MessageStore.open({ ...TINY, ...extra, storePath: at });
-    stores.push(s);
-    return s;
-  };
-  const fill = async (s: MessageStore, topic: string, n: number): Promise<PutMessageResult[]> => {
-    const out: PutMessageResult[] = [];
-    for (let i = 0; i < n; i++)
-      out.push(await s.putMessage(msg(topic, `m${i}-${'q'.repeat(i % 40)}`, { queueId: i % 2 })));
-    return out;
-  };
-  const readAll = async (s: MessageStore, topic: string, queueId: number): Promise<number[]> => {
-    const seen: number[] = [];
-    let offset = s.getMinOffsetInQueue(topic, queueId);
-    while (offset < s.getMaxOffsetInQueue(topic, queueId)) {
-      const g = await s.getMessage('G', topic, queueId, offset, 32);
-      expect(g.status).toBe('FOUND');
-      for (const m of decodeMessages(Buffer.concat(g.messages), { checkCRC: true })) seen.push(m.queueOffset);
-      offset = g.nextBeginOffset;
-    }
-    return seen;
-  };
-
-  beforeEach(() => {
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rmq-recover-'));
-  });
-  afterEach(async () => {
-    for (const s of stores.splice(0)) await s.shutdown();
-    fs.rmSync(dir, { recursive: true, force: true });
-  });
+  const stores = useTinyStores('rmq-recover-');
+  const open = stores.open;
+  /** The queue offsets a consumer reads from the queue; every pull must answer FOUND. */
+  const readAll = async (s: MessageStore, topic: string, queueId: number): Promise<number[]> =>
+    (await drainQueue(s, topic, queueId, true)).map((m) => m.queueOffset);
+  const warningsOf = (log: ReturnType<typeof spyLogger>): string[] => log.warnings.map((w) => w.msg);
 
   test('a clean shutdown leaves a checkpoint, no abort file, no lock and no open descriptor', async () => {
     const s = await open();
-    expect(fs.existsSync(path.join(dir, 'abort'))).toBe(true);
-    expect(fs.readFileSync(path.join(dir, 'lock'), 'utf8').split(' ')[0]).toBe(String(process.pid));
+    expect(fs.existsSync(path.join(stores.dir, 'abort'))).toBe(true);
+    expect(fs.readFileSync(path.join(stores.dir, 'lock'), 'utf8').split(' ')[0]).toBe(String(process.pid));
     await fill(s, uniqueTopic(), 50);
     await s.shutdown();
-    expect(fs.existsSync(path.join(dir, 'abort'))).toBe(false);
-    expect(fs.existsSync(path.join(dir, 'lock'))).toBe(false);
-    expect(fs.existsSync(path.join(dir, 'checkpoint'))).toBe(true);
-    const real = fs.realpathSync(dir);
+    expect(fs.existsSync(path.join(stores.dir, 'abort'))).toBe(false);
+    expect(fs.existsSync(path.join(stores.dir, 'lock'))).toBe(false);
+    expect(fs.existsSync(path.join(stores.dir, 'checkpoint'))).toBe(true);
+    const real = fs.realpathSync(stores.dir);
     const fds = fs.readdirSync('/proc/self/fd').map((fd) => {
       try {
         return fs.readlinkSync(`/proc/self/fd/${fd}`);
@@ -93,10 +58,10 @@ describe('file store recovery', () => {
     const rs = await fill(s, topic, 40);
     await s.shutdown();
     const last = rs.at(-1) as PutMessageResult;
-    fs.truncateSync(segFile(dir, last.physicalOffset), (last.physicalOffset % SEGMENT) + 30);
+    fs.truncateSync(segFile(stores.dir, last.physicalOffset), (last.physicalOffset % SEGMENT) + 30);
     const log = spyLogger();
     const again = await open({ logger: log });
-    expect(log.warnings.some((w) => /torn or corrupt tail/.test(w))).toBe(true);
+    expect(warningsOf(log).some((w) => /torn or corrupt tail/.test(w))).toBe(true);
     expect(again.getCommitLogMaxOffset()).toBe(last.physicalOffset);
     expect(again.getMaxOffsetInQueue(topic, 1)).toBe(19);
     expect(await readAll(again, topic, 1)).toEqual([...Array(19).keys()]);
@@ -111,17 +76,11 @@ describe('file store recovery', () => {
     const rs = await fill(s, topic, 40);
     await s.shutdown();
     const victim = rs[36] as PutMessageResult;
-    const file = segFile(dir, victim.physicalOffset);
-    const fd = fs.openSync(file, 'r+');
-    const b = Buffer.alloc(1);
-    const at = (victim.physicalOffset % SEGMENT) + victim.wroteBytes - 30; // inside the body
-    fs.readSync(fd, b, 0, 1, at);
-    b[0] = (b[0] as number) ^ 0xff;
-    fs.writeSync(fd, b, 0, 1, at);
-    fs.closeSync(fd);
+    const file = segFile(stores.dir, victim.physicalOffset);
+    flip(file, (victim.physicalOffset % SEGMENT) + victim.wroteBytes - 30); // inside the body
     const log = spyLogger();
     const again = await open({ logger: log });
-    expect(log.warnings).toContain('commit log: damaged record skipped; the records after it are kept');
+    expect(warningsOf(log)).toContain('commit log: damaged record skipped; the records after it are kept');
     expect(again.getCommitLogMaxOffset()).toBe(s.getCommitLogMaxOffset());
     expect(await again.lookMessageByOffset(victim.physicalOffset)).toBeNull();
     expect(await readAll(again, topic, 0)).toEqual([...Array(20).keys()].filter((q) => q !== 18));
@@ -135,7 +94,7 @@ describe('file store recovery', () => {
     await s.shutdown();
     const last = rs.at(-1) as PutMessageResult;
     const lastStart = last.physicalOffset - (last.physicalOffset % SEGMENT);
-    fs.rmSync(segFile(dir, lastStart));
+    fs.rmSync(segFile(stores.dir, lastStart));
     const again = await open();
     expect(again.getCommitLogMaxOffset()).toBe(lastStart);
     const kept = rs.filter((r) => r.physicalOffset < lastStart).length;
@@ -151,7 +110,7 @@ describe('file store recovery', () => {
     // "Crash": copy the store as the page cache holds it now, while it is open.
     const crashed = fs.mkdtempSync(path.join(os.tmpdir(), 'rmq-crashed-'));
     try {
-      fs.cpSync(dir, crashed, { recursive: true });
+      fs.cpSync(stores.dir, crashed, { recursive: true });
       expect(fs.existsSync(path.join(crashed, 'abort'))).toBe(true);
       fs.writeFileSync(path.join(crashed, 'lock'), `${deadPid()}\n`);
       const log = spyLogger();
@@ -173,18 +132,18 @@ describe('file store recovery', () => {
     const s = await open();
     await fill(s, topic, 50);
     await s.shutdown();
-    fs.rmSync(path.join(dir, 'consumequeue'), { recursive: true });
+    fs.rmSync(path.join(stores.dir, 'consumequeue'), { recursive: true });
     const again = await open();
     expect(again.getMaxOffsetInQueue(topic, 0)).toBe(25);
     expect(await readAll(again, topic, 0)).toEqual([...Array(25).keys()]);
   });
 
   test('a lock held by a live process is refused with ERR_STORE_LOCKED; a stale one is taken over', async () => {
-    fs.writeFileSync(path.join(dir, 'lock'), `${process.ppid}\n`);
+    fs.writeFileSync(path.join(stores.dir, 'lock'), `${process.ppid}\n`);
     await expect(open()).rejects.toMatchObject({ code: 'ERR_STORE_LOCKED', pid: process.ppid });
-    fs.writeFileSync(path.join(dir, 'lock'), `${deadPid()}\n`);
+    fs.writeFileSync(path.join(stores.dir, 'lock'), `${deadPid()}\n`);
     const s = await open();
-    expect(fs.readFileSync(path.join(dir, 'lock'), 'utf8').split(' ')[0]).toBe(String(process.pid));
+    expect(fs.readFileSync(path.join(stores.dir, 'lock'), 'utf8').split(' ')[0]).toBe(String(process.pid));
     await s.shutdown();
   });
 

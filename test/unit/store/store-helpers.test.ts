@@ -63,8 +63,17 @@ describe('options', () => {
       maxTransferCountOnMessageInMemory: 32,
       maxFilterMessageCount: 16000,
       storeHost: { ip: '127.0.0.1', port: 10911 },
+      maxOpenConsumeQueueFiles: 1024,
     });
     expect(o.delayLevelsMs).toHaveLength(18);
+    for (const bad of [0, 3, 1.5, 2_000_000]) {
+      expect(() => resolveStoreOptions({ storePath: '/tmp/x', maxOpenConsumeQueueFiles: bad })).toThrow(
+        expect.objectContaining({
+          code: 'ERR_INVALID_ARGUMENT',
+          message: expect.stringMatching(/maxOpenConsumeQueueFiles/),
+        }),
+      );
+    }
     expect(() => resolveStoreOptions({ storePath: '/tmp/x', mappedFileSizeConsumeQueue: 30 })).toThrow(
       /mappedFileSizeConsumeQueue/,
     );
