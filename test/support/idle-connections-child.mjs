@@ -1,10 +1,13 @@
-// Opens N idle TCP connections to HOST:PORT (argv) and keeps them open. Prints `connected <n>` once every
-// attempt has connected or failed, and `dropped` each time the server closes one of them. When stdin ends
+// Opens N idle TCP connections to HOST:PORT (argv) and keeps them open. With a fourth argument (base64
+// bytes), writes those bytes on every connection once it is open (e.g. a long-polling pull request that the
+// server then holds). Prints `connected <n>` once every attempt has connected or failed, and `dropped` each time the server closes one of them. When stdin ends
 // it closes them all, prints `closed` and exits. Run in a child process so the test's own process does not
 // hold twice the file descriptors.
+import { Buffer } from 'node:buffer';
 import net from 'node:net';
 
-const [host, portText, countText] = process.argv.slice(2);
+const [host, portText, countText, firstBytes] = process.argv.slice(2);
+const first = firstBytes ? Buffer.from(firstBytes, 'base64') : undefined;
 const port = Number(portText);
 const count = Number(countText);
 const sockets = [];
@@ -29,7 +32,10 @@ function connectBatch() {
   for (; next < end; next++) {
     const s = net.connect({ host, port });
     sockets.push(s);
-    s.once('connect', settle);
+    s.once('connect', () => {
+      if (first) s.write(first);
+      settle();
+    });
     s.once('error', () => undefined);
     s.once('close', () => {
       if (closing) return;
