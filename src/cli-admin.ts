@@ -16,6 +16,7 @@ interface Out {
 
 const COMMON = {
   endpoints: { type: 'string' },
+  namesrvAddr: { type: 'string', short: 'n' },
   'access-token': { type: 'string' },
   json: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
@@ -82,8 +83,10 @@ export function adminUsage(): string {
   const lines = Object.entries(ADMIN_COMMANDS).map(([name, c]) => `  ${name.padEnd(20)}${c.help}`);
   return `Admin commands (RocketMQ mqadmin names and flags):
 ${lines.join('\n')}
-Every admin command takes --endpoints URL[,URL] (default $ROCKETMQ_TS_ENDPOINTS or http://127.0.0.1:8081),
---access-token T (or $ROCKETMQ_TS_ACCESS_TOKEN) and --json (one JSON document instead of a table).
+Every admin command takes --endpoints URL[,URL] (default $ROCKETMQ_TS_ENDPOINTS or http://127.0.0.1:8081)
+or -n HOST:PORT[;HOST:PORT] (--namesrvAddr: the NameServers of a RocketMQ cluster, or the bundled broker's
+remoting port), --access-token T (or $ROCKETMQ_TS_ACCESS_TOKEN; --endpoints only) and --json (one JSON
+document instead of a table).
 `;
 }
 
@@ -212,7 +215,7 @@ async function run(
       out.write(
         out.json
           ? JSON.stringify({ ok: true, topicConfig: cfg }) + '\n'
-          : `create topic to ${admin.endpoints.join(',')} success.\n${JSON.stringify(cfg)}\n`,
+          : `create topic to ${(await admin.brokerAddresses()).join(',')} success.\n${JSON.stringify(cfg)}\n`,
       );
       return;
     }
@@ -222,7 +225,7 @@ async function run(
       out.write(
         out.json
           ? JSON.stringify({ ok: true, topic }) + '\n'
-          : `delete topic [${topic}] from ${admin.endpoints.join(',')} success.\n`,
+          : `delete topic [${topic}] from ${(await admin.brokerAddresses()).join(',')} success.\n`,
       );
       return;
     }
@@ -340,12 +343,21 @@ export async function runAdminCommand(name: AdminCommandName, args: string[]): P
     process.stdout.write(`rocketmq-ts ${name}: ${ADMIN_COMMANDS[name].help}\n\n${adminUsage()}`);
     return 0;
   }
-  const endpoints = (values.endpoints ?? process.env.ROCKETMQ_TS_ENDPOINTS ?? 'http://127.0.0.1:8081')
-    .split(/[,;]/)
-    .map((e) => e.trim())
-    .filter((e) => e !== '');
+  if (values.namesrvAddr !== undefined && values.endpoints !== undefined)
+    throw new UsageError('give either --endpoints (the bundled broker over HTTP) or -n (NameServers), not both');
+  const list = (v: string): string[] =>
+    v
+      .split(/[,;]/)
+      .map((e) => e.trim())
+      .filter((e) => e !== '');
   const accessToken = values['access-token'] ?? process.env.ROCKETMQ_TS_ACCESS_TOKEN ?? undefined;
-  const admin = new AdminClient({ endpoints, ...(accessToken ? { accessToken } : {}) });
+  const admin =
+    values.namesrvAddr !== undefined
+      ? new AdminClient({ namesrvAddr: list(values.namesrvAddr), ...(values['access-token'] ? { accessToken } : {}) })
+      : new AdminClient({
+          endpoints: list(values.endpoints ?? process.env.ROCKETMQ_TS_ENDPOINTS ?? 'http://127.0.0.1:8081'),
+          ...(accessToken ? { accessToken } : {}),
+        });
   try {
     await run(name, values as Record<string, string | boolean | undefined>, admin, {
       json: values.json === true,

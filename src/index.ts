@@ -1,7 +1,7 @@
 /**
  * rocketmq-ts: the client API. The broker, the filter and the codec are separate entry points
  * (`rocketmq-ts/broker`, `rocketmq-ts/filter`, `rocketmq-ts/codec`).
- * @packageDocumentation
+ * @module rocketmq-ts
  */
 export type { Message, MessageExt, MessageQueue, HostAddress } from './common/message.js';
 export { MessageConst } from './common/message.js';

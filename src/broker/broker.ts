@@ -37,6 +37,11 @@ function advertisedHost(host: string): string {
 
 const urlHost = (host: string): string => (host.includes(':') && !host.startsWith('[') ? `[${host}]` : host);
 
+/**
+ * The bundled broker, in your process: `await Broker.start({ storePath, port })` resolves once it
+ * listens (`broker.address` is its HTTP URL; `remotingPort` adds RocketMQ's TCP protocol, NameServer
+ * queries included), and `shutdown()` flushes the store and closes every connection.
+ */
 export class Broker {
   /** The HTTP base URL clients use, e.g. `http://127.0.0.1:8081`. */
   readonly address: string;

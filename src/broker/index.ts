@@ -2,7 +2,7 @@
  * `rocketmq-ts/broker`: the reference broker. `Broker.start({ storePath, host, port, ... })` resolves to
  * a running broker whose `address` is its HTTP base URL; `shutdown()` stops it. The wire is described in
  * docs/protocol.md; the CLI is `rocketmq-ts broker --store DIR --port N`.
- * @packageDocumentation
+ * @module rocketmq-ts/broker
  */
 export { Broker } from './broker.js';
 export {

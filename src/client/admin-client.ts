@@ -5,8 +5,10 @@
  * from its consumers; committed offsets are read from the broker's table in memory, as fresh as the
  * consumers' last commit.
  *
- * `endpoints` names the bundled brokers by their HTTP address; each call asks every broker and merges
- * the answers (a topic's queues may live on several brokers).
+ * `endpoints` names the bundled brokers by their HTTP address; `namesrvAddr` names the NameServers of
+ * an Apache RocketMQ cluster (or the bundled broker's remoting port), from which the cluster's master
+ * brokers are read on each call, and reached over RocketMQ's TCP remoting. Each call asks every broker
+ * and merges the answers (a topic's queues may live on several brokers).
  */
 import { z } from 'zod';
 import { InvalidArgumentError, RocketMQError, StateError } from '../common/errors.js';
@@ -28,12 +30,22 @@ import {
 } from '../protocol/index.js';
 import { HttpRemotingClient } from '../remoting/http-remoting-client.js';
 import type { RemotingClient } from '../remoting/remoting-client.js';
-import { clientOptionsShape, loggerSchema, ms, parseOptions } from './client-options.js';
+import { TcpRemotingClient } from '../remoting/tcp-remoting-client.js';
+import { clientOptionsShape, finishClientOptions, loggerSchema, ms, parseOptions } from './client-options.js';
 
 export interface AdminClientOptions {
-  /** The brokers' HTTP addresses, e.g. `http://127.0.0.1:8081` (one or several). Required. */
-  endpoints: string | readonly string[];
-  /** Sent as `Authorization: Bearer <token>` to brokers started with an access token. */
+  /**
+   * The bundled brokers' HTTP addresses, e.g. `http://127.0.0.1:8081` (one or several). Give exactly
+   * one of `endpoints` and `namesrvAddr`.
+   */
+  endpoints?: string | readonly string[];
+  /**
+   * The NameServers of an Apache RocketMQ cluster, or the bundled broker's remoting port:
+   * `'host:port;host:port'` or an array of `'host:port'` (mqadmin's `-n`). Every master broker of the
+   * cluster is asked, over RocketMQ's TCP remoting. Give exactly one of `endpoints` and `namesrvAddr`.
+   */
+  namesrvAddr?: string | readonly string[];
+  /** Sent as `Authorization: Bearer <token>` to brokers started with an access token (`endpoints` only). */
   accessToken?: string | undefined;
   /** Deadline of each call, ms. Default 5000. */
   requestTimeoutMs?: number;
@@ -44,8 +56,8 @@ export interface AdminClientOptions {
 export const DEFAULT_ADMIN_CLIENT_OPTIONS = Object.freeze({ requestTimeoutMs: 5000 });
 
 const adminOptionsSchema = z.strictObject({
-  // The AdminClient speaks to the bundled broker over HTTP: its endpoints are required.
-  endpoints: clientOptionsShape.endpoints.unwrap(),
+  endpoints: clientOptionsShape.endpoints,
+  namesrvAddr: clientOptionsShape.namesrvAddr,
   accessToken: z.string().min(1).optional(),
   requestTimeoutMs: ms(1).default(DEFAULT_ADMIN_CLIENT_OPTIONS.requestTimeoutMs),
   logger: loggerSchema.default(() => defaultLogger()),
@@ -189,20 +201,91 @@ function checkGroup(group: unknown): asserts group is string {
  */
 export class AdminClient {
   readonly #endpoints: readonly string[];
+  readonly #namesrvAddr: readonly string[];
   readonly #remoting: RemotingClient;
   readonly #timeoutMs: number;
   #closed: Promise<void> | undefined;
 
   constructor(options: AdminClientOptions) {
-    const o = parseOptions(adminOptionsSchema, options, 'AdminClient');
+    const o = finishClientOptions(parseOptions(adminOptionsSchema, options, 'AdminClient'));
+    if (o.namesrvAddr.length > 0 && o.accessToken !== undefined)
+      throw new InvalidArgumentError(
+        'accessToken',
+        'is for the bundled broker over HTTP (endpoints); RocketMQ NameServers (namesrvAddr) take no token',
+      );
     this.#endpoints = o.endpoints;
+    this.#namesrvAddr = o.namesrvAddr;
     this.#timeoutMs = o.requestTimeoutMs;
-    this.#remoting = new HttpRemotingClient({ accessToken: o.accessToken, logger: o.logger, connectionsPerBroker: 2 });
+    this.#remoting =
+      o.namesrvAddr.length > 0
+        ? new TcpRemotingClient({ logger: o.logger, connectTimeoutMs: o.requestTimeoutMs })
+        : new HttpRemotingClient({ accessToken: o.accessToken, logger: o.logger, connectionsPerBroker: 2 });
   }
 
-  /** The brokers this client asks. */
+  /** The bundled brokers this client asks (empty when `namesrvAddr` is used). */
   get endpoints(): readonly string[] {
     return this.#endpoints;
+  }
+
+  /** The NameServers this client asks (empty when `endpoints` is used). */
+  get namesrvAddr(): readonly string[] {
+    return this.#namesrvAddr;
+  }
+
+  /**
+   * The brokers each call goes to: the endpoints, or the master brokers of the cluster as the
+   * NameServers list them now (mqadmin's GET_BROKER_CLUSTER_INFO).
+   */
+  async brokerAddresses(): Promise<string[]> {
+    if (this.#namesrvAddr.length === 0) return [...this.#endpoints];
+    const res = await this.#nameServerCall(RequestCode.GET_BROKER_CLUSTER_INFO);
+    let root: unknown;
+    try {
+      root = parseFastJson(res.body ? res.body.toString('utf8') : 'null');
+    } catch (e) {
+      throw new RocketMQError('ERR_BAD_RESPONSE', 'malformed response: cluster info body', { cause: e });
+    }
+    const table = (root as { brokerAddrTable?: unknown } | null)?.brokerAddrTable;
+    if (table === null || typeof table !== 'object')
+      throw new RocketMQError('ERR_BAD_RESPONSE', 'malformed response: cluster info without brokerAddrTable');
+    const masters = new Set<string>();
+    for (const data of Object.values(table as Record<string, unknown>)) {
+      const addrs = (data as { brokerAddrs?: unknown } | null)?.brokerAddrs;
+      const entries =
+        addrs instanceof FastJsonMap
+          ? addrs.entries
+          : addrs !== null && typeof addrs === 'object'
+            ? Object.entries(addrs)
+            : [];
+      for (const [id, addr] of entries) if (String(id) === '0' && typeof addr === 'string') masters.add(addr);
+    }
+    if (masters.size === 0)
+      throw new RocketMQError(
+        'ERR_BROKER_NOT_EXIST',
+        `the NameServers ${this.#namesrvAddr.join(';')} list no master broker`,
+        {
+          retriable: true,
+        },
+      );
+    return [...masters].sort();
+  }
+
+  /** A NameServer request: the next NameServer is tried when one cannot be reached. */
+  async #nameServerCall(code: number, header: Record<string, unknown> = {}): Promise<RemotingResponse> {
+    let lastError: unknown;
+    for (const addr of this.#namesrvAddr) {
+      let res: RemotingResponse;
+      try {
+        res = await this.#invoke(addr, code, header);
+      } catch (e) {
+        if (e instanceof StateError) throw e;
+        lastError = e;
+        continue;
+      }
+      if (res.code !== ResponseCode.SUCCESS) throw errorFromResponse(res.code, res.remark);
+      return res;
+    }
+    throw lastError;
   }
 
   async #invoke(addr: string, code: number, header: Record<string, unknown>): Promise<RemotingResponse> {
@@ -219,8 +302,13 @@ export class AdminClient {
   /** Every topic the brokers know, system topics included, sorted (mqadmin `topicList`). */
   async topicList(): Promise<string[]> {
     const all = new Set<string>();
-    for (const addr of this.#endpoints) {
-      const res = await this.#call(addr, RequestCode.GET_ALL_TOPIC_LIST_FROM_NAMESERVER, {});
+    const answers =
+      this.#namesrvAddr.length > 0
+        ? [await this.#nameServerCall(RequestCode.GET_ALL_TOPIC_LIST_FROM_NAMESERVER)]
+        : await Promise.all(
+            this.#endpoints.map((addr) => this.#call(addr, RequestCode.GET_ALL_TOPIC_LIST_FROM_NAMESERVER, {})),
+          );
+    for (const res of answers) {
       const parsed = TopicListBody.safeParse(JSON.parse(res.body ? res.body.toString('utf8') : 'null'));
       if (!parsed.success) throw new RocketMQError('ERR_BAD_RESPONSE', 'malformed response: topic list body');
       for (const t of parsed.data.topicList) all.add(t);
@@ -244,7 +332,7 @@ export class AdminClient {
     }
     const perm = options.perm ?? 6;
     if (![2, 4, 6].includes(perm)) throw new InvalidArgumentError('perm', `must be 2, 4 or 6, got ${String(perm)}`);
-    for (const addr of this.#endpoints) {
+    for (const addr of await this.brokerAddresses()) {
       await this.#call(addr, RequestCode.UPDATE_AND_CREATE_TOPIC, {
         topic,
         readQueueNums,
@@ -255,10 +343,16 @@ export class AdminClient {
     }
   }
 
-  /** Deletes a topic from every broker: its config, queues and committed offsets (mqadmin `deleteTopic`). */
+  /**
+   * Deletes a topic from every broker — its config, queues and committed offsets — and, with
+   * `namesrvAddr`, its route from the NameServers (mqadmin `deleteTopic`).
+   */
   async deleteTopic(topic: string): Promise<void> {
     checkTopic(topic);
-    for (const addr of this.#endpoints) await this.#call(addr, RequestCode.DELETE_TOPIC_IN_BROKER, { topic });
+    for (const addr of await this.brokerAddresses())
+      await this.#call(addr, RequestCode.DELETE_TOPIC_IN_BROKER, { topic });
+    // As mqadmin: the NameServers forget the topic's route too (else it lingers until brokers re-register).
+    for (const addr of this.#namesrvAddr) await this.#call(addr, RequestCode.DELETE_TOPIC_IN_NAMESRV, { topic });
   }
 
   /** Min and max offset and last store time of each queue of a topic (mqadmin `topicStatus`). */
@@ -266,7 +360,7 @@ export class AdminClient {
     checkTopic(topic);
     const rows: TopicQueueStatus[] = [];
     let found = false;
-    for (const addr of this.#endpoints) {
+    for (const addr of await this.brokerAddresses()) {
       const res = await this.#invoke(addr, RequestCode.GET_TOPIC_STATS_INFO, { topic });
       if (res.code === ResponseCode.TOPIC_NOT_EXIST) continue;
       if (res.code !== ResponseCode.SUCCESS) throw errorFromResponse(res.code, res.remark);
@@ -295,7 +389,7 @@ export class AdminClient {
     if (topic !== undefined) checkTopic(topic);
     const queues: ConsumerQueueProgress[] = [];
     let consumeTps = 0;
-    for (const addr of this.#endpoints) {
+    for (const addr of await this.brokerAddresses()) {
       const res = await this.#call(addr, RequestCode.GET_CONSUME_STATS, {
         consumerGroup: group,
         ...(topic !== undefined ? { topic } : {}),
@@ -340,7 +434,7 @@ export class AdminClient {
     };
     let lastError: unknown;
     let online = false;
-    for (const addr of this.#endpoints) {
+    for (const addr of await this.brokerAddresses()) {
       const res = await this.#invoke(addr, RequestCode.GET_CONSUMER_CONNECTION_LIST, { consumerGroup: group });
       if (res.code !== ResponseCode.SUCCESS) {
         lastError = errorFromResponse(res.code, res.remark);
@@ -381,7 +475,7 @@ export class AdminClient {
       offset = undefined;
     }
     if (offset !== undefined) {
-      for (const addr of this.#endpoints) {
+      for (const addr of await this.brokerAddresses()) {
         const res = await this.#invoke(addr, RequestCode.VIEW_MESSAGE_BY_ID, { offset });
         if (res.code !== ResponseCode.SUCCESS || !res.body) continue;
         const [m] = decodeMessages(res.body);
@@ -427,7 +521,7 @@ export class AdminClient {
     unique: boolean,
   ): Promise<MessageExt[]> {
     const out: MessageExt[] = [];
-    for (const addr of this.#endpoints) {
+    for (const addr of await this.brokerAddresses()) {
       const res = await this.#invoke(addr, RequestCode.QUERY_MESSAGE, {
         topic,
         key,
@@ -454,7 +548,7 @@ export class AdminClient {
     if (!Number.isSafeInteger(timestamp) || timestamp < -1)
       throw new InvalidArgumentError('timestamp', `must be ms since the epoch or -1, got ${String(timestamp)}`);
     const rows: ResetOffsetResult[] = [];
-    for (const addr of this.#endpoints) {
+    for (const addr of await this.brokerAddresses()) {
       const res = await this.#call(addr, RequestCode.INVOKE_BROKER_TO_RESET_OFFSET, {
         topic,
         group,

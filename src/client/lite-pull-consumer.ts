@@ -106,6 +106,12 @@ function checkQueue(mq: MessageQueue, field = 'mq'): void {
 
 const queueName = (mq: MessageQueue): string => `${mq.topic}/${mq.brokerName}/${mq.queueId}`;
 
+/**
+ * A consumer that lets the application set the pace: background pulls fill a bounded buffer and
+ * `poll()` — or `for await (const message of consumer)` — takes from it. Either `subscribe()` (the
+ * group's queues are shared out among its members) or `assign()` queues yourself; offsets are
+ * committed automatically or by `commit()`, and `seek()`, `pause()` and `resume()` steer each queue.
+ */
 export class LitePullConsumer implements AsyncIterable<MessageExt> {
   readonly options: ResolvedLitePullConsumerOptions;
   readonly events: SafeEventEmitter<LitePullConsumerEvents>;

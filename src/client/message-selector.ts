@@ -8,6 +8,11 @@ import { compileSql92 } from '../filter/index.js';
 
 export type ExpressionTypeName = 'TAG' | 'SQL92';
 
+/**
+ * What a subscription receives: `MessageSelector.byTag('TagA || TagB')` (or `'*'` for every message)
+ * or `MessageSelector.bySql("amount > 50 AND region = 'eu'")` over the messages' properties. An SQL
+ * expression is checked when the selector is created, so a mistake fails where it is written.
+ */
 export class MessageSelector {
   readonly expressionType: ExpressionTypeName;
   readonly expression: string;

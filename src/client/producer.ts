@@ -131,6 +131,19 @@ function chosenQueue(
   return mq;
 }
 
+/**
+ * Sends messages to a topic. Create it with a `producerGroup` and `endpoints` (the bundled broker) or
+ * `namesrvAddr` (a RocketMQ cluster), `start()` it, `send()` messages (with tags, keys, properties, a
+ * delay level or a sharding key), then `shutdown()`. A send resolves once the broker has stored the
+ * message; a failed send is retried on another queue within `sendMsgTimeoutMs`.
+ *
+ * ```ts
+ * const producer = new Producer({ producerGroup: 'orders', endpoints: 'http://127.0.0.1:8081' });
+ * await producer.start();
+ * await producer.send({ topic: 'Orders', tags: 'Paid', body: Buffer.from('hello') });
+ * await producer.shutdown();
+ * ```
+ */
 export class Producer {
   readonly options: ResolvedProducerOptions;
   readonly events: SafeEventEmitter<ProducerEvents>;

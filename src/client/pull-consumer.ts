@@ -58,6 +58,11 @@ function checkOffset(offset: number, field = 'offset'): void {
     throw new InvalidArgumentError(field, `must be an integer >= 0, got ${String(offset)}`);
 }
 
+/**
+ * The low-level consumer: you choose the queue, the offset and the batch size of every pull, and
+ * commit offsets yourself (`updateConsumeOffset`). It takes no part in a group's rebalance. For
+ * queues shared out among a group's members use `PushConsumer` or `LitePullConsumer`.
+ */
 export class PullConsumer {
   readonly options: ResolvedPullConsumerOptions;
   readonly #logger: Logger;

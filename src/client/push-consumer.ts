@@ -86,6 +86,15 @@ export type {
 /** RocketMQ: a send-back with delay level -1 goes straight to the dead-letter queue. */
 const DEAD_LETTER_DELAY_LEVEL = -1;
 
+/**
+ * A member of a consumer group that receives messages through a listener: `subscribe()` to topics,
+ * `registerMessageListener()` (or `registerMessageListenerOrderly()`), `start()`. The group's queues
+ * are shared out among its members and rebalanced when members come and go; offsets are committed to
+ * the broker; a listener that throws gets its messages again later, through the group's retry topic,
+ * and after `maxReconsumeTimes` they are parked in its dead-letter queue. `shutdown()` waits for
+ * running listeners and commits offsets. Events (`lag`, `rebalance`, `connection`, ...) are listed in
+ * `docs/events.md`.
+ */
 export class PushConsumer {
   readonly options: ResolvedPushConsumerOptions;
   readonly events: SafeEventEmitter<PushConsumerEvents>;

@@ -11,6 +11,11 @@ export interface RocketMQErrorOptions {
   responseCode?: number;
 }
 
+/**
+ * The base of every error the SDK throws: `code` is a stable string to branch on (`docs/errors.md`
+ * lists them), `retriable` says whether trying again may succeed, `responseCode` is the broker's
+ * numeric code when the error came from a response, and `cause` is the underlying error.
+ */
 export class RocketMQError extends Error {
   /** Stable, documented string code, e.g. `ERR_TOPIC_NOT_EXIST`. */
   readonly code: string;

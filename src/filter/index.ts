@@ -2,7 +2,7 @@
  * `rocketmq-ts/filter`: RocketMQ's message filtering — tag subscriptions (SubscriptionData), the
  * SQL92 filter language (compile once, evaluate many times) and the broker's two-stage
  * MessageFilter. Pure: no I/O. `docs/filtering.md` describes the language and its rules.
- * @packageDocumentation
+ * @module rocketmq-ts/filter
  */
 export { tagsHashCode } from '../common/codec/java-string.js';
 export { Sql92EvaluationError, Sql92ParseError, SubscriptionExpressionError } from './errors.js';

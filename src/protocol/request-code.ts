@@ -40,6 +40,8 @@ export const RequestCode = Object.freeze({
   DELETE_TOPIC_IN_BROKER: 215,
   DELETE_TOPIC_IN_NAMESRV: 216,
   INVOKE_BROKER_TO_RESET_OFFSET: 222,
+  // ---- NameServer (mqadmin clusterList; the AdminClient's list of brokers with namesrvAddr) ----
+  GET_BROKER_CLUSTER_INFO: 106,
 } as const);
 
 export type RequestCodeName = keyof typeof RequestCode;

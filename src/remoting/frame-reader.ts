@@ -20,6 +20,11 @@ export interface FrameReaderOptions {
   maxFrameLength?: number | undefined;
 }
 
+/**
+ * Splits socket data into RocketMQ remoting frames: `push(chunk)` returns every frame completed so
+ * far, without its 4-byte length prefix, ready for `decodeRemotingCommand`. A frame longer than
+ * `maxFrameLength` (16 MiB by default) fails with a `RemotingDecodeError`.
+ */
 export class FrameReader {
   readonly maxFrameLength: number;
   #chunks: Buffer[] = [];

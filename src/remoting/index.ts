@@ -3,6 +3,7 @@
  * (ROCKETMQ) headers — byte-compatible with Apache RocketMQ's `RemotingCommand`, and an incremental
  * frame reader for socket data.
  * @pure
+ * @module rocketmq-ts/remoting
  */
 export {
   LanguageCode,

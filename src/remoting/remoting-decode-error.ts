@@ -12,6 +12,10 @@
  */
 import { RocketMQError } from '../common/errors.js';
 
+/**
+ * Thrown for bytes that are not a valid RocketMQ remoting command or frame; its `code` is
+ * `ERR_REMOTING_DECODE` or `ERR_REMOTING_FRAME_TOO_LARGE`. Never retriable: close the connection.
+ */
 export class RemotingDecodeError extends RocketMQError {
   /** Byte position in the input where decoding failed (in the frame after the 4-byte length). */
   readonly position: number;

@@ -3,7 +3,7 @@
  * pull-response body), message ids, properties strings, the producer batch body and Java string rules.
  * The byte table is in constants.ts. Compressed bodies (zlib, LZ4 and Zstandard) are decoded;
  * encoding compresses with zlib or LZ4 only.
- * @packageDocumentation
+ * @module rocketmq-ts/codec
  */
 export type { HostAddress, MessageExt } from '../message.js';
 export { DecodeError, InvalidArgumentError } from '../errors.js';

@@ -1,0 +1,45 @@
+/**
+ * docs/events.md stays true: each event map exported from `rocketmq-ts` has a section listing exactly
+ * its events, and each row names the payload type the map gives.
+ */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { interfaceMembers, markdownTable, repoRoot } from '../../support/interface-members.js';
+
+const page = readFileSync(path.join(repoRoot, 'docs/events.md'), 'utf8');
+
+const maps = [
+  { title: 'Producer', file: 'src/client/producer.ts', iface: 'ProducerEvents' },
+  { title: 'PushConsumer', file: 'src/client/push-consumer-events.ts', iface: 'PushConsumerEvents' },
+  { title: 'LitePullConsumer', file: 'src/client/lite-pull-consumer.ts', iface: 'LitePullConsumerEvents' },
+];
+
+test('every event map the entry points export is documented', () => {
+  const exported = ['src/index.ts', 'src/broker/index.ts']
+    .map((f) => readFileSync(path.join(repoRoot, f), 'utf8'))
+    .flatMap((text) => [...text.matchAll(/\b(\w+Events)\b/g)].map((m) => m[1]));
+  expect([...new Set(exported)].sort()).toEqual(maps.map((m) => m.iface).sort());
+});
+
+describe.each(maps)('$title', ({ title, file, iface }) => {
+  const events = interfaceMembers(file, iface);
+  const rows = markdownTable(page, title);
+
+  test('lists exactly its events', () => {
+    expect([...rows.keys()].filter((k) => k !== 'event').sort()).toEqual(events.map((e) => e.name).sort());
+  });
+
+  test("each row names the event's payload type and says when it fires", () => {
+    for (const e of events) {
+      // `[event: RebalanceEvent]` → RebalanceEvent; `[err: unknown, info: {...}]` → `err:` and `info:`
+      const single = /^\[\w+\??: (\w+)\]$/.exec(e.type)?.[1];
+      const expected = single ? [single] : [...e.type.matchAll(/(?:^\[|, )(\w+\??:)/g)].map((m) => m[1] ?? '');
+      const [, payload = '', when = ''] = rows.get(e.name) ?? [];
+      expect({ event: e.name, missing: expected.filter((t) => !payload.includes(t)) }).toEqual({
+        event: e.name,
+        missing: [],
+      });
+      expect(when.length).toBeGreaterThan(20);
+    }
+  });
+});
