@@ -85,6 +85,8 @@ export interface ConsumeOrderlyServiceDeps {
   maxReconsumeTimes: number;
   listener: MessageListenerOrderly;
   keyConcurrency: number | undefined;
+  /** A queue whose lock was not confirmed for this long is not consumed, ms (RocketMQ: 30 s). */
+  lockMaxLiveTimeMs: number;
   offsetStore: OffsetStore;
   clock: Clock;
   logger: Logger;
@@ -211,7 +213,7 @@ export class ConsumeMessageOrderlyService {
   /** The queue may be consumed now: BROADCASTING, or its broker lock is held and fresh. */
   #mayConsume(st: QueueState): boolean {
     if (this.#d.messageModel === MessageModel.BROADCASTING) return true;
-    return st.pq.locked && !st.pq.isLockExpired(this.#d.clock.now());
+    return st.pq.locked && !st.pq.isLockExpired(this.#d.clock.now(), this.#d.lockMaxLiveTimeMs);
   }
 
   /** RocketMQ: tryLockLaterAndReconsume — lock the queue, then consume again soon (or in 3 s). */
@@ -228,6 +230,12 @@ export class ConsumeMessageOrderlyService {
 
   #retryAfterLock(st: QueueState, locked: boolean): void {
     if (this.#stopped || st.pq.dropped) return;
+    if (locked) {
+      // RocketMQ: RebalanceImpl.lock marks the ProcessQueue locked with a fresh timestamp. Without it a
+      // queue whose lock lapsed on this side would wait for the next periodic renewal.
+      st.pq.locked = true;
+      st.pq.lastLockTimestamp = this.#d.clock.now();
+    }
     const delay = locked ? RECONSUME_AFTER_LOCKED_MS : RECONSUME_AFTER_LOCK_FAILED_MS;
     st.lockTimer = this.#later(
       () => this.#resume(st),

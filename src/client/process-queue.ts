@@ -58,9 +58,9 @@ export class ProcessQueue {
     this.lastConsumeTimestamp = now;
   }
 
-  /** RocketMQ: isLockExpired — the lock was not confirmed for more than 30 s. */
-  isLockExpired(now: number): boolean {
-    return now - this.lastLockTimestamp > REBALANCE_LOCK_MAX_LIVE_TIME_MS;
+  /** RocketMQ: isLockExpired — the lock was not confirmed for more than `maxLiveMs` (default 30 s). */
+  isLockExpired(now: number, maxLiveMs = REBALANCE_LOCK_MAX_LIVE_TIME_MS): boolean {
+    return now - this.lastLockTimestamp > maxLiveMs;
   }
 
   /** RocketMQ: isPullExpired — no pull for more than 120 s. */

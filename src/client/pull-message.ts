@@ -37,7 +37,8 @@ export async function pullMessage(host: PushConsumerHost, run: PushConsumerRun, 
     pullThresholdSizeForQueueMiB: host.thresholds.pullThresholdSizeForQueueMiB,
     consumeConcurrentlyMaxSpan: o.consumeConcurrentlyMaxSpan,
     orderlyLocked: host.isOrderly()
-      ? o.messageModel === MessageModel.BROADCASTING || (pq.locked && !pq.isLockExpired(o.clock.now()))
+      ? o.messageModel === MessageModel.BROADCASTING ||
+        (pq.locked && !pq.isLockExpired(o.clock.now(), o.rebalanceLockMaxLiveTimeMs))
       : undefined,
     pullTimeDelayMillsWhenException: o.pullTimeDelayMsWhenException,
   });

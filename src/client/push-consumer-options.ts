@@ -7,6 +7,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
 import { InvalidArgumentError } from '../common/errors.js';
+import { REBALANCE_LOCK_MAX_LIVE_TIME_MS } from './process-queue.js';
+import { REBALANCE_LOCK_INTERVAL_MS } from './queue-locker.js';
 import { groupNameProblem } from '../common/names.js';
 import { AllocateMessageQueueAveragely, type AllocateMessageQueueStrategy } from './allocate-message-queue.js';
 import {
@@ -87,6 +89,18 @@ export interface PushConsumerOptions extends ClientOptions {
    * `StartTimeoutError`, ms. Default 10000.
    */
   startTimeoutMs?: number;
+  /**
+   * Orderly consumption: how often the broker locks of the queues held are renewed, ms. Default 20000
+   * (RocketMQ: rocketmq.client.rebalance.lockInterval). Must stay below `rebalanceLockMaxLiveTimeMs`.
+   */
+  rebalanceLockIntervalMs?: number;
+  /**
+   * Orderly consumption: a queue whose lock the broker has not confirmed for this long is not consumed,
+   * ms. Default 30000 (RocketMQ: rocketmq.client.rebalance.lockMaxLiveTime). Keep it well below the
+   * broker's lock lifetime (`rebalanceLockMaxLiveTimeMs` on the bundled broker, 60 s in RocketMQ): that
+   * margin is what keeps a member that lost its lock from consuming alongside the next holder.
+   */
+  rebalanceLockMaxLiveTimeMs?: number;
   /** Aborting this signal shuts the consumer down (as `shutdown()`). */
   signal?: AbortSignal;
 }
@@ -113,6 +127,8 @@ export const DEFAULT_PUSH_CONSUMER_OPTIONS = Object.freeze({
   stallTimeoutMs: 60_000,
   shutdownTimeoutMs: 10_000,
   startTimeoutMs: 10_000,
+  rebalanceLockIntervalMs: REBALANCE_LOCK_INTERVAL_MS,
+  rebalanceLockMaxLiveTimeMs: REBALANCE_LOCK_MAX_LIVE_TIME_MS,
 });
 
 /** RocketMQ's MixAll.DEFAULT_CONSUMER_GROUP, refused as a group name. */
@@ -169,6 +185,8 @@ const schema = z.object({
   stallTimeoutMs: intIn(0, 86_400_000).default(D.stallTimeoutMs),
   shutdownTimeoutMs: intIn(0, 3_600_000).default(D.shutdownTimeoutMs),
   startTimeoutMs: intIn(1, 3_600_000).default(D.startTimeoutMs),
+  rebalanceLockIntervalMs: intIn(100, 3_600_000).default(D.rebalanceLockIntervalMs),
+  rebalanceLockMaxLiveTimeMs: intIn(200, 3_600_000).default(D.rebalanceLockMaxLiveTimeMs),
   signal: z.custom<AbortSignal>((v) => v instanceof AbortSignal, { message: 'must be an AbortSignal' }).optional(),
 });
 
@@ -201,6 +219,8 @@ export interface ResolvedPushConsumerOptions extends ResolvedClientOptions {
   stallTimeoutMs: number;
   shutdownTimeoutMs: number;
   startTimeoutMs: number;
+  rebalanceLockIntervalMs: number;
+  rebalanceLockMaxLiveTimeMs: number;
   signal: AbortSignal | undefined;
 }
 
@@ -211,6 +231,12 @@ export function resolvePushConsumerOptions(input: PushConsumerOptions): Resolved
     throw new InvalidArgumentError(
       'consumerTimeoutMsWhenSuspend',
       `must exceed brokerSuspendMaxTimeMs (${o.brokerSuspendMaxTimeMs}) so a held pull is not cut off by the client`,
+    );
+  }
+  if (o.rebalanceLockMaxLiveTimeMs <= o.rebalanceLockIntervalMs) {
+    throw new InvalidArgumentError(
+      'rebalanceLockMaxLiveTimeMs',
+      `must exceed rebalanceLockIntervalMs (${o.rebalanceLockIntervalMs}) so a held lock is renewed before it lapses`,
     );
   }
   return {

@@ -11,7 +11,6 @@ import type { MessageExt, MessageQueue } from '../common/message.js';
 import type { ProcessQueue } from './process-queue.js';
 import type { StallEvent } from './push-consumer-events.js';
 import type { PushConsumerHost } from './push-consumer-run.js';
-import { REBALANCE_LOCK_INTERVAL_MS } from './queue-locker.js';
 
 /** RocketMQ: an expired message is sent back with delay level 3. */
 const EXPIRED_SEND_BACK_DELAY_LEVEL = 3;
@@ -67,13 +66,13 @@ export class PushConsumerTasks {
     this.#timers.push(clock.setInterval(() => void this.#cleanExpiredMsg(consumeTimeoutMs), consumeTimeoutMs));
     const locker = this.host.run()?.orderly?.locker;
     if (locker) {
-      // RocketMQ: ConsumeMessageOrderlyService renews every queue lock every 20 s.
+      // RocketMQ: ConsumeMessageOrderlyService renews every queue lock every 20 s (rebalanceLockIntervalMs).
       this.#timers.push(
         clock.setInterval(() => {
           const run = this.host.run();
           if (!run || !this.host.isRunning()) return;
           void locker.lockAll(run.rebalance.processQueueTable.values(), () => clock.now());
-        }, REBALANCE_LOCK_INTERVAL_MS),
+        }, this.host.options.rebalanceLockIntervalMs),
       );
     }
     if (stallTimeoutMs > 0) {

@@ -392,6 +392,7 @@ export class PushConsumer {
           maxReconsumeTimes: o.maxReconsumeTimesOrderly,
           listener: this.#orderly.listener,
           keyConcurrency: this.#orderly.keyConcurrency,
+          lockMaxLiveTimeMs: o.rebalanceLockMaxLiveTimeMs,
           offsetStore,
           clock: o.clock,
           logger: this.#logger,
