@@ -87,6 +87,15 @@ export interface PushConsumerOptions extends ClientOptions {
    * `StartTimeoutError`, ms. Default 10000.
    */
   startTimeoutMs?: number;
+  /**
+   * CLUSTERING: after `start()`, the first division of the queues waits until the group's membership
+   * has not changed for this long, ms, so that members starting together never pull the same queue
+   * (docs/consumer.md, "Members starting together"). Default 300 (below RocketMQ's 500 ms first-pull
+   * delay, which the first pulls after a settle skip); 0 turns the settle off.
+   */
+  startSettleMs?: number;
+  /** The longest a start-up settle waits while the membership keeps changing, ms. Default 3000. */
+  startSettleMaxMs?: number;
   /** Aborting this signal shuts the consumer down (as `shutdown()`). */
   signal?: AbortSignal;
 }
@@ -113,6 +122,8 @@ export const DEFAULT_PUSH_CONSUMER_OPTIONS = Object.freeze({
   stallTimeoutMs: 60_000,
   shutdownTimeoutMs: 10_000,
   startTimeoutMs: 10_000,
+  startSettleMs: 300,
+  startSettleMaxMs: 3000,
 });
 
 /** RocketMQ's MixAll.DEFAULT_CONSUMER_GROUP, refused as a group name. */
@@ -169,6 +180,8 @@ const schema = z.object({
   stallTimeoutMs: intIn(0, 86_400_000).default(D.stallTimeoutMs),
   shutdownTimeoutMs: intIn(0, 3_600_000).default(D.shutdownTimeoutMs),
   startTimeoutMs: intIn(1, 3_600_000).default(D.startTimeoutMs),
+  startSettleMs: intIn(0, 10_000).default(D.startSettleMs),
+  startSettleMaxMs: intIn(0, 60_000).default(D.startSettleMaxMs),
   signal: z.custom<AbortSignal>((v) => v instanceof AbortSignal, { message: 'must be an AbortSignal' }).optional(),
 });
 
@@ -201,6 +214,8 @@ export interface ResolvedPushConsumerOptions extends ResolvedClientOptions {
   stallTimeoutMs: number;
   shutdownTimeoutMs: number;
   startTimeoutMs: number;
+  startSettleMs: number;
+  startSettleMaxMs: number;
   signal: AbortSignal | undefined;
 }
 
