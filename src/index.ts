@@ -50,6 +50,7 @@ export {
   type BrokerDisconnectionEvent,
   type UndecodableMessageEvent,
   type PushConsumerState,
+  type ReadyEvent,
 } from './client/push-consumer.js';
 export {
   DEFAULT_PUSH_CONSUMER_OPTIONS,

@@ -93,6 +93,16 @@ export class LocalFileOffsetStore extends OffsetTableStore {
     this.onPersisted({ messageQueue: { ...mq }, offset });
   }
 
+  /** The file store writes before it resolves: the same as persistAll. */
+  flushAll(mqs: readonly MessageQueue[]): Promise<void> {
+    return this.persistAll(mqs);
+  }
+
+  /** The file store writes before it resolves: the same as persist. */
+  flush(mq: MessageQueue): Promise<void> {
+    return this.persist(mq);
+  }
+
   removeOffset(): void {
     // RocketMQ: the local store keeps the entry (the queue may come back after a route change).
   }

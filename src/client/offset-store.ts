@@ -36,9 +36,16 @@ export interface OffsetStore {
   /** The in-memory offset or -1, without I/O. */
   readOffsetFromMemory(mq: MessageQueue): number;
   readOffset(mq: MessageQueue, type: ReadOffsetType): Promise<number>;
-  /** Persists the offsets of `mqs`; forgets cached queues not in `mqs`. */
+  /**
+   * Persists the offsets of `mqs`; forgets cached queues not in `mqs`. The broker store sends them
+   * oneway (resolves once sent); the file store resolves once the file is written.
+   */
   persistAll(mqs: readonly MessageQueue[]): Promise<void>;
   persist(mq: MessageQueue): Promise<void>;
+  /** As persistAll, resolving only once the store has the offsets (the broker answered, the file is written). */
+  flushAll(mqs: readonly MessageQueue[]): Promise<void>;
+  /** As persist, resolving only once the store has the offset. */
+  flush(mq: MessageQueue): Promise<void>;
   removeOffset(mq: MessageQueue): void;
   /** A copy of the in-memory offsets (all topics, or one topic). */
   cloneOffsetTable(topic?: string): Map<string, { mq: MessageQueue; offset: number }>;
@@ -136,6 +143,8 @@ export abstract class OffsetTableStore implements OffsetStore {
   abstract load(): Promise<void>;
   abstract persistAll(mqs: readonly MessageQueue[]): Promise<void>;
   abstract persist(mq: MessageQueue): Promise<void>;
+  abstract flushAll(mqs: readonly MessageQueue[]): Promise<void>;
+  abstract flush(mq: MessageQueue): Promise<void>;
   abstract removeOffset(mq: MessageQueue): void;
   /** READ_FROM_STORE: the persisted offset (cached in memory when found), -1 or -2. */
   protected abstract readOffsetFromStore(mq: MessageQueue): Promise<number>;

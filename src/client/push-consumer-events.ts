@@ -8,6 +8,7 @@ import type { ConsumeFailureEvent, MessageListenerConcurrently } from './consume
 import type { OrderlySuspendEvent } from './consume-message-orderly-service.js';
 import type { FlowControlReason } from './flow-control.js';
 import type { OffsetPersistedEvent } from './offset-store.js';
+import type { ReadyEvent } from './consumer-startup.js';
 
 export interface RebalanceEvent {
   topic: string;
@@ -101,7 +102,11 @@ export interface PushConsumerEvents {
   suspend: [event: OrderlySuspendEvent];
   /** Each `lag()` result, so a dashboard can subscribe where the code that polls cannot reach. */
   lag: [event: ConsumerLagEvent];
+  /** The consumer holds its queues and their first pulls are held by the broker (as `ready` resolves). */
+  ready: [event: ReadyEvent];
 }
+
+export type { ReadyEvent };
 
 /** What `shutdown()` could not finish. */
 export interface PushConsumerShutdownReport {

@@ -101,6 +101,14 @@ export interface PushConsumerOptions extends ClientOptions {
    * margin is what keeps a member that lost its lock from consuming alongside the next holder.
    */
   rebalanceLockMaxLiveTimeMs?: number;
+   * CLUSTERING: after `start()`, the first division of the queues waits until the group's membership
+   * has not changed for this long, ms, so that members starting together never pull the same queue
+   * (docs/consumer.md, "Members starting together"). Default 300 (below RocketMQ's 500 ms first-pull
+   * delay, which the first pulls after a settle skip); 0 turns the settle off.
+   */
+  startSettleMs?: number;
+  /** The longest a start-up settle waits while the membership keeps changing, ms. Default 3000. */
+  startSettleMaxMs?: number;
   /** Aborting this signal shuts the consumer down (as `shutdown()`). */
   signal?: AbortSignal;
 }
@@ -129,6 +137,8 @@ export const DEFAULT_PUSH_CONSUMER_OPTIONS = Object.freeze({
   startTimeoutMs: 10_000,
   rebalanceLockIntervalMs: REBALANCE_LOCK_INTERVAL_MS,
   rebalanceLockMaxLiveTimeMs: REBALANCE_LOCK_MAX_LIVE_TIME_MS,
+  startSettleMs: 300,
+  startSettleMaxMs: 3000,
 });
 
 /** RocketMQ's MixAll.DEFAULT_CONSUMER_GROUP, refused as a group name. */
@@ -187,6 +197,8 @@ const schema = z.object({
   startTimeoutMs: intIn(1, 3_600_000).default(D.startTimeoutMs),
   rebalanceLockIntervalMs: intIn(100, 3_600_000).default(D.rebalanceLockIntervalMs),
   rebalanceLockMaxLiveTimeMs: intIn(200, 3_600_000).default(D.rebalanceLockMaxLiveTimeMs),
+  startSettleMs: intIn(0, 10_000).default(D.startSettleMs),
+  startSettleMaxMs: intIn(0, 60_000).default(D.startSettleMaxMs),
   signal: z.custom<AbortSignal>((v) => v instanceof AbortSignal, { message: 'must be an AbortSignal' }).optional(),
 });
 
@@ -221,6 +233,8 @@ export interface ResolvedPushConsumerOptions extends ResolvedClientOptions {
   startTimeoutMs: number;
   rebalanceLockIntervalMs: number;
   rebalanceLockMaxLiveTimeMs: number;
+  startSettleMs: number;
+  startSettleMaxMs: number;
   signal: AbortSignal | undefined;
 }
 

@@ -18,6 +18,7 @@ import type {
   MessageListenerConcurrently,
 } from './consume-message-concurrently-service.js';
 import { ConsumeConcurrentlyStatus } from './consumer-constants.js';
+import type { ConsumerStartup } from './consumer-startup.js';
 import {
   RunningInfoProperty,
   type CMResult,
@@ -61,6 +62,8 @@ export interface PushConsumerRun {
   orderly?: { service: ConsumeMessageOrderlyService; locker: QueueLocker | undefined } | undefined;
   pulls: PullMessageService;
   rebalance: RebalanceImpl;
+  /** The settle and the `ready` signal; set once `start()` has reached the brokers. */
+  startup?: ConsumerStartup | undefined;
 }
 
 /** The consumer as its parts see it; the functions read its state at the time of the call. */
@@ -110,15 +113,17 @@ export function createOffsetStore(
           { timeoutMs: OFFSET_QUERY_TIMEOUT_MS },
         );
       },
-      updateConsumerOffset: async (mq, offset) => {
+      updateConsumerOffset: async (mq, offset, oneway) => {
         const { brokerAddr } = await instance.findBrokerAddressForQueue(mq);
-        await instance.api.updateConsumerOffset(brokerAddr, {
+        const header = {
           consumerGroup: group,
           topic: mq.topic,
           queueId: mq.queueId,
           commitOffset: offset,
           bname: mq.brokerName,
-        });
+        };
+        if (oneway) instance.api.updateConsumerOffsetOneway(brokerAddr, header);
+        else await instance.api.updateConsumerOffset(brokerAddr, header);
       },
     },
     logger,
@@ -147,7 +152,12 @@ export function createConsumerInner(
     doRebalance: async () => {
       const run = host.run();
       if (!run || !host.isRunning()) return true;
-      return run.rebalance.doRebalance();
+      // Members starting together divide the queues only once the membership is quiet.
+      if (run.startup) await run.startup.settled;
+      if (!host.isRunning()) return true;
+      const balanced = await run.rebalance.doRebalance();
+      run.startup?.afterPass(balanced, run.rebalance.processQueueTable.values());
+      return balanced;
     },
     persistConsumerOffset: async () => {
       const run = host.run();

@@ -47,7 +47,7 @@ export async function shutdownRun(run: PushConsumerRun, o: ShutdownRunOptions): 
   const queues = entries.map((e) => e.mq);
   // From here on, late listener results no longer move offsets.
   run.rebalance.dropAll();
-  await step('persist offsets', () => run.offsetStore.persistAll(queues));
+  await step('persist offsets', () => run.offsetStore.flushAll(queues));
   const orderly = run.orderly;
   if (orderly?.locker) {
     // Orderly: release the locks of the queues whose work has ended (after their offsets were

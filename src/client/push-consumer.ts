@@ -64,6 +64,7 @@ import {
 import { QueueLocker } from './queue-locker.js';
 import { releaseAfterFailedStart, shutdownRun } from './push-consumer-shutdown.js';
 import { reachBrokers } from './client-start.js';
+import { ConsumerStartup, Deferred } from './consumer-startup.js';
 import { PushConsumerTasks } from './push-consumer-tasks.js';
 import { createRebalancePushImpl } from './rebalance-push-impl.js';
 import { SafeEventEmitter } from './safe-emitter.js';
@@ -81,6 +82,7 @@ export type {
   BrokerConnectionEvent,
   BrokerDisconnectionEvent,
   UndecodableMessageEvent,
+  ReadyEvent,
 } from './push-consumer-events.js';
 
 /** RocketMQ: a send-back with delay level -1 goes straight to the dead-letter queue. */
@@ -111,6 +113,7 @@ export class PushConsumer {
   #run: PushConsumerRun | undefined;
   #startPromise: Promise<void> | undefined;
   #shutdownPromise: Promise<PushConsumerShutdownReport> | undefined;
+  readonly #ready = new Deferred<void>();
 
   constructor(options: PushConsumerOptions) {
     this.options = resolvePushConsumerOptions(options);
@@ -184,6 +187,17 @@ export class PushConsumer {
 
   get state(): PushConsumerState {
     return this.#state;
+  }
+
+  /**
+   * Resolves when the consumer is ready: started, its group's membership settled (see
+   * `startSettleMs`), its queues held, and the first pull of each queue sent and held by the broker
+   * (or answered). A message sent after that is delivered as soon as the broker stores it. Also
+   * emitted as the `ready` event. Rejects when `start()` fails or `shutdown()` comes first. A consumer
+   * starts once, so this is the same promise every time it is read.
+   */
+  get ready(): Promise<void> {
+    return this.#ready.promise;
   }
 
   /** The queues this member consumes now (all topics, the retry topic included), sorted. */
@@ -447,10 +461,12 @@ export class PushConsumer {
         signal: this.#startAbort.signal,
       });
       this.#state = 'RUNNING';
+      this.#run.startup = this.#createStartup(instance);
       this.#tasks.start();
       instance.rebalanceImmediately();
     } catch (err) {
       this.#state = 'START_FAILED';
+      this.#ready.reject(err);
       instance.events.off('routeChanged', routes.onRouteChanged);
       instance.events.off('brokerConnected', this.#onBrokerConnected);
       instance.events.off('brokerDisconnected', this.#onBrokerDisconnected);
@@ -459,6 +475,49 @@ export class PushConsumer {
       this.#run = undefined;
       throw err;
     }
+  }
+
+  /** The settle and the `ready` signal of this start. */
+  #createStartup(instance: MQClientInstance): ConsumerStartup {
+    const o = this.options;
+    const group = o.consumerGroup;
+    const settle =
+      o.messageModel === MessageModel.CLUSTERING && o.startSettleMs > 0
+        ? {
+            members: () =>
+              Promise.all(
+                instance.masterBrokerAddrs().map((addr) => instance.api.getConsumerIdListByGroup(addr, group)),
+              ),
+            quietMs: o.startSettleMs,
+            maxMs: Math.max(o.startSettleMs, o.startSettleMaxMs),
+            pollMs: Math.max(20, Math.floor(o.startSettleMs / 4)),
+            clock: o.clock,
+            logger: this.#logger,
+          }
+        : undefined;
+    const startup = new ConsumerStartup(
+      {
+        settle,
+        probe: async (queues) => {
+          const addrs = new Set<string>();
+          for (const mq of queues) addrs.add((await instance.findBrokerAddressForQueue(mq)).brokerAddr);
+          await Promise.all([...addrs].map((addr) => instance.api.getConsumerIdListByGroup(addr, group)));
+        },
+        now: () => o.clock.now(),
+        logger: this.#logger,
+        onReady: (e) => {
+          this.#logger.info(e, 'PushConsumer ready');
+          this.events.emit('ready', e);
+        },
+      },
+      this.#ready,
+    );
+    const onNews = (g: string): void => {
+      if (g === group) startup.membershipNews();
+    };
+    instance.events.on('consumerIdsChanged', onNews);
+    void startup.settled.then(() => instance.events.off('consumerIdsChanged', onNews));
+    return startup;
   }
 
   /**
@@ -480,6 +539,9 @@ export class PushConsumer {
     // A start still waiting for its brokers gives up now.
     this.#startAbort.abort();
     if (this.#startPromise) await this.#startPromise.catch(() => {});
+    const notReady = new StateError('the PushConsumer was shut down before it was ready');
+    this.#ready.reject(notReady);
+    this.#run?.startup?.end(notReady);
     const run = this.#run;
     if (!run || this.#state !== 'RUNNING') {
       this.#state = 'SHUTDOWN';
@@ -526,6 +588,8 @@ export class PushConsumer {
   /** RocketMQ: DefaultMQPushConsumerImpl.pullMessage (see pull-message.ts). */
   #pullMessage(req: PullRequest): Promise<void> {
     const run = this.#run;
-    return run ? pullMessage(this.#host, run, req) : Promise.resolve();
+    if (!run) return Promise.resolve();
+    if (run.startup?.pending) run.startup.pullStarted(req.processQueue);
+    return pullMessage(this.#host, run, req);
   }
 }

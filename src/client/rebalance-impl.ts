@@ -7,6 +7,7 @@
  * without servers. Runs never overlap: a run asked for while one is going is done right after it.
  */
 import type { Clock } from '../common/clock.js';
+import { ConcurrencyGate } from '../common/concurrency.js';
 import type { Logger } from '../common/logger.js';
 import type { MessageQueue } from '../common/message.js';
 import { compareJavaStrings, compareMessageQueue, messageQueueKey } from '../common/message.js';
@@ -17,6 +18,12 @@ import { createPullRequest, type PullRequest } from './pull-request.js';
 
 /** RocketMQ: RebalancePushImpl.dispatchPullRequest delays the first pull of a new queue by 500 ms. */
 export const FIRST_PULL_DELAY_MS = 500;
+
+/**
+ * Start offsets computed at once by one rebalance (each is one or two calls to the queue's broker): a
+ * member given a thousand queues reads them in a steady stream, not in one burst of a thousand calls.
+ */
+export const START_OFFSET_CONCURRENCY = 32;
 
 export interface RebalanceHost {
   readonly consumerGroup: string;
@@ -65,6 +72,7 @@ export class RebalanceImpl {
   readonly processQueueTable = new Map<string, Entry>();
   private running: Promise<boolean> | undefined;
   private again = false;
+  private readonly startOffsets = new ConcurrencyGate(START_OFFSET_CONCURRENCY);
 
   constructor(
     private readonly host: RebalanceHost,
@@ -234,17 +242,20 @@ export class RebalanceImpl {
         this.logger.info({ queues: skipped.map(([, mq]) => mq) }, 'queues locked by another member: not added yet');
       fresh = fresh.filter(([key]) => locked.has(key));
     }
-    // The start offsets are read concurrently (RocketMQ reads them one by one); results keep mqSet order.
+    // The start offsets are read concurrently (RocketMQ reads them one by one), at most
+    // START_OFFSET_CONCURRENCY at a time; results keep mqSet order.
     const offsets = await Promise.all(
-      fresh.map(async ([, mq]) => {
-        this.host.removeDirtyOffset(mq);
-        try {
-          return await this.host.computePullFromWhere(mq);
-        } catch (err) {
-          this.logger.warn({ err, mq }, 'computing the start offset failed; the queue is retried next rebalance');
-          return -1;
-        }
-      }),
+      fresh.map(([, mq]) =>
+        this.startOffsets.run(async () => {
+          this.host.removeDirtyOffset(mq);
+          try {
+            return await this.host.computePullFromWhere(mq);
+          } catch (err) {
+            this.logger.warn({ err, mq }, 'computing the start offset failed; the queue is retried next rebalance');
+            return -1;
+          }
+        }),
+      ),
     );
     fresh.forEach(([key, mq], i) => {
       const nextOffset = offsets[i] ?? -1;

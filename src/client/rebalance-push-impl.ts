@@ -61,7 +61,8 @@ export function createRebalancePushImpl(
         : {}),
       removeDirtyOffset: (mq) => offsetStore.removeOffset(mq),
       dispatchPullRequest: (requests, delayMs) => {
-        for (const r of requests) pulls.executePullRequestLater(r, delayMs);
+        const delay = host.run()?.startup?.firstPullDelay(delayMs) ?? delayMs;
+        for (const r of requests) pulls.executePullRequestLater(r, delay);
       },
       messageQueueChanged: (topic, _mqAll, mqDivided, change) => messageQueueChanged(host, topic, mqDivided, change),
     },
@@ -97,7 +98,8 @@ async function releaseOrderlyQueue(
     });
     return false;
   }
-  await offsetStore.persist(mq);
+  // The next owner reads the offset once it holds the lock: the broker must have it before the unlock.
+  await offsetStore.flush(mq);
   offsetStore.removeOffset(mq);
   await orderly.locker?.unlockBatch([mq]);
   return true;

@@ -1,24 +1,41 @@
 /**
  * RemoteBrokerOffsetStore (CLUSTERING; RocketMQ's RemoteBrokerOffsetStore): offsets live
  * in memory and on the broker. Updates only move forward (`increaseOnly` from the consume path); the
- * broker copy is written every 5 s (persistAll), on queue removal and at shutdown, and also rides on
- * each pull (commit-offset flag). A failed write is logged and retried at the next persist: it is an
- * ordinary call here (RocketMQ sends it oneway), so failures are visible.
+ * broker copy is written every 5 s (persistAll) and on queue removal (persist), and also rides on each
+ * pull (commit-offset flag). Those writes are oneway, as RocketMQ's updateConsumerOffsetOneway: a
+ * rebalance that drops a hundred queues, or the periodic write of a thousand, waits for no answer, and
+ * a write that fails is simply sent again by the next persist. Where the caller must know the broker
+ * has the offsets (shutdown, a lite pull `commit()`, releasing an orderly queue's lock) `flushAll` and
+ * `flush` await the answers, a bounded number at a time.
+ *
+ * Offset reads (QUERY_CONSUMER_OFFSET, at a rebalance) are bounded too: at most
+ * `OFFSET_CALL_CONCURRENCY` per store at once, so a consumer that gets a thousand queues does not
+ * send a thousand queries in one burst.
  */
 import type { Logger } from '../common/logger.js';
 import type { MessageQueue } from '../common/message.js';
 import { messageQueueKey } from '../common/message.js';
+import { ConcurrencyGate } from '../common/concurrency.js';
 import { OFFSET_NOT_FOUND, OFFSET_READ_ERROR, OffsetTableStore, type OffsetPersistedEvent } from './offset-store.js';
 
 /** The broker calls the store needs; the push consumer adapts MQClientAPI/MQClientInstance to it. */
 export interface RemoteOffsetBackend {
   /** QUERY_CONSUMER_OFFSET to the queue's master: the offset, or -1 on QUERY_NOT_FOUND; throws otherwise. */
   queryConsumerOffset(mq: MessageQueue): Promise<number>;
-  /** UPDATE_CONSUMER_OFFSET to the queue's master. */
-  updateConsumerOffset(mq: MessageQueue, offset: number): Promise<void>;
+  /**
+   * UPDATE_CONSUMER_OFFSET to the queue's master. `oneway`: sent without waiting for an answer (resolves
+   * once handed to the transport); otherwise resolves when the broker accepted it.
+   */
+  updateConsumerOffset(mq: MessageQueue, offset: number, oneway: boolean): Promise<void>;
 }
 
+/** Awaited offset calls (reads, flushed writes) one store has in flight at most. */
+export const OFFSET_CALL_CONCURRENCY = 32;
+
 export class RemoteBrokerOffsetStore extends OffsetTableStore {
+  /** Bounds the awaited calls (offset reads, flushed writes); oneway writes do not wait for it. */
+  readonly #gate = new ConcurrencyGate(OFFSET_CALL_CONCURRENCY);
+
   constructor(
     private readonly backend: RemoteOffsetBackend,
     private readonly logger: Logger,
@@ -34,7 +51,7 @@ export class RemoteBrokerOffsetStore extends OffsetTableStore {
 
   protected async readOffsetFromStore(mq: MessageQueue): Promise<number> {
     try {
-      const brokerOffset = await this.backend.queryConsumerOffset(mq);
+      const brokerOffset = await this.#gate.run(() => this.backend.queryConsumerOffset(mq));
       if (brokerOffset < 0) return OFFSET_NOT_FOUND;
       // RocketMQ: a successful store read also caches the value (overwrite).
       this.table.update(mq, brokerOffset, false);
@@ -45,29 +62,47 @@ export class RemoteBrokerOffsetStore extends OffsetTableStore {
     }
   }
 
+  /** RocketMQ: persistAll — every offset of `mqs` sent oneway; cached queues not in `mqs` are forgotten. */
   async persistAll(mqs: readonly MessageQueue[]): Promise<void> {
-    const wanted = new Set(mqs.map(messageQueueKey));
-    const jobs: Promise<void>[] = [];
-    for (const [key, e] of [...this.table.entries]) {
-      if (wanted.has(key)) jobs.push(this.send(e.mq, e.offset.offset));
-      else this.table.deleteKey(key); // RocketMQ: cached queues not in mqs are forgotten
-    }
-    await Promise.all(jobs);
+    await Promise.all(this.#select(mqs).map((e) => this.send(e.mq, e.offset, true)));
   }
 
+  /** RocketMQ: persist — the queue's offset sent oneway. */
   async persist(mq: MessageQueue): Promise<void> {
     const c = this.table.get(mq);
-    if (c) await this.send(mq, c.offset);
+    if (c) await this.send(mq, c.offset, true);
+  }
+
+  /** persistAll, resolving once the broker answered each write (at most OFFSET_CALL_CONCURRENCY at once). */
+  async flushAll(mqs: readonly MessageQueue[]): Promise<void> {
+    await Promise.all(this.#select(mqs).map((e) => this.#gate.run(() => this.send(e.mq, e.offset, false))));
+  }
+
+  /** persist, resolving once the broker answered. */
+  async flush(mq: MessageQueue): Promise<void> {
+    const c = this.table.get(mq);
+    if (c) await this.#gate.run(() => this.send(mq, c.offset, false));
   }
 
   removeOffset(mq: MessageQueue): void {
     this.table.remove(mq);
   }
 
-  /** Never rejects: a failed update is logged and reported, and retried by the next persistAll. */
-  private async send(mq: MessageQueue, offset: number): Promise<void> {
+  /** The cached offsets of `mqs`; cached queues not in `mqs` are forgotten (RocketMQ's persistAll). */
+  #select(mqs: readonly MessageQueue[]): { mq: MessageQueue; offset: number }[] {
+    const wanted = new Set(mqs.map(messageQueueKey));
+    const out: { mq: MessageQueue; offset: number }[] = [];
+    for (const [key, e] of [...this.table.entries]) {
+      if (wanted.has(key)) out.push({ mq: e.mq, offset: e.offset.offset });
+      else this.table.deleteKey(key);
+    }
+    return out;
+  }
+
+  /** Never rejects: a failed update is logged and reported, and sent again by the next persist. */
+  private async send(mq: MessageQueue, offset: number, oneway: boolean): Promise<void> {
     try {
-      await this.backend.updateConsumerOffset(mq, offset);
+      await this.backend.updateConsumerOffset(mq, offset, oneway);
       this.onPersisted({ messageQueue: mq, offset });
     } catch (err) {
       this.logger.warn({ err, mq, offset }, 'UPDATE_CONSUMER_OFFSET failed');

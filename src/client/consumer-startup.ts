@@ -1,0 +1,147 @@
+/**
+ * The start-up of a push consumer after `start()` resolved: the membership settle (start-settle.ts),
+ * the first rebalance pass after it, and the `ready` signal.
+ *
+ * `ready` resolves once the consumer holds its queues and each queue's first pull is out: after the
+ * settle, the first rebalance pass that balanced every subscribed topic fixes the queues; each of them
+ * must have started its first pull; then one call to every broker of those queues is made and answered.
+ * Over TCP one connection carries that call after the pulls, so the broker has read the pulls (and
+ * holds the ones it has no messages for) when it answers; over HTTP each held pull has a connection of
+ * its own, and the answer says the pulls were sent before it. From then on a message sent to one of
+ * the queues is delivered as soon as the broker stores it.
+ * @pure
+ */
+import type { Logger } from '../common/logger.js';
+import type { MessageQueue } from '../common/message.js';
+import { settleMembership, type SettleResult, type StartSettleOptions } from './start-settle.js';
+import type { ProcessQueue } from './process-queue.js';
+
+/** What the `ready` event reports. */
+export interface ReadyEvent {
+  /** The queues held when the consumer became ready (the retry topic's included). */
+  assigned: MessageQueue[];
+  /** From the end of `start()` to ready, ms. */
+  elapsedMs: number;
+  /** How long the membership settle took, ms (0 when there was none). */
+  settleMs: number;
+  /** How many membership changes the settle saw (other members starting at the same time). */
+  membershipChanges: number;
+}
+
+export interface ConsumerStartupOptions {
+  settle: Omit<StartSettleOptions, 'signal'> | undefined;
+  /** Makes one answered call to each broker serving `queues` (errors are only logged). */
+  probe(queues: readonly MessageQueue[]): Promise<void>;
+  now(): number;
+  logger: Logger;
+  onReady(event: ReadyEvent): void;
+}
+
+/** A promise with its resolve and reject; rejections nobody awaits are not reported as unhandled. */
+export class Deferred<T> {
+  readonly promise: Promise<T>;
+  resolve!: (value: T) => void;
+  reject!: (reason: unknown) => void;
+  constructor() {
+    this.promise = new Promise<T>((resolve, reject) => {
+      this.resolve = resolve;
+      this.reject = reject;
+    });
+    this.promise.catch(() => undefined);
+  }
+}
+
+export class ConsumerStartup {
+  /** Resolves when the settle is over (never rejects). */
+  readonly settled: Promise<SettleResult>;
+  readonly #o: ConsumerStartupOptions;
+  readonly #ready: Deferred<void>;
+  readonly #abort = new AbortController();
+  readonly #wake: () => void;
+  readonly #startedAt: number;
+  readonly #pulled = new WeakSet<ProcessQueue>();
+  #settle: SettleResult = { elapsedMs: 0, changes: 0, timedOut: false };
+  #firstPassDone = false;
+  #target: { mq: MessageQueue; pq: ProcessQueue }[] | undefined;
+  #probing = false;
+  #finished = false;
+
+  constructor(o: ConsumerStartupOptions, ready: Deferred<void>) {
+    this.#o = o;
+    this.#ready = ready;
+    this.#startedAt = o.now();
+    if (o.settle) {
+      const s = settleMembership({ ...o.settle, signal: this.#abort.signal });
+      this.#wake = s.wake;
+      this.settled = s.done.then((r) => (this.#settle = r));
+    } else {
+      this.#wake = () => undefined;
+      this.settled = Promise.resolve(this.#settle);
+    }
+  }
+
+  /** Membership news arrived (the broker pushed it): a settle in progress looks again at once. */
+  membershipNews(): void {
+    this.#wake();
+  }
+
+  /**
+   * The delay of first pulls dispatched by a rebalance: none in the first pass after a settle (the
+   * settle already waited longer than RocketMQ's first-pull delay, for a better reason), else `delayMs`.
+   */
+  firstPullDelay(delayMs: number): number {
+    return this.#o.settle && !this.#firstPassDone ? 0 : delayMs;
+  }
+
+  /** A rebalance pass ended; `held` is every queue held now. The first balanced pass fixes the ready set. */
+  afterPass(balanced: boolean, held: Iterable<{ mq: MessageQueue; pq: ProcessQueue }>): void {
+    this.#firstPassDone = true;
+    if (this.#finished || this.#target || !balanced) return;
+    this.#target = [...held].filter((e) => !e.pq.dropped);
+    this.#check();
+  }
+
+  /** A pull of `pq` is starting (called on every pull until ready). */
+  pullStarted(pq: ProcessQueue): void {
+    this.#pulled.add(pq);
+    if (this.#target) this.#check();
+  }
+
+  /** True until ready resolved or the start-up ended otherwise. */
+  get pending(): boolean {
+    return !this.#finished;
+  }
+
+  /** Shutdown (or a failed start): the settle ends at once and `ready` rejects if still pending. */
+  end(reason: unknown): void {
+    this.#abort.abort(reason);
+    if (this.#finished) return;
+    this.#finished = true;
+    this.#ready.reject(reason);
+  }
+
+  #check(): void {
+    const target = this.#target;
+    if (!target || this.#probing || this.#finished) return;
+    if (!target.every((e) => e.pq.dropped || this.#pulled.has(e.pq))) return;
+    this.#probing = true;
+    // The pulls just started reach their transport within a few microtasks: probe after them.
+    setImmediate(() => {
+      const queues = target.filter((e) => !e.pq.dropped).map((e) => e.mq);
+      this.#o
+        .probe(queues)
+        .catch((err: unknown) => this.#o.logger.debug({ err }, 'ready probe failed'))
+        .finally(() => {
+          if (this.#finished) return;
+          this.#finished = true;
+          this.#ready.resolve();
+          this.#o.onReady({
+            assigned: queues.map((mq) => ({ ...mq })),
+            elapsedMs: this.#o.now() - this.#startedAt,
+            settleMs: this.#settle.elapsedMs,
+            membershipChanges: this.#settle.changes,
+          });
+        });
+    });
+  }
+}
