@@ -11,13 +11,13 @@ import { DrainHost } from './push-consumer-drain.mjs';
 
 const config = JSON.parse(process.argv[2]);
 const host = new DrainHost(config);
-const progress = setInterval(() => process.send({ type: 'progress', ...host.progress() }), 20);
+const progress = setInterval(() => process.send({ type: 'progress', ...host.progress() }), 100);
 process.on('message', async (msg) => {
   if (msg.type === 'snapshot') process.send({ type: 'snapshot', ...host.snapshot() });
   if (msg.type === 'stop') {
     clearInterval(progress);
     await host.stop();
-    process.send({ type: 'stopped' }, () => process.disconnect());
+    process.send({ type: 'stopped' }, () => process.exit(0));
   }
 });
 await host.start();

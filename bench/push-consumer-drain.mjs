@@ -91,7 +91,10 @@ export class ChildDrainHost {
 
   async start() {
     const file = path.join(path.dirname(fileURLToPath(import.meta.url)), 'push-consumer-child.mjs');
-    this.child = fork(file, [JSON.stringify(this.config)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    this.child = fork(file, [JSON.stringify(this.config)], {
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+      execArgv: (process.env.PC_CHILD_NODE_ARGS ?? '').split(' ').filter(Boolean),
+    });
     this.pid = this.child.pid;
     this.child.on('message', (msg) => {
       if (msg.type === 'progress') this.state = msg;

@@ -5,8 +5,9 @@
 // package (npm run build). One line per figure: name, value, unit.
 //
 // The drain phase drains a backlog with one consumer, then (in the same round, on a fresh backlog) with
-// PC_CONSUMERS consumers of one group spread over PC_PROCESSES child processes (0 or 1: in this
-// process; each consumer has its own instanceName), and prints msg/s, the ratio to the one consumer of
+// PC_CONSUMERS consumers of one group spread over PC_PROCESSES child processes (each consumer has its
+// own instanceName; with PC_PROCESSES=0 both drains run in this process, else the single consumer has a
+// child process of its own too), and prints msg/s, the ratio to the one consumer of
 // the same round, the consumers' and the broker's CPU time per message (µs, from process.cpuUsage and
 // /proc/<pid>/stat over the drain window: first to last delivery) and the duplicates (deliveries beyond
 // the distinct queue offsets).
@@ -16,7 +17,7 @@
 // Scale with env vars (defaults in brackets):
 //   PC_PHASES [drain,latency,memory]  PC_TRANSPORT [http] (or tcp: the broker's remoting port, namesrvAddr)
 //   PC_DRAIN_MESSAGES [200000]  PC_DRAIN_BODY_BYTES [1024]  PC_CONSUMERS [4]  PC_PROCESSES [1]  PC_ROUNDS [1]
-//   PC_PULL_BATCH [32]  PC_LISTENER_BATCH [32] (consumeMessageBatchMaxSize, drain phase)
+//   PC_CHILD_NODE_ARGS (node flags for the consumer children, e.g. --cpu-prof)  PC_PULL_BATCH [32]  PC_LISTENER_BATCH [32] (consumeMessageBatchMaxSize, drain phase)
 //   PC_LATENCY_RATE [2000] msg/s  PC_LATENCY_SECONDS [10]  PC_LATENCY_WARMUP_SECONDS [3] (sent, not
 //     measured; 0 measures from the first message the ready consumer gets, and p99 of the first second
 //     is printed on its own)
@@ -112,6 +113,7 @@ async function sendAtRate(producer, topic, rate, seconds, bodyOf) {
   const start = performance.now();
   const inflight = new Set();
   const acks = [];
+  let failed = 0;
   for (let i = 0; i < total; i++) {
     const due = start + (i * 1000) / rate;
     const wait = due - performance.now();
@@ -119,17 +121,22 @@ async function sendAtRate(producer, topic, rate, seconds, bodyOf) {
     const sentAt = performance.now();
     const p = producer
       .send({ topic, body: Buffer.from(bodyOf(sentAt)) })
-      .then(() => acks.push(performance.now() - sentAt))
+      .then(
+        () => acks.push(performance.now() - sentAt),
+        (err) => {
+          if (failed++ === 0) console.log(`# first failed send: ${err?.message ?? err}`);
+        },
+      )
       .finally(() => inflight.delete(p));
     inflight.add(p);
   }
   await Promise.all(inflight);
-  return { sent: total, acks };
+  return { sent: total - failed, failed, acks };
 }
 
 /**
  * One drain of a fresh backlog by `consumers` consumers of one group: in this process when
- * `processes` ≤ 1, else spread over that many child processes. Reports and returns the rate.
+ * `processes` is 0, else spread over that many child processes. Reports and returns the rate.
  */
 async function drain(round, consumers, processes) {
   const name = `push.drain.r${round}.${consumers}c${processes}p`;
@@ -150,7 +157,7 @@ async function drain(round, consumers, processes) {
     tag: `bench${round}`,
   };
   const hosts = [];
-  if (processes <= 1) hosts.push(new DrainHost({ ...config, consumers }));
+  if (processes === 0) hosts.push(new DrainHost({ ...config, consumers }));
   else {
     for (let p = 0; p < processes; p++) {
       const share = Math.floor(consumers / processes) + (p < consumers % processes ? 1 : 0);
@@ -192,6 +199,8 @@ async function drain(round, consumers, processes) {
 }
 
 const { child: brokerProcess, address } = await startBrokerChild();
+// The broker child never outlives the bench, even when it fails outside the `finally` below.
+process.on('exit', () => brokerProcess.kill('SIGKILL'));
 const connect = TRANSPORT === 'tcp' ? { namesrvAddr: address } : { endpoints: address };
 const producer = new Producer({ ...connect, defaultTopicQueueNums: QUEUES });
 await producer.start();
@@ -209,7 +218,7 @@ try {
   if (PHASES.has('drain')) {
     const ratios = [];
     for (let round = 1; round <= ROUNDS; round++) {
-      const one = await drain(round, 1, 0);
+      const one = await drain(round, 1, Math.min(PROCESSES, 1));
       if (CONSUMERS === 1 && PROCESSES <= 1) continue;
       const many = await drain(round, CONSUMERS, PROCESSES);
       ratios.push(many.rate / one.rate);
@@ -262,9 +271,9 @@ try {
     measuring = true;
     measureStart = performance.now();
     const total = LAT_RATE * LAT_SECONDS;
-    const { acks } = await sendAtRate(producer, topic, LAT_RATE, LAT_SECONDS, (sentAt) => `t:${sentAt}`);
+    const { acks, failed } = await sendAtRate(producer, topic, LAT_RATE, LAT_SECONDS, (sentAt) => `t:${sentAt}`);
     const deadline = performance.now() + 10_000;
-    while (samples.length < total && performance.now() < deadline) await sleep(10);
+    while (samples.length < total - failed && performance.now() < deadline) await sleep(10);
     const sorted = samples.sort((a, b) => a - b);
     report('push.latency.warmup', LAT_WARMUP_SECONDS, 's');
     report('push.latency.messages', sorted.length, 'msgs');
@@ -284,6 +293,8 @@ try {
     const ackSorted = acks.sort((a, b) => a - b);
     report('push.latency.send_ack.p50', pct(ackSorted, 50), 'ms');
     report('push.latency.send_ack.p99', pct(ackSorted, 99), 'ms');
+    report('push.latency.send_ack.max', ackSorted[ackSorted.length - 1] ?? NaN, 'ms');
+    report('push.latency.send_failed', failed, 'msgs');
     await c.shutdown();
   }
 
