@@ -54,7 +54,16 @@ export declare function ppidFromStat(stat: string): number;
 export declare function statusBytes(status: string, field: string): number;
 export declare function parseJavaDrain(
   out: string,
-): { complete: boolean; distinct: number; deliveries: number; msgPerS: number; msgPerSFromStart: number } | undefined;
+):
+  | {
+      preloadFailed: number;
+      complete: boolean;
+      distinct: number;
+      deliveries: number;
+      msgPerS: number;
+      msgPerSFromStart: number;
+    }
+  | undefined;
 export declare function parseJavaLatency(out: string): LatencySummary | undefined;
 
 export interface DrainCell {

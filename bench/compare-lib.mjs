@@ -230,6 +230,7 @@ export function parseJavaDrain(out) {
   const fromStart = /from consumer\.start\(\) = (\d+) msg\/s/.exec(out);
   if (!done || !rate) return undefined;
   return {
+    preloadFailed: Number(/^preload: .*failed=(\d+)/m.exec(out)?.[1] ?? NaN),
     complete: done[1] === 'complete',
     distinct: Number(done[2]),
     deliveries: Number(done[3]),

@@ -533,6 +533,7 @@ async function drainWith(sys, topic, group, consumers, processes, brokerPid) {
     }
     const cpu1 = workers.map((w) => cpuUs(w.pid));
     const broker1 = cpuUs(brokerPid);
+    if (merged.distinct === 0) throw new Error(`no message delivered in 60 s (${topic}, group ${group})`);
     const firstAt = Math.min(...counts.map((c) => c.firstAt).filter((x) => x > 0));
     const lastAt = Math.max(...counts.map((c) => c.lastNewAt));
     const startAt = Math.min(...counts.map((c) => c.startAt));
@@ -706,6 +707,7 @@ function runJavaBench(env, args, onLine) {
     child.stderr.on('data', (d) => (err = (err + d).slice(-4000)));
     createInterface({ input: child.stdout }).on('line', (line) => {
       out += `${line}\n`;
+      if (/^(preload|drain|warm-up|latency|publish->listener all)/.test(line)) log(`  java: ${line}`);
       onLine?.(line, child.pid);
     });
     const timer = setTimeout(() => killQuietly(-child.pid, 'SIGKILL'), 30 * 60_000);
@@ -752,6 +754,9 @@ async function runJavaSystem(system, round) {
     let javaPid;
     const drainOut = await runJavaBench(env, ['drain', `${opts.messages}`], (line, pid) => {
       if (line.startsWith('preload:')) {
+        const failed = Number(/failed=(\d+)/.exec(line)?.[1] ?? 0);
+        if (failed > 0)
+          log(`  ${system}: ${failed} preload sends failed; Drain.java waits its 600 s for them, then reports TIMEOUT`);
         javaPid = descendants(pid, 'java')[0];
         if (javaPid !== undefined) rss.watch('consumer', javaPid);
         cpu0 = { consumer: cpuUs(javaPid), broker: cpuUs(server.pid) };
@@ -761,9 +766,12 @@ async function runJavaSystem(system, round) {
     });
     const d = parseJavaDrain(drainOut);
     if (d === undefined) throw new Error(`no drain figures in the Java output: ${drainOut.slice(-500)}`);
+    // An incomplete drain (Drain.java gave up after its 600 s) has no meaningful rate.
     const c1 = {
-      msgPerS: d.msgPerS,
-      msgPerSFromStart: d.msgPerSFromStart,
+      complete: d.complete,
+      preloadFailed: d.preloadFailed,
+      msgPerS: d.complete ? d.msgPerS : NaN,
+      msgPerSFromStart: d.complete ? d.msgPerSFromStart : NaN,
       deliveries: d.deliveries,
       distinct: d.distinct,
       duplicates: d.deliveries - d.distinct,

@@ -103,6 +103,7 @@ describe('comparison harness: pure helpers', () => {
       'drain: 1.50 s from consumer.start() = 13333 msg/s; 0.80 s first-to-last delivery = 25000 msg/s (24.4 MiB/s)',
     ].join('\n');
     expect(parseJavaDrain(drain)).toEqual({
+      preloadFailed: 0,
       complete: true,
       distinct: 20000,
       deliveries: 20032,
