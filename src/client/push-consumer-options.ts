@@ -101,6 +101,7 @@ export interface PushConsumerOptions extends ClientOptions {
    * margin is what keeps a member that lost its lock from consuming alongside the next holder.
    */
   rebalanceLockMaxLiveTimeMs?: number;
+  /**
    * CLUSTERING: after `start()`, the first division of the queues waits until the group's membership
    * has not changed for this long, ms, so that members starting together never pull the same queue
    * (docs/consumer.md, "Members starting together"). Default 300 (below RocketMQ's 500 ms first-pull
