@@ -77,6 +77,11 @@ export interface CommitLogOptions {
   syncFlushTimeoutMs: number;
   logger: Logger;
   setTimeout(fn: () => void, ms: number): () => void;
+  /**
+   * Why a record that passed the size, magic and CRC checks is still not valid (its header is not
+   * self-consistent), or null. Recovery skips such a record like any damaged one.
+   */
+  recordProblem?: (record: Buffer, offset: number) => string | null;
   /** The fdatasync used by flushes (the real one unless a test slows it down). */
   fdatasync?: (fd: number) => Promise<void>;
 }
@@ -263,6 +268,11 @@ export class CommitLog {
             damage = `record at ${offset} says it is at ${stated}`;
             break;
           }
+          const problem = this.o.recordProblem?.(view.subarray(p, p + c.size), offset) ?? null;
+          if (problem !== null) {
+            damage = `record at ${offset}: ${problem}`;
+            break;
+          }
           if (offset >= dispatchFrom) onRecord(view, p, offset);
           p += c.size;
         }
@@ -353,7 +363,8 @@ export class CommitLog {
     if (len < 8 || start + len > fileLen) return false;
     const rec = Buffer.allocUnsafe(len);
     if (fs.readSync(seg.fd, rec, 0, len, start) !== len || checkRecord(rec, 0).kind !== 'message') return false;
-    return rec.readUInt32BE(28) * 0x1_0000_0000 + rec.readUInt32BE(32) === seg.start + start;
+    if (rec.readUInt32BE(28) * 0x1_0000_0000 + rec.readUInt32BE(32) !== seg.start + start) return false;
+    return (this.o.recordProblem?.(rec, seg.start + start) ?? null) === null;
   }
 
   /** Truncates the log at `pos` (inside segment of `pos`) and deletes every later segment. */

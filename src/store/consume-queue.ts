@@ -331,12 +331,28 @@ export class ConsumeQueue {
       if (data) data.copy(grown, 0, 0, at);
       f.data = data = grown;
     }
-    data.writeUInt32BE(Math.floor(offsetPy / 0x1_0000_0000), at);
-    data.writeUInt32BE(offsetPy >>> 0, at + 4);
-    data.writeInt32BE(size, at + 8);
-    data.writeInt32BE(Math.floor(tagsCode / 0x1_0000_0000), at + 12);
-    data.writeUInt32BE(tagsCode >>> 0, at + 16);
+    writeUnit(data, at, offsetPy, size, tagsCode);
     f.units++;
+  }
+
+  /**
+   * Rewrites the unit at `queueOffset` (a damaged unit rebuilt from the commit log), in memory and in
+   * its file when already written there. False when no file holds that offset.
+   */
+  replaceUnit(queueOffset: number, offsetPy: number, size: number, tagsCode: number): boolean {
+    if (queueOffset < this.min) return false;
+    const f = this.fileOf(queueOffset);
+    if (!f) return false;
+    const i = queueOffset - f.start;
+    const unit = Buffer.allocUnsafe(CQ_UNIT_SIZE);
+    writeUnit(unit, 0, offsetPy, size, tagsCode);
+    if (f.data) unit.copy(f.data, i * CQ_UNIT_SIZE);
+    if (i < f.written) {
+      fs.writeSync(this.fdOf(f), unit, 0, CQ_UNIT_SIZE, i * CQ_UNIT_SIZE);
+      f.dirty = true;
+    }
+    if (queueOffset === this.maxOffset - 1) this.maxPhysicOffset = offsetPy + size;
+    return true;
   }
 
   private openNewFile(start: number): CqFile {
@@ -410,4 +426,12 @@ export class ConsumeQueue {
     const u = this.unit(max - 1);
     return u && u.size !== CQ_FILLER_SIZE ? u.offsetPy + u.size : 0;
   }
+}
+
+function writeUnit(b: Buffer, at: number, offsetPy: number, size: number, tagsCode: number): void {
+  b.writeUInt32BE(Math.floor(offsetPy / 0x1_0000_0000), at);
+  b.writeUInt32BE(offsetPy >>> 0, at + 4);
+  b.writeInt32BE(size, at + 8);
+  b.writeInt32BE(Math.floor(tagsCode / 0x1_0000_0000), at + 12);
+  b.writeUInt32BE(tagsCode >>> 0, at + 16);
 }

@@ -131,7 +131,7 @@ export type ScanRequest =
    * The record at commit-log `offset` of `size` bytes; null when its segment is gone (the rest of the
    * segment is skipped), an empty buffer when the bytes there are not that record (this unit is skipped).
    */
-  | { kind: 'record'; offset: number; size: number };
+  | { kind: 'record'; offset: number; size: number; queueOffset: number };
 
 export interface ScanResult {
   status: GetMessageStatus;
@@ -199,7 +199,10 @@ export function* scanConsumeQueue(p: ScanParams): Generator<ScanRequest, ScanRes
         if (r.bufferTotalSize === 0) r.status = 'NO_MATCHED_MESSAGE';
         continue;
       }
-      const record = sizePy === FILLER_SIZE ? null : yield { kind: 'record', offset: offsetPy, size: sizePy };
+      const record =
+        sizePy === FILLER_SIZE
+          ? null
+          : yield { kind: 'record', offset: offsetPy, size: sizePy, queueOffset: unitOffset };
       if (record === null) {
         // RocketMQ: the commit-log segment is gone; skip the rest of it.
         if (r.bufferTotalSize === 0) r.status = 'MESSAGE_WAS_REMOVING';

@@ -3,17 +3,18 @@
  * by dispatch right after each write, getMessage, lookups, recovery on open, flushing and retention.
  * Layout and durability are described in docs/storage.md.
  */
+import { isUtf8 } from 'node:buffer';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { TimerHandle } from '../common/clock.js';
 import {
+  BLANK_MAGIC_CODE,
   MAGIC_CODE_V1,
   MAGIC_CODE_V2,
   MAX_PROPERTIES_BYTES,
   MAX_TOPIC_BYTES_V2,
   MIN_RECORD_LENGTH,
   MessageSysFlag,
-  checkRecord,
   createMessageId,
   decodeMessage,
   decodeMessageId,
@@ -31,7 +32,8 @@ import { ConsumeQueue } from './consume-queue.js';
 import { OpenFiles, type OpenFile } from './open-files.js';
 import { computeDeliverTimestamp } from './delay-levels.js';
 import { decideStart, estimateInMem, scanConsumeQueue, MAX_PULL_MSG_SIZE } from './get-message-rules.js';
-import { CONSUMEQUEUE_DIR, CQ_UNIT_SIZE } from './layout.js';
+import { CONSUMEQUEUE_DIR, CQ_FILLER_SIZE, CQ_UNIT_SIZE } from './layout.js';
+import { recordProblem } from './record-check.js';
 import { resolveStoreOptions, type MessageStoreOptions, type ResolvedStoreOptions } from './options.js';
 import { findOffsetByTime } from './offset-by-time.js';
 import { acquireLock, markClosed, markOpen, readCheckpoint, writeCheckpoint } from './store-files.js';
@@ -53,6 +55,8 @@ const FORCED_DELETE_MAX = 10;
 const DAMAGED = Buffer.alloc(0);
 /** Consume-queue fsyncs in flight at once during a flush. */
 const FLUSH_PARALLEL = 16;
+/** Commit-log bytes walked at most to rebuild one damaged consume-queue unit. */
+const REBUILD_SCAN_BYTES = 4 * 1024 * 1024;
 /** Bytes read at once when a pull misses the read cache (RocketMQ's on-disk cap per pull is 64 KiB). */
 const READ_AHEAD_BYTES = 64 * 1024;
 
@@ -93,6 +97,7 @@ export class MessageStore {
       readCacheSizeBytes: o.readCacheSizeBytes,
       syncFlush: o.flushDiskType === 'SYNC_FLUSH',
       syncFlushTimeoutMs: o.syncFlushTimeoutMs,
+      recordProblem: (record, offset) => recordProblem(record, offset, false, isUtf8),
       logger: o.logger,
       setTimeout: (fn, ms) => {
         const h = o.clock.setTimeout(fn, ms);
@@ -497,7 +502,7 @@ export class MessageStore {
       if (req.kind === 'units') {
         answer = cq.readUnits(req.from, req.maxUnits);
         window.wantEnd = answer ? unitsSpanEnd(answer, maxMsgNums, READ_AHEAD_BYTES) : 0;
-      } else answer = this.recordView(req.offset, req.size, window);
+      } else answer = this.recordView(cq, req.queueOffset, req.offset, req.size, window);
       step = scan.next(answer);
     }
     const r = step.value;
@@ -506,22 +511,99 @@ export class MessageStore {
   }
 
   /**
-   * A record's bytes; null when its segment is gone, and an empty buffer (skip this unit only) when the
-   * bytes there are not the valid record the unit names: a damaged record (its CRC is checked unless
-   * checkCRCOnRead is off) or a damaged unit. A damaged record is never served.
+   * The record a unit names; null when its segment is gone, and an empty buffer (skip this unit only)
+   * when it cannot be served. The bytes must be one valid record (its CRC is checked unless
+   * checkCRCOnRead is off, and its header must be self-consistent) of this queue at this queue offset.
+   * When they are not, the unit may be the damaged part: the record is looked for in the log between the
+   * records of the units around it, and found, the unit is rebuilt and the record served. A damaged
+   * record is never served.
    */
-  private recordView(offset: number, size: number, window: ReadWindow): Buffer | null {
+  private recordView(
+    cq: ConsumeQueue,
+    queueOffset: number,
+    offset: number,
+    size: number,
+    window: ReadWindow,
+  ): Buffer | null {
+    const expected = { topic: cq.topic, queueId: cq.queueId, queueOffset };
     const b = this.commitLog.viewSync(offset, size, window, READ_AHEAD_BYTES);
-    if (b && b.length === size && b.readInt32BE(0) === size && this.isValidRecordAt(b, offset)) return b;
-    if (offset < this.commitLog.minOffset || !this.commitLog.segmentAt(offset)) return null;
-    this.o.logger.warn({ offset, size }, 'getMessage: damaged record or consume-queue unit skipped');
+    const problem = b ? recordProblem(b, offset, this.o.checkCRCOnRead, isUtf8, expected) : 'unreadable';
+    if (b && problem === null) return b;
+    if (offset < this.commitLog.minOffset) return null;
+    const found = this.rebuildUnit(cq, queueOffset, window);
+    if (found) return found;
+    this.o.logger.warn(
+      { topic: cq.topic, queueId: cq.queueId, queueOffset, offset, size, problem },
+      'getMessage: damaged record skipped',
+    );
     return DAMAGED;
   }
 
+  /**
+   * Looks for the record of `queueOffset` in the commit log between the records of the units around it
+   * (records of one queue lie in queue order) and, found, rewrites the unit. Returns the record's bytes,
+   * or null when no valid record of that queue offset lies there (then the record itself is damaged).
+   */
+  private rebuildUnit(cq: ConsumeQueue, queueOffset: number, window: ReadWindow): Buffer | null {
+    const fileSize = this.o.mappedFileSizeCommitLog;
+    const prev = queueOffset > cq.minOffset ? cq.unit(queueOffset - 1) : null;
+    const next = queueOffset + 1 < cq.maxOffset ? cq.unit(queueOffset + 1) : null;
+    const to = Math.min(next && next.size !== CQ_FILLER_SIZE ? next.offsetPy : Infinity, this.commitLog.maxOffset);
+    let pos =
+      prev && prev.size > 0 && prev.size !== CQ_FILLER_SIZE && prev.offsetPy + prev.size <= to
+        ? prev.offsetPy + prev.size
+        : to - (to % fileSize); // no usable unit before: the segment of the next one
+    pos = Math.max(pos, this.commitLog.minOffset);
+    const expected = { topic: cq.topic, queueId: cq.queueId, queueOffset };
+    for (let walked = 0; pos < to && walked < REBUILD_SCAN_BYTES;) {
+      const head = this.commitLog.viewSync(pos, 8, window, READ_AHEAD_BYTES);
+      if (!head) return null;
+      const len = head.readInt32BE(0);
+      if (head.readInt32BE(4) === BLANK_MAGIC_CODE) {
+        const segEnd = pos - (pos % fileSize) + fileSize;
+        walked += segEnd - pos;
+        pos = segEnd;
+        continue;
+      }
+      if (len < MIN_RECORD_LENGTH || len > this.maxRecordBytes) return null; // lost the record boundaries
+      const rec = this.commitLog.viewSync(pos, len, window, READ_AHEAD_BYTES);
+      if (!rec) return null;
+      if (recordProblem(rec, pos, this.o.checkCRCOnRead, isUtf8, expected) === null) {
+        const f = peekRecordFields(rec, 0);
+        cq.replaceUnit(queueOffset, pos, len, this.tagsCodeOf(f.topic, f.properties, f.storeTimestamp));
+        this.o.logger.warn(
+          { topic: cq.topic, queueId: cq.queueId, queueOffset, offset: pos, size: len },
+          'consume queue: damaged unit rebuilt from the commit log',
+        );
+        return rec;
+      }
+      walked += len;
+      pos += len;
+    }
+    return null;
+  }
+
+  /**
+   * Whether the consume queue the record names (topic, queue id, queue offset) has a unit naming it: a
+   * damaged topic, queue id or queue offset names another queue's unit or none. Records that take no
+   * place in a queue (prepared or rolled-back transaction halves) and those whose unit retention already
+   * passed have nothing to check against.
+   */
+  private matchesItsUnit(b: Buffer, offset: number): boolean {
+    const f = peekRecordFields(b, 0);
+    const tran = f.sysFlag & MessageSysFlag.TRANSACTION_MASK;
+    if (tran === MessageSysFlag.TRANSACTION_PREPARED_TYPE || tran === MessageSysFlag.TRANSACTION_ROLLBACK_TYPE) {
+      return true;
+    }
+    const cq = this.consumeQueue(f.topic, f.queueId, false);
+    if (!cq || f.queueOffset >= cq.maxOffset) return false;
+    if (f.queueOffset < cq.minOffset) return true;
+    return cq.unit(f.queueOffset)?.offsetPy === offset;
+  }
+
+  /** True when `b` is one valid, self-consistent record that states it sits at `offset`. */
   private isValidRecordAt(b: Buffer, offset: number): boolean {
-    if (b.length < MIN_RECORD_LENGTH) return false;
-    if (checkRecord(b, 0, { checkCRC: this.o.checkCRCOnRead }).kind !== 'message') return false;
-    return b.readUInt32BE(28) * 0x1_0000_0000 + b.readUInt32BE(32) === offset;
+    return recordProblem(b, offset, this.o.checkCRCOnRead, isUtf8) === null;
   }
 
   getMinOffsetInQueue(topic: string, queueId: number): number {
@@ -591,7 +673,7 @@ export class MessageStore {
     if (magic !== MAGIC_CODE_V1 && magic !== MAGIC_CODE_V2) return null;
     if (size < MIN_RECORD_LENGTH || size > this.maxRecordBytes) return null;
     const b = this.commitLog.readCached(commitLogOffset, size) ?? (await this.commitLog.read(commitLogOffset, size));
-    if (!b || !this.isRecordAt(b, commitLogOffset)) return null;
+    if (!b || !this.isValidRecordAt(b, commitLogOffset) || !this.matchesItsUnit(b, commitLogOffset)) return null;
     return b;
   }
 
@@ -600,11 +682,6 @@ export class MessageStore {
     const v6 = MessageSysFlag.BORNHOST_V6_FLAG | MessageSysFlag.STOREHOSTADDRESS_V6_FLAG;
     const largest = storedRecordLength(2, v6, this.o.maxMessageSize, MAX_TOPIC_BYTES_V2, MAX_PROPERTIES_BYTES);
     return Math.min(largest, this.commitLog.maxRecordSize);
-  }
-
-  /** True when `b` is one valid record (size, magic, body CRC) that states it sits at `offset`. */
-  private isRecordAt(b: Buffer, offset: number): boolean {
-    return b.readInt32BE(0) === b.length && this.isValidRecordAt(b, offset);
   }
 
   /** The message at a commit-log offset (body as stored, not decompressed), or null. */
