@@ -155,6 +155,18 @@ const print = (name, r) => {
   );
 };
 
+// Stopped from outside: stop the kit's servers (they outlive this process otherwise) and clean up.
+for (const signal of ['SIGINT', 'SIGTERM']) {
+  process.once(signal, () => {
+    void runKit('bin/stop', ['--clean'], kitEnv)
+      .catch(() => undefined)
+      .finally(() => {
+        rmSync(home, { recursive: true, force: true });
+        process.exit(1);
+      });
+  });
+}
+
 const results = { ours: [], kit: [] };
 try {
   console.log(`java-on-broker: ${N} x 1 KiB, ${ROUNDS} round(s), ${os.cpus().length} cpus, load ${os.loadavg()[0]}`);

@@ -50,11 +50,24 @@ export function requestCodeNotSupported(what: string | number): RemotingResponse
 
 export type ValidationResult = { ok: true; request: BrokerRequest } | { ok: false; field: string; message: string };
 
-/** Validates a request header (and a JSON body when the spec has one) with the command's schemas. */
-export function validateRequest(spec: CommandSpec, header: unknown, body: Buffer | undefined): ValidationResult {
-  const parsed = spec.requestHeader.safeParse(header);
-  if (!parsed.success) return { ok: false, ...describeZodError(parsed.error) };
-  const request: BrokerRequest = { code: spec.code, header: parsed.data as Record<string, unknown>, body };
+/**
+ * Validates a request header (and a JSON body when the spec has one) with the command's schemas.
+ * `headerParsed`: the header is already the output of the command's header schema (the remoting
+ * listener reads extFields through it), so it is not parsed a second time.
+ */
+export function validateRequest(
+  spec: CommandSpec,
+  header: unknown,
+  body: Buffer | undefined,
+  headerParsed = false,
+): ValidationResult {
+  let data = header as Record<string, unknown>;
+  if (!headerParsed) {
+    const parsed = spec.requestHeader.safeParse(header);
+    if (!parsed.success) return { ok: false, ...describeZodError(parsed.error) };
+    data = parsed.data as Record<string, unknown>;
+  }
+  const request: BrokerRequest = { code: spec.code, header: data, body };
   if (spec.requestBody) {
     if (!body || body.length === 0) return { ok: false, field: '(body)', message: 'a JSON body is required' };
     let json: unknown;

@@ -14,8 +14,13 @@
  *   `onClose` runs (the broker forgets the clients that heartbeated on it).
  * - At most `maxConnections` connections; one more is closed at once. A connection with no traffic and
  *   nothing in flight for `idleTimeoutMs` is closed (RocketMQ: serverChannelMaxIdleTimeSeconds).
+ * - Answers ready in the same turn of the event loop leave in one write (the socket is corked until the
+ *   turn's callbacks are done), and a body is written as it is, after its header, never copied into a
+ *   frame. While the client does not read its answers (the socket's buffer is full), its connection is
+ *   not read either, so it cannot queue more work.
  */
 import net, { type AddressInfo, type Socket } from 'node:net';
+import { nextTick } from 'node:process';
 import type { Logger } from '../common/logger.js';
 import { ResponseCode } from '../protocol/index.js';
 import { FrameReader } from '../remoting/frame-reader.js';
@@ -65,6 +70,7 @@ export class RemotingConnection implements ConnectionInfo {
   #controller: AbortController | undefined;
   #listeners: Set<() => void> | undefined;
   #gone = false;
+  #corked = false;
   readonly #socket: Socket;
   readonly #logger: Logger;
 
@@ -97,10 +103,31 @@ export class RemotingConnection implements ConnectionInfo {
     };
   }
 
-  /** Writes a whole frame unless the connection is gone. */
-  write(frame: Buffer): void {
-    if (this.#gone || this.#socket.destroyed) return;
-    this.#socket.write(frame);
+  /**
+   * Writes a frame (`head`, followed by `body` when the frame's body is given apart) unless the connection
+   * is gone. Writes of one event-loop turn are gathered into one system call; when the socket's buffer is
+   * full, reading from the connection pauses until it drains.
+   */
+  write(head: Buffer, body?: Uint8Array | null): void {
+    const socket = this.#socket;
+    if (this.#gone || socket.destroyed) return;
+    if (!this.#corked) {
+      this.#corked = true;
+      socket.cork();
+      nextTick(uncork, this);
+    }
+    socket.write(head);
+    if (body && body.length > 0) socket.write(body);
+    if (socket.writableNeedDrain && !socket.isPaused()) {
+      socket.pause();
+      socket.once('drain', () => socket.resume());
+    }
+  }
+
+  /** @internal Sends what the turn's writes gathered. */
+  flush(): void {
+    this.#corked = false;
+    this.#socket.uncork();
   }
 
   /** Sends a server-initiated oneway request (e.g. NOTIFY_CONSUMER_IDS_CHANGED); never throws. */
@@ -126,6 +153,29 @@ export class RemotingConnection implements ConnectionInfo {
     this.#listeners = undefined;
     if (listeners) for (const l of listeners) l();
   }
+}
+
+function uncork(connection: RemotingConnection): void {
+  connection.flush();
+}
+
+/**
+ * The frame of `command` as its head (length, header) and its body apart, so a large body is written as
+ * it is rather than copied into one buffer with the header.
+ */
+export function encodeResponseParts(
+  command: RemotingCommandInput,
+  serializeType: SerializeType,
+): { head: Buffer; body: Uint8Array | null } {
+  const body = command.body ?? null;
+  if (body === null || body.length === 0)
+    return { head: encodeRemotingCommand(command, { serializeType }), body: null };
+  const head = encodeRemotingCommand({ ...command, body: null }, { serializeType });
+  // The total length at the front counts the body too (see remoting-command.ts for the frame's layout).
+  const total = head.readInt32BE(0) + body.length;
+  if (total > 0x7fffffff) return { head: encodeRemotingCommand(command, { serializeType }), body: null }; // refused there, naming the body
+  head.writeInt32BE(total, 0);
+  return { head, body };
 }
 
 let nextServerOpaque = 0;
@@ -258,20 +308,18 @@ export class RemotingServer {
     const oneway = isOneway(command.flag);
     const answer = (response: RemotingCommandInput): void => {
       if (oneway) return;
-      let frame: Buffer;
+      let frame: { head: Buffer; body: Uint8Array | null };
       try {
-        frame = encodeRemotingCommand(
+        frame = encodeResponseParts(
           { ...response, opaque: command.opaque, flag: markResponse(response.flag ?? 0) },
-          { serializeType },
+          serializeType,
         );
       } catch (e) {
         this.options.logger.error({ err: e, code: command.code }, 'remoting response could not be encoded');
-        frame = encodeRemotingCommand(
-          { code: ResponseCode.SYSTEM_ERROR, opaque: command.opaque, flag: markResponse(0), remark: 'system error' },
-          { serializeType },
-        );
+        const error = { code: ResponseCode.SYSTEM_ERROR, opaque: command.opaque, flag: markResponse(0) };
+        frame = { head: encodeRemotingCommand({ ...error, remark: 'system error' }, { serializeType }), body: null };
       }
-      connection.write(frame);
+      connection.write(frame.head, frame.body);
     };
     if (connection.inFlight >= this.options.maxInFlightPerConnection) {
       answer({ code: ResponseCode.SYSTEM_BUSY, opaque: command.opaque, remark: OVERLOAD_REMARK });

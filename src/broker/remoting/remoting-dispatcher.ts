@@ -133,7 +133,8 @@ export class RemotingDispatcher {
       if (!(e instanceof InvalidArgumentError)) throw e;
       return response(ResponseCode.SYSTEM_ERROR, `bad header: ${e.message}`);
     }
-    const validated = validateRequest(spec, header, command.body ?? undefined);
+    // The header went through the command's schema just above (extFields are read with it).
+    const validated = validateRequest(spec, header, command.body ?? undefined, true);
     if (!validated.ok) return response(ResponseCode.SYSTEM_ERROR, `bad ${validated.field}: ${validated.message}`);
     const request = validated.request;
     request.code = code;

@@ -1,0 +1,192 @@
+// The bundled broker's remoting path under the request mix RocketMQ's Java client sends: the CLI broker
+// (`dist/cli.js broker --remoting-port 0`) in a child process, driven over one TCP connection with
+// JSON-header frames shaped as the Java client writes them: SEND_MESSAGE_V2 (one-letter keys, 1 KiB
+// bodies, SENDERS requests outstanding, as the kit's Drain preload with 4 sync-send threads), then
+// PULL_MESSAGE (32 per pull, commit offset in the pull, one pull outstanding per queue of 8 queues, as a
+// push consumer drains a backlog). Prints per phase the throughput and the broker's CPU per message
+// (user+system from /proc/<pid>/stat), which survives a loaded machine better than throughput.
+// `npm run build` first.
+//
+//   node bench/remoting-broker.bench.mjs   env: RB_MESSAGES [100000]  RB_SENDERS [4]  RB_ROUNDS [1]
+//                                               RB_CPU_PROF [dir: --cpu-prof of the broker child]
+//                                               RB_CLI [dist/cli.js; RB_CLI=a.js,b.js alternates two builds per round]
+import { Buffer } from 'node:buffer';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
+import { FrameReader } from '../dist/remoting/frame-reader.js';
+import { decodeRemotingCommand, encodeRemotingCommand } from '../dist/remoting/remoting-command.js';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const N = Number(process.env.RB_MESSAGES ?? 100_000);
+const SENDERS = Number(process.env.RB_SENDERS ?? 4);
+const ROUNDS = Number(process.env.RB_ROUNDS ?? 1);
+const CPU_PROF = process.env.RB_CPU_PROF ?? '';
+const QUEUES = 8;
+const BODY = Buffer.alloc(1024, 0x61);
+const JAVA_VERSION = 399; // RocketMQ 4.9.8's MQVersion ordinal
+
+function cpuSeconds(pid) {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(f[11]) + Number(f[12])) / 100;
+}
+
+/** A minimal remoting client: one connection, requests matched by opaque. */
+class Conn {
+  constructor(socket) {
+    this.socket = socket;
+    this.pending = new Map();
+    this.opaque = 0;
+    const reader = new FrameReader({ maxFrameLength: 64 * 1024 * 1024 });
+    socket.on('data', (chunk) => {
+      for (const frame of reader.push(chunk)) {
+        const cmd = decodeRemotingCommand(frame);
+        const p = this.pending.get(cmd.opaque);
+        if (p) {
+          this.pending.delete(cmd.opaque);
+          p(cmd);
+        }
+      }
+    });
+  }
+  static connect(port) {
+    return new Promise((resolve, reject) => {
+      const s = net.connect({ host: '127.0.0.1', port, noDelay: true }, () => resolve(new Conn(s)));
+      s.once('error', reject);
+    });
+  }
+  request(code, extFields, body) {
+    const opaque = ++this.opaque;
+    const frame = encodeRemotingCommand({ code, opaque, language: 'JAVA', version: JAVA_VERSION, extFields, body });
+    return new Promise((resolve) => {
+      this.pending.set(opaque, resolve);
+      this.socket.write(frame);
+    });
+  }
+  close() {
+    this.socket.destroy();
+  }
+}
+
+const CLIS = (process.env.RB_CLI ?? 'dist/cli.js').split(',');
+
+async function startBroker(store, cli) {
+  const nodeArgs = CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${CPU_PROF}`] : [];
+  const args = [cli, 'broker', '--store', store, '--port', '0', '--remoting-port', '0', '--log-level', 'warn'];
+  const child = spawn(process.execPath, [...nodeArgs, ...args], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
+  const port = await new Promise((resolve, reject) => {
+    let out = '';
+    child.stdout.setEncoding('utf8');
+    child.stdout.on('data', (d) => {
+      out += d;
+      const m = /remoting listening on [\d.]+:(\d+)/.exec(out);
+      if (m) resolve(Number(m[1]));
+    });
+    child.on('exit', (code) => reject(new Error(`broker exited ${code}`)));
+  });
+  return { child, port };
+}
+
+async function round(r, cli) {
+  const store = mkdtempSync(path.join(os.tmpdir(), 'rmq-rb-bench-'));
+  const { child, port } = await startBroker(store, cli);
+  const conn = await Conn.connect(port);
+  try {
+    const topic = `RB_${Date.now()}`;
+    const group = `RBG_${Date.now()}`;
+    const created = await conn.request(17, {
+      topic,
+      defaultTopic: 'TBW102',
+      readQueueNums: String(QUEUES),
+      writeQueueNums: String(QUEUES),
+      perm: '6',
+      topicFilterType: 'SINGLE_TAG',
+      topicSysFlag: '0',
+      order: 'false',
+    });
+    if (created.code !== 0) throw new Error(`create topic: ${created.code} ${created.remark}`);
+
+    // Send phase.
+    let next = 0;
+    const cpu0 = cpuSeconds(child.pid);
+    const t0 = performance.now();
+    const sender = async () => {
+      while (next < N) {
+        const i = next++;
+        const res = await conn.request(
+          310,
+          {
+            a: 'bench-producer',
+            b: topic,
+            c: 'TBW102',
+            d: '4',
+            e: String(i % QUEUES),
+            f: '0',
+            g: String(Date.now()),
+            h: '0',
+            i: `TAGS\u0001T\u0002WAIT\u0001true\u0002UNIQ_KEY\u00017F000001${String(i).padStart(24, '0')}\u0002`,
+            j: '0',
+            k: 'false',
+            m: 'false',
+          },
+          BODY,
+        );
+        if (res.code !== 0) throw new Error(`send: ${res.code} ${res.remark}`);
+      }
+    };
+    await Promise.all(Array.from({ length: SENDERS }, sender));
+    const sendS = (performance.now() - t0) / 1000;
+    const cpu1 = cpuSeconds(child.pid);
+
+    // Pull phase: one pull outstanding per queue, committing the previous offset, until every queue is read.
+    let pulled = 0;
+    const t1 = performance.now();
+    const puller = async (queueId) => {
+      let offset = 0;
+      for (;;) {
+        const res = await conn.request(11, {
+          consumerGroup: group,
+          topic,
+          queueId: String(queueId),
+          queueOffset: String(offset),
+          maxMsgNums: '32',
+          sysFlag: String(offset > 0 ? 1 | 2 | 4 : 2 | 4),
+          commitOffset: String(offset),
+          suspendTimeoutMillis: '15000',
+          subscription: '*',
+          subVersion: '0',
+          expressionType: 'TAG',
+        });
+        if (res.code !== 0) return; // PULL_NOT_FOUND / no new message: the queue is drained
+        const nextOffset = Number(res.extFields.nextBeginOffset);
+        const max = Number(res.extFields.maxOffset);
+        pulled += nextOffset - offset;
+        offset = nextOffset;
+        if (offset >= max) return;
+      }
+    };
+    await Promise.all(Array.from({ length: QUEUES }, (_, q) => puller(q)));
+    const pullS = (performance.now() - t1) / 1000;
+    const cpu2 = cpuSeconds(child.pid);
+    if (pulled !== N) throw new Error(`pulled ${pulled} of ${N}`);
+    console.log(
+      `[round ${r + 1}]${CLIS.length > 1 ? ` ${cli}` : ''} send ${N} x 1 KiB (SEND_MESSAGE_V2, ${SENDERS} outstanding): ${Math.round(N / sendS)} msg/s, ` +
+        `broker CPU ${(((cpu1 - cpu0) / N) * 1e6).toFixed(1)} us/msg; ` +
+        `pull (32/pull, 8 queues): ${Math.round(N / pullS)} msg/s, broker CPU ${(((cpu2 - cpu1) / N) * 1e6).toFixed(1)} us/msg`,
+    );
+  } finally {
+    conn.close();
+    const exited = new Promise((res) => child.once('exit', res));
+    child.kill('SIGTERM');
+    await exited;
+    rmSync(store, { recursive: true, force: true });
+  }
+}
+
+console.log(`remoting-broker: ${N} messages, ${ROUNDS} round(s), load ${os.loadavg()[0].toFixed(1)}`);
+for (let r = 0; r < ROUNDS; r++) for (const cli of CLIS) await round(r, cli);
