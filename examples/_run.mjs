@@ -5,6 +5,9 @@ import { pathToFileURL } from 'node:url';
 /** The broker address: $ROCKETMQ_TS_ENDPOINTS, else the CLI broker's default http://127.0.0.1:8081. */
 export const endpoints = process.env.ROCKETMQ_TS_ENDPOINTS ?? 'http://127.0.0.1:8081';
 
+/** The NameServers of a RocketMQ cluster (example 10): $NAMESRV_ADDR, as RocketMQ's tools read it, else 127.0.0.1:9876. */
+export const namesrvAddr = process.env.NAMESRV_ADDR ?? '127.0.0.1:9876';
+
 /** Runs `main(endpoints)` when `moduleUrl` is the file node was started with; exits 1 on failure. */
 export function runIfMain(moduleUrl, main) {
   if (process.argv[1] === undefined || pathToFileURL(process.argv[1]).href !== moduleUrl) return;

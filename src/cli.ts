@@ -175,7 +175,10 @@ async function runBroker(args: string[]): Promise<void> {
     process.stdout.write(`rocketmq-ts broker listening on ${listening}\n`);
     if (listening !== broker.address) process.stdout.write(`rocketmq-ts broker clients connect to ${broker.address}\n`);
     if (broker.remotingAddress !== undefined) {
-      process.stdout.write(`rocketmq-ts broker remoting listening on ${broker.remotingAddress}\n`);
+      const remoting = `${bound}:${broker.remotingPort}`;
+      process.stdout.write(`rocketmq-ts broker remoting listening on ${remoting}\n`);
+      if (remoting !== broker.remotingAddress)
+        process.stdout.write(`rocketmq-ts broker remoting clients connect to ${broker.remotingAddress}\n`);
     }
   });
 }

@@ -16,7 +16,7 @@ export {
 } from './common/errors.js';
 export type { Logger } from './common/logger.js';
 
-// ---- client core: producer, pull consumer, selectors, options (issue 7) ----
+// ---- client core: producer, pull consumer, selectors, options ----
 export { Producer, type SendResult, type SendOptions, type ProducerEvents } from './client/producer.js';
 export {
   DEFAULT_PRODUCER_OPTIONS,
@@ -36,7 +36,7 @@ export { PullStatus, type PullResult } from './client/pull-result.js';
 export { SendStatus, type BoundaryType } from './client/mq-client-api.js';
 export { AbortError, RequestRejectedError, ClosedError } from './remoting/remoting-errors.js';
 
-// ---- push consumer, allocation strategies, consumer enums (issue 8) ----
+// ---- push consumer, allocation strategies, consumer enums ----
 export {
   PushConsumer,
   type PushConsumerEvents,
@@ -87,7 +87,7 @@ export {
   SelectMessageQueueByRandom,
   type MessageQueueSelector,
 } from './client/message-queue-selector.js';
-// ---- admin client (issue 17) ----
+// ---- admin client ----
 export {
   AdminClient,
   DEFAULT_ADMIN_CLIENT_OPTIONS,
@@ -101,9 +101,9 @@ export {
   type ResetOffsetResult,
   type TopicQueueStatus,
 } from './client/admin-client.js';
-// ---- client robustness (issue 19) ----
+// ---- client robustness ----
 export { BrokerResponseError } from './protocol/response-error.js';
-// ---- lite pull consumer (issue 16) ----
+// ---- lite pull consumer ----
 export {
   LitePullConsumer,
   type LitePullConsumerEvents,

@@ -1,5 +1,5 @@
 /**
- * PushConsumer (RocketMQ's DefaultMQPushConsumer / DefaultMQPushConsumerImpl): the walk of seed 004.
+ * PushConsumer (RocketMQ's DefaultMQPushConsumer / DefaultMQPushConsumerImpl): how a message travels.
  *
  * start() → MQClientInstance (routes, heartbeat, RebalanceService, membership watch, 5 s offset
  * persistence) → RebalanceImpl allocates queues (AllocateMessageQueueAveragely by default) and queues a

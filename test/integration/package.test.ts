@@ -1,10 +1,13 @@
 /**
  * What `npm pack` ships: the compiled package, its docs, README and LICENSE — no sources, tests,
  * build caches, or source maps pointing at files that are not there — and shipped comments that speak
- * to users (no references to the team's internal documents).
+ * to users (no references to the team's internal documents). Then the tarball as a new user meets it:
+ * installed into a new app without a warning, every entry point type-checked by a strict TypeScript
+ * app, loaded with `import` and `require`, and the `rocketmq-ts` command run through npx.
  */
-import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -43,9 +46,109 @@ test('every source map carries its sources', () => {
 });
 
 test('shipped files cite no internal documents', () => {
-  const internal = /facts §|DESIGN §|STYLE habit|DESIGN\.md|STYLE\.md/;
+  const internal = /facts §|DESIGN §|STYLE habit|DESIGN\.md|STYLE\.md|\bseed \d{3}\b|\bissue \d+\b|brief\.md/;
   const offending = files
     .filter((f) => /\.(d\.ts|js|md)$/.test(f))
     .filter((f) => internal.test(readFileSync(path.join(root, f), 'utf8')));
   expect(offending).toEqual([]);
+});
+
+describe('the packed tarball in a new app', () => {
+  const pkg = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as {
+    version: string;
+    exports: Record<string, unknown>;
+  };
+  const entryPoints = Object.keys(pkg.exports)
+    .filter((k) => k !== './package.json')
+    .map((k) => (k === '.' ? 'rocketmq-ts' : `rocketmq-ts/${k.slice(2)}`));
+  let app: string;
+  let installErr: string;
+
+  const run = (cmd: string, args: string[]): { status: number | null; stdout: string; stderr: string } => {
+    const r = spawnSync(cmd, args, { cwd: app, encoding: 'utf8', shell: process.platform === 'win32' });
+    return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+  };
+
+  beforeAll(() => {
+    app = mkdtempSync(path.join(os.tmpdir(), 'rocketmq-ts-app-'));
+    // the real `npm pack`, with its prepack and postpack scripts, as a user runs it
+    const packed = JSON.parse(
+      execFileSync('npm', ['pack', '--json', '--pack-destination', app], { cwd: root, encoding: 'utf8' }),
+    ) as Array<{ filename: string }>;
+    const tgz = path.join(app, packed[0]?.filename ?? '');
+    writeFileSync(
+      path.join(app, 'package.json'),
+      JSON.stringify({ name: 'new-app', version: '1.0.0', private: true, type: 'module' }),
+    );
+    const r = run('npm', ['install', tgz, '--prefer-offline', '--no-audit', '--no-fund']);
+    if (r.status !== 0) throw new Error(`npm install failed: ${r.stderr}`);
+    installErr = r.stderr;
+  }, 240_000);
+  afterAll(() => {
+    if (app) rmSync(app, { recursive: true, force: true });
+  });
+
+  test('installs with no warning and no build step', () => {
+    expect(installErr).not.toMatch(/warn|ERR/i);
+    const installed = JSON.parse(readFileSync(path.join(app, 'node_modules/rocketmq-ts/package.json'), 'utf8')) as {
+      scripts?: Record<string, string>;
+    };
+    expect(Object.keys(installed.scripts ?? {}).filter((k) => /install|prepare/.test(k))).toEqual([]);
+  });
+
+  test('a strict TypeScript app type-checks importing every entry point (ESM and CommonJS)', () => {
+    expect(entryPoints).toEqual(expect.arrayContaining(['rocketmq-ts', 'rocketmq-ts/broker', 'rocketmq-ts/remoting']));
+    writeFileSync(
+      path.join(app, 'app.ts'),
+      entryPoints.map((e, i) => `import * as m${i} from '${e}';\nconsole.log(Object.keys(m${i}).length);\n`).join('') +
+        `import { AdminClient, Producer } from 'rocketmq-ts';\nimport { Broker } from 'rocketmq-ts/broker';\n` +
+        `const broker: Broker = await Broker.start({ storePath: 'x', port: 0, remotingPort: 0 });\n` +
+        `const admin = new AdminClient({ namesrvAddr: broker.remotingAddress ?? '' });\n` +
+        `new Producer({ producerGroup: 'g', endpoints: broker.address }).events.on('sendError', (_e, info) => info.attempt);\n` +
+        `console.log((await admin.consumerProgress('g')).diffTotal);\n`,
+    );
+    writeFileSync(path.join(app, 'app-cjs.cts'), `import r = require('rocketmq-ts');\nconsole.log(r.Producer.name);\n`);
+    writeFileSync(
+      path.join(app, 'tsconfig.json'),
+      JSON.stringify({
+        compilerOptions: {
+          target: 'ES2022',
+          module: 'NodeNext',
+          moduleResolution: 'NodeNext',
+          strict: true,
+          exactOptionalPropertyTypes: true,
+          noUncheckedIndexedAccess: true,
+          skipLibCheck: false,
+          noEmit: true,
+          types: ['node'],
+          typeRoots: [path.join(root, 'node_modules/@types')],
+        },
+        files: ['app.ts', 'app-cjs.cts'],
+      }),
+    );
+    const tsc = run(process.execPath, [path.join(root, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.json']);
+    expect(tsc.stdout + tsc.stderr).toBe('');
+    expect(tsc.status).toBe(0);
+  }, 120_000);
+
+  test('every entry point loads with import and with require, silently', () => {
+    const script = `for (const e of ${JSON.stringify(entryPoints)}) {
+      const a = await import(e); const b = require(e);
+      if (Object.keys(a).length === 0 || Object.keys(b).length !== Object.keys(a).length) throw new Error(e);
+    }
+    console.log('ok');`;
+    writeFileSync(
+      path.join(app, 'load.mjs'),
+      `import { createRequire } from 'node:module';\nconst require = createRequire(import.meta.url);\n${script}\n`,
+    );
+    const r = run(process.execPath, ['load.mjs']);
+    expect(r.stderr).toBe('');
+    expect(r.stdout).toBe('ok\n');
+  }, 60_000);
+
+  test('npx rocketmq-ts --version prints the version', () => {
+    const r = run('npx', ['--no-install', 'rocketmq-ts', '--version']);
+    expect(r.stderr).toBe('');
+    expect(r.stdout.trim()).toBe(pkg.version);
+  }, 60_000);
 });

@@ -29,6 +29,30 @@ describe('rocketmq-ts broker (CLI)', () => {
   );
 
   test(
+    '--host 0.0.0.0 prints the address it really listens on, and the one clients are told to use',
+    async () => {
+      const store = tempStorePath('rmq-cli-');
+      const r = run(['broker', '--store', store, '--host', '0.0.0.0', '--port', '0', '--remoting-port', '0']);
+      try {
+        expect(await listeningAddress(r)).toMatch(/^http:\/\/0\.0\.0\.0:\d+$/);
+        const deadline = Date.now() + 40_000;
+        while (!/remoting clients connect to/.test(r.stdout())) {
+          if (r.child.exitCode !== null || Date.now() > deadline) throw new Error(`no remoting lines: ${r.stdout()}`);
+          await new Promise((res) => setTimeout(res, 20));
+        }
+        expect(r.stdout()).toMatch(/^rocketmq-ts broker clients connect to http:\/\/127\.0\.0\.1:\d+$/m);
+        const remoting = /remoting listening on 0\.0\.0\.0:(\d+)\n/.exec(r.stdout())?.[1];
+        expect(r.stdout()).toContain(`remoting clients connect to 127.0.0.1:${remoting}\n`);
+      } finally {
+        r.child.kill('SIGTERM');
+      }
+      expect(await r.exit).toBe(0);
+      rmSync(store, { recursive: true, force: true });
+    },
+    CLI_TEST_TIMEOUT_MS,
+  );
+
+  test(
     'SIGINT shuts down cleanly too, and the store can be opened again',
     async () => {
       const store = tempStorePath('rmq-cli-');

@@ -128,3 +128,30 @@ test('09 consumes each order’s steps in send order', async () => {
   expect(r.code).toBe(0);
   for (let o = 0; o < 4; o++) expect(r.stdout).toContain(`order-${o} in order: created -> paid -> shipped`);
 }, 60_000);
+
+test('10 connects through namesrvAddr: the broker’s remoting port answering as a NameServer', async () => {
+  const ns = await startBroker({ remotingPort: 0 });
+  try {
+    const r = await runExample('10-namesrv.mjs', { NAMESRV_ADDR: ns.broker.remotingAddress ?? '' });
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain(`brokers: ${ns.broker.remotingAddress}`);
+    expect(r.stdout.match(/^received \w+-\d: order \d$/gm)).toHaveLength(4);
+    expect(r.stdout).toMatch(/: lag 0\n$/);
+  } finally {
+    await ns.close();
+  }
+}, 60_000);
+
+test('11 retries a failing message, parks it in the dead-letter queue and reads it there', async () => {
+  const r = await runExample('11-retry-dead-letter.mjs', { ROCKETMQ_TS_ENDPOINTS: f.broker.address });
+  expect(r.stderr).toBe('');
+  expect(r.code).toBe(0);
+  expect(r.stdout.match(/^consumed payment-\d$/gm)?.sort()).toEqual(['consumed payment-0', 'consumed payment-2']);
+  expect(r.stdout.match(/^attempt \d of payment-1 failed$/gm)).toEqual([
+    'attempt 1 of payment-1 failed',
+    'attempt 2 of payment-1 failed',
+    'attempt 3 of payment-1 failed',
+  ]);
+  expect(r.stdout).toMatch(/^dead letter payment-1: payment 1 \(from ExamplePayments_\w+, reconsumeTimes 3, /m);
+}, 90_000);
