@@ -220,6 +220,8 @@ export class ConsumeMessageOrderlyService {
   #lockLater(st: QueueState): void {
     if (st.lockTimer !== undefined || this.#stopped || st.pq.dropped) return;
     const run = (): void => {
+      // A queue dropped meanwhile is being released: locking it now could re-take its lock.
+      if (this.#stopped || st.pq.dropped) return;
       void this.#d.lockOne(st.mq).then(
         (locked) => this.#retryAfterLock(st, locked),
         () => this.#retryAfterLock(st, false),

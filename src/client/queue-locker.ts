@@ -16,6 +16,9 @@ export const REBALANCE_LOCK_INTERVAL_MS = 20_000;
 const LOCK_TIMEOUT_MS = 1000;
 
 export class QueueLocker {
+  /** Lock calls on their way: an unlock waits for them, so a late lock cannot re-take a released queue. */
+  readonly #locking = new Set<Promise<unknown>>();
+
   constructor(
     private readonly instance: MQClientInstance,
     private readonly consumerGroup: string,
@@ -43,7 +46,14 @@ export class QueueLocker {
   }
 
   /** Locks `mqs` (one call per broker); resolves with the keys (messageQueueKey) this client now holds. */
-  async lockBatch(mqs: readonly MessageQueue[]): Promise<Set<string>> {
+  lockBatch(mqs: readonly MessageQueue[]): Promise<Set<string>> {
+    const call = this.#lockBatch(mqs);
+    this.#locking.add(call);
+    void call.finally(() => this.#locking.delete(call)).catch(() => undefined);
+    return call;
+  }
+
+  async #lockBatch(mqs: readonly MessageQueue[]): Promise<Set<string>> {
     const locked = new Set<string>();
     const clientId = this.instance.clientId;
     await Promise.all(
@@ -70,10 +80,11 @@ export class QueueLocker {
 
   /**
    * RocketMQ: lockAll — renews the locks of every queue in `table`, marking each ProcessQueue locked
-   * (with a fresh timestamp) or not.
+   * (with a fresh timestamp) or not. Queues being given up (dropped) are left out: renewing one could
+   * re-take its lock after it was released, and the next owner would wait for it to expire.
    */
   async lockAll(table: Iterable<{ mq: MessageQueue; pq: ProcessQueue }>, now: () => number): Promise<void> {
-    const entries = [...table];
+    const entries = [...table].filter((e) => !e.pq.dropped);
     if (entries.length === 0) return;
     const locked = await this.lockBatch(entries.map((e) => e.mq));
     const at = now();
@@ -88,9 +99,14 @@ export class QueueLocker {
     }
   }
 
-  /** RocketMQ: unlock / unlockAll — releases the locks of `mqs` (one call per broker). */
+  /**
+   * RocketMQ: unlock / unlockAll — releases the locks of `mqs` (one call per broker), after the lock
+   * calls already on their way have been answered: requests travel on several connections, and a lock
+   * the broker handled after the unlock would keep the queue from its next owner until it expires.
+   */
   async unlockBatch(mqs: readonly MessageQueue[]): Promise<void> {
     if (mqs.length === 0) return;
+    await Promise.allSettled([...this.#locking]);
     const clientId = this.instance.clientId;
     await Promise.all(
       [...(await this.#byBroker(mqs))].map(async ([addr, list]) => {
