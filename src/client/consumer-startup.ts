@@ -4,11 +4,13 @@
  *
  * `ready` resolves once the consumer holds its queues and each queue's first pull is out: after the
  * settle, the first rebalance pass that balanced every subscribed topic fixes the queues; each of them
- * must have started its first pull; then one call to every broker of those queues is made and answered.
- * Over TCP one connection carries that call after the pulls, so the broker has read the pulls (and
- * holds the ones it has no messages for) when it answers; over HTTP each held pull has a connection of
- * its own, and the answer says the pulls were sent before it. From then on a message sent to one of
- * the queues is delivered as soon as the broker stores it.
+ * must have started its first pull; then, per broker of those queues, the pulls must have left the
+ * client and one more call to that broker must have been answered. Over TCP that call follows the
+ * pulls on the same connection, so the broker has read them all (and holds those it has no messages
+ * for) when it answers. Over HTTP each held pull has a connection of its own: the pulls have been
+ * written before the call, and the broker holds each one as soon as it has read it (a message stored
+ * in between is found by the pull itself). Either way a message sent to one of the queues after
+ * `ready` is delivered as soon as the broker stores it: no timer of the consumer stands in between.
  * @pure
  */
 import type { Logger } from '../common/logger.js';
@@ -30,8 +32,8 @@ export interface ReadyEvent {
 
 export interface ConsumerStartupOptions {
   settle: Omit<StartSettleOptions, 'signal'> | undefined;
-  /** Makes one answered call to each broker serving `queues` (errors are only logged). */
-  probe(queues: readonly MessageQueue[]): Promise<void>;
+  /** Makes one answered call to each broker serving `queues` (errors are only logged); ends on `signal`. */
+  probe(queues: readonly MessageQueue[], signal: AbortSignal): Promise<void>;
   now(): number;
   logger: Logger;
   onReady(event: ReadyEvent): void;
@@ -129,7 +131,7 @@ export class ConsumerStartup {
     setImmediate(() => {
       const queues = target.filter((e) => !e.pq.dropped).map((e) => e.mq);
       this.#o
-        .probe(queues)
+        .probe(queues, this.#abort.signal)
         .catch((err: unknown) => this.#o.logger.debug({ err }, 'ready probe failed'))
         .finally(() => {
           if (this.#finished) return;

@@ -64,6 +64,7 @@ import {
 import { QueueLocker } from './queue-locker.js';
 import { releaseAfterFailedStart, shutdownRun } from './push-consumer-shutdown.js';
 import { reachBrokers } from './client-start.js';
+import { delay } from '../common/clock.js';
 import { ConsumerStartup, Deferred } from './consumer-startup.js';
 import { PushConsumerTasks } from './push-consumer-tasks.js';
 import { createRebalancePushImpl } from './rebalance-push-impl.js';
@@ -498,10 +499,16 @@ export class PushConsumer {
     const startup = new ConsumerStartup(
       {
         settle,
-        probe: async (queues) => {
+        probe: async (queues, signal) => {
           const addrs = new Set<string>();
           for (const mq of queues) addrs.add((await instance.findBrokerAddressForQueue(mq)).brokerAddr);
-          await Promise.all([...addrs].map((addr) => instance.api.getConsumerIdListByGroup(addr, group)));
+          await Promise.all(
+            [...addrs].map(async (addr) => {
+              // Over HTTP a pull may still wait for its connection: the probe goes after it is written.
+              while ((instance.remoting.unsentHeldCalls?.(addr) ?? 0) > 0) await delay(5, signal, o.clock);
+              await instance.api.getConsumerIdListByGroup(addr, group);
+            }),
+          );
         },
         now: () => o.clock.now(),
         logger: this.#logger,

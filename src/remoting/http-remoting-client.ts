@@ -305,6 +305,11 @@ export class HttpRemotingClient implements RemotingClient {
     );
   }
 
+  unsentHeldCalls(addr: string): number {
+    const lanes = this.#targets.get(addr)?.lanes;
+    return lanes ? lanes.held.stats.pending : 0;
+  }
+
   #decode(schema: z.ZodType, name: string, bytes: Buffer): RemotingResponse {
     let frame;
     try {

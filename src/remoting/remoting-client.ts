@@ -31,6 +31,13 @@ export interface RemotingClient {
    * Over HTTP the call still completes in the background; `close()` waits for it.
    */
   invokeOneway(addr: string, request: RemotingRequest, opts: InvokeOptions): void;
+  /**
+   * Held calls (pulls, membership watches) to the broker at `addr` not yet written to a connection.
+   * Offered by transports that may queue a call before they send it on a connection of its own (HTTP);
+   * a consumer's `ready` waits for 0 before its last probe. Absent where calls to one broker share one
+   * ordered connection (TCP).
+   */
+  unsentHeldCalls?(addr: string): number;
   /** Closes every connection: waits for calls in flight up to a deadline, then aborts them. Idempotent. */
   close(): Promise<void>;
 }

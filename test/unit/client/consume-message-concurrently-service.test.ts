@@ -17,6 +17,15 @@ import { mqOf, msgAt } from './helpers.js';
 
 const mq = mqOf(0);
 
+/** Yields to the event loop until `cond` holds (real timers: the listeners here await real time). */
+async function until(cond: () => boolean, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!cond()) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 1));
+  }
+}
+
 function setup(over: Partial<ConsumeServiceDeps> = {}, sendBackOk: (m: MessageExt) => boolean = () => true) {
   const clock = new ManualClock();
   const store = new RemoteBrokerOffsetStore(
@@ -98,7 +107,7 @@ describe('processConsumeResult (RocketMQ: ConsumeMessageConcurrentlyService, fac
     clock.advance(LOCAL_RECONSUME_DELAY_MS - 1);
     expect(seen).toEqual([]);
     clock.advance(1);
-    await new Promise((r) => setTimeout(r, 10));
+    await until(() => seen.length > 0 && store.readOffsetFromMemory(mq) === 13);
     expect(seen).toEqual([{ offset: 11, reconsumeTimes: 1 }]);
     expect(store.readOffsetFromMemory(mq)).toBe(13);
   });
@@ -230,7 +239,7 @@ describe('ConsumeRequest (RocketMQ: ConsumeRequest.run)', () => {
     const msgs = Array.from({ length: 12 }, (_, i) => msgAt(i));
     s.pq.putMessage(msgs);
     s.svc.submitConsumeRequest(msgs, s.pq, mq);
-    await new Promise((r) => setTimeout(r, 100));
+    await until(() => s.store.readOffsetFromMemory(mq) === 12);
     expect(peak).toBe(3);
     expect(s.store.readOffsetFromMemory(mq)).toBe(12);
   });
@@ -296,7 +305,7 @@ describe('ConsumeRequest (RocketMQ: ConsumeRequest.run)', () => {
   });
 
   it('shutdown waits for running listeners until the deadline and reports what did not finish', async () => {
-    let release: () => void = () => {};
+    let release: (() => void) | undefined;
     const s = setup({
       consumeThreadMax: 1,
       listener: () =>
@@ -307,10 +316,10 @@ describe('ConsumeRequest (RocketMQ: ConsumeRequest.run)', () => {
     const msgs = [msgAt(0), msgAt(1), msgAt(2)];
     s.pq.putMessage(msgs);
     s.svc.submitConsumeRequest(msgs, s.pq, mq);
-    await new Promise((r) => setTimeout(r, 5));
+    await until(() => release !== undefined);
     const done = s.svc.shutdown(s.clock.now() + 50);
     s.clock.advance(50);
     await expect(done).resolves.toEqual({ unfinished: 1, droppedRequests: 2 });
-    release();
+    release?.();
   });
 });

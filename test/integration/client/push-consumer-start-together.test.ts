@@ -1,0 +1,249 @@
+/**
+ * Members of a new group starting together read no message twice (the start-up settle), over HTTP and
+ * over TCP remoting; a lone consumer still gets its first message soon; `ready` tells when the first
+ * pulls are held. The 20-round version is `npm run soak -- start-together`.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { MessageExt } from '../../../src/common/message.js';
+import { PushConsumer } from '../../../src/client/push-consumer.js';
+import type { PushConsumerOptions } from '../../../src/client/push-consumer-options.js';
+import type { ReadyEvent } from '../../../src/client/push-consumer-events.js';
+import type { Producer } from '../../../src/client/producer.js';
+import { startBroker, waitFor, type BrokerFixture } from '../../support/broker-fixture.js';
+import { sendMany, startProducer, uniq } from './push-consumer-support.js';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const dist = path.resolve(here, '../../../dist/index.js');
+const QUEUES = 16;
+const BACKLOG = 400;
+/** Rounds per transport here; the soak runs 20. */
+const ROUNDS = Number(process.env.START_TOGETHER_ROUNDS ?? 2);
+
+let fx: BrokerFixture;
+let producer: Producer;
+beforeAll(async () => {
+  fx = await startBroker({ remotingPort: 0 });
+  producer = await startProducer(fx.broker.address);
+});
+afterAll(async () => {
+  await producer.shutdown();
+  await fx.close();
+});
+
+type Transport = 'http' | 'tcp';
+const addressing = (t: Transport, on: BrokerFixture = fx): Partial<PushConsumerOptions> =>
+  t === 'http' ? { endpoints: on.broker.address } : { namesrvAddr: on.broker.remotingAddress ?? '' };
+
+/** A topic of QUEUES queues holding BACKLOG messages. */
+async function backlogTopic(): Promise<string> {
+  const topic = uniq('Together');
+  const created = await fx.client.call('UPDATE_AND_CREATE_TOPIC', {
+    topic,
+    readQueueNums: QUEUES,
+    writeQueueNums: QUEUES,
+    perm: 6,
+  });
+  expect(created.code).toBe(0);
+  await sendMany(producer, topic, BACKLOG, 'm', () => ({}), 8);
+  return topic;
+}
+
+/** Counts deliveries per body. */
+class Tally {
+  readonly counts = new Map<string, number>();
+  add(body: string): void {
+    this.counts.set(body, (this.counts.get(body) ?? 0) + 1);
+  }
+  get duplicates(): number {
+    let n = 0;
+    for (const c of this.counts.values()) n += c - 1;
+    return n;
+  }
+}
+
+function member(t: Transport, group: string, topic: string, tally: Tally, on: BrokerFixture = fx): PushConsumer {
+  const c = new PushConsumer({
+    ...addressing(t, on),
+    consumerGroup: group,
+    consumeFromWhere: 'CONSUME_FROM_FIRST_OFFSET',
+  });
+  c.subscribe(topic, '*');
+  c.registerMessageListener(async (msgs: MessageExt[]) => {
+    await new Promise((r) => setTimeout(r, 1));
+    for (const m of msgs) tally.add(m.body?.toString() ?? '');
+  });
+  return c;
+}
+
+describe.each<Transport>(['http', 'tcp'])('members of a new group starting together (%s)', (t) => {
+  it(`4 members started with Promise.all read no message twice (${ROUNDS} rounds)`, async () => {
+    for (let round = 0; round < ROUNDS; round++) {
+      const topic = await backlogTopic();
+      const group = uniq('together');
+      const tally = new Tally();
+      const members = Array.from({ length: 4 }, () => member(t, group, topic, tally));
+      try {
+        await Promise.all(members.map((c) => c.start()));
+        await Promise.all(members.map((c) => c.ready));
+        await waitFor(() => tally.counts.size === BACKLOG, 60_000);
+        // Every member holds a share: the queues were divided, not taken by the first to start.
+        expect(members.map((c) => c.assignedQueues().filter((q) => q.topic === topic).length)).toEqual([4, 4, 4, 4]);
+      } finally {
+        await Promise.all(members.map((c) => c.shutdown()));
+      }
+      expect({ round, duplicates: tally.duplicates }).toEqual({ round, duplicates: 0 });
+    }
+  }, 120_000);
+
+  it('a lone consumer is ready and gets its first message without waiting for a settle it does not need', async () => {
+    const topic = await backlogTopic();
+    const tally = new Tally();
+    const c = member(t, uniq('alone'), topic, tally);
+    const readyEvents: ReadyEvent[] = [];
+    c.events.on('ready', (e) => readyEvents.push(e));
+    let first = 0;
+    const t0 = Date.now();
+    try {
+      await c.start();
+      const started = Date.now();
+      await waitFor(() => tally.counts.size > 0, 10_000);
+      first = Date.now() - started;
+      await c.ready;
+      expect(readyEvents).toHaveLength(1);
+      expect(readyEvents[0]?.membershipChanges).toBe(0);
+      expect(readyEvents[0]?.assigned.filter((q) => q.topic === topic)).toHaveLength(QUEUES);
+      await waitFor(() => tally.counts.size === BACKLOG, 30_000);
+      expect(tally.duplicates).toBe(0);
+    } finally {
+      await c.shutdown();
+    }
+    // The settle (300 ms) replaces RocketMQ's 500 ms first-pull delay; a busy machine may add more.
+    process.stdout.write(`lone ${t} consumer: first message ${first} ms after start() (${Date.now() - t0} ms total)\n`);
+    expect(first).toBeLessThan(5000);
+  }, 60_000);
+
+  it('ready resolves once every first pull is held by the broker, and rejects when shutdown comes first', async () => {
+    // A broker of its own, so that every pull it holds is this consumer's.
+    const own = await startBroker({ remotingPort: 0 });
+    const ownProducer = await startProducer(own.broker.address);
+    const topic = uniq('ReadyEmpty');
+    await own.client.call('UPDATE_AND_CREATE_TOPIC', { topic, readQueueNums: 8, writeQueueNums: 8, perm: 6 });
+    const tally = new Tally();
+    const c = member(t, uniq('ready'), topic, tally, own);
+    try {
+      await c.start();
+      await c.ready;
+      // Empty queues: each first pull is held (the retry topic's queue included). Over TCP the broker
+      // has read every pull when ready resolves; over HTTP every pull has been written, and the broker
+      // may still be reading the last ones.
+      const mine = c.assignedQueues();
+      expect(mine.filter((q) => q.topic === topic)).toHaveLength(8);
+      const held = (): number => own.broker.pullRequestHoldService.size;
+      if (t === 'tcp') expect(held()).toBe(mine.length);
+      else await waitFor(() => held() === mine.length, 1000);
+      // A message sent now is delivered at once: nothing waits for a timer.
+      const sentAt = Date.now();
+      await ownProducer.send({ topic, body: Buffer.from('after-ready') });
+      await waitFor(() => tally.counts.has('after-ready'), 10_000);
+      process.stdout.write(`${t}: delivered ${Date.now() - sentAt} ms after the send\n`);
+    } finally {
+      await c.shutdown();
+      await ownProducer.shutdown();
+      await own.close();
+    }
+    const early = member(t, uniq('early'), topic, tally);
+    const starting = early.start();
+    const down = early.shutdown();
+    await expect(early.ready).rejects.toThrow(/shut down|start/);
+    await starting.catch(() => undefined);
+    await down;
+  }, 60_000);
+});
+
+/** A child process with two members of `group` that start when told `go` on stdin. */
+function spawnPair(
+  t: Transport,
+  group: string,
+  topic: string,
+): { child: ChildProcess; bodies: string[]; ready: Promise<void> } {
+  const opts = { ...addressing(t), consumerGroup: group, consumeFromWhere: 'CONSUME_FROM_FIRST_OFFSET' };
+  const script = `
+    const { PushConsumer } = await import(${JSON.stringify(dist)});
+    const members = [0, 1].map(() => {
+      const c = new PushConsumer(${JSON.stringify(opts)});
+      c.subscribe(${JSON.stringify(topic)}, '*');
+      c.registerMessageListener(async (msgs) => {
+        await new Promise((r) => setTimeout(r, 1));
+        for (const m of msgs) process.stdout.write('consumed ' + m.body.toString() + '\\n');
+      });
+      return c;
+    });
+    process.stdout.write('loaded\\n');
+    let started;
+    process.stdin.on('data', async (d) => {
+      const s = d.toString();
+      if (s.includes('go')) {
+        started = (async () => {
+          await Promise.all(members.map((c) => c.start()));
+          await Promise.all(members.map((c) => c.ready));
+        })();
+      }
+      if (s.includes('stop')) {
+        await started?.catch(() => undefined);
+        await Promise.all(members.map((c) => c.shutdown()));
+        process.exit(0);
+      }
+    });
+  `;
+  const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const bodies: string[] = [];
+  let partial = '';
+  let loaded!: () => void;
+  const ready = new Promise<void>((r) => (loaded = r));
+  child.stdout?.on('data', (d: Buffer) => {
+    const lines = (partial + d.toString()).split('\n');
+    partial = lines.pop() ?? '';
+    for (const l of lines) {
+      if (l.startsWith('consumed ')) bodies.push(l.slice('consumed '.length));
+      else if (l === 'loaded') loaded();
+    }
+  });
+  return { child, bodies, ready };
+}
+
+it.each<Transport>(['http', 'tcp'])(
+  '4 members in 2 processes started together read no message twice (%s)',
+  async (t) => {
+    const topic = await backlogTopic();
+    const group = uniq('pair');
+    const pairs = [spawnPair(t, group, topic), spawnPair(t, group, topic)];
+    try {
+      // Both processes have loaded the package; then both are told to start at the same moment.
+      await Promise.all(pairs.map((p) => p.ready));
+      for (const p of pairs) p.child.stdin?.write('go\n');
+      const tally = new Tally();
+      await waitFor(() => new Set(pairs.flatMap((p) => p.bodies)).size === BACKLOG, 60_000);
+      for (const b of pairs.flatMap((p) => p.bodies)) tally.add(b);
+      expect(tally.duplicates).toBe(0);
+      expect(pairs.map((p) => p.bodies.length > 0)).toEqual([true, true]);
+    } finally {
+      for (const p of pairs) p.child.stdin?.write('stop\n');
+      await Promise.all(
+        pairs.map(
+          (p) =>
+            new Promise<void>((resolve) => {
+              if (p.child.exitCode !== null) return resolve();
+              const kill = setTimeout(() => p.child.kill('SIGKILL'), 15_000);
+              p.child.once('exit', () => {
+                clearTimeout(kill);
+                resolve();
+              });
+            }),
+        ),
+      );
+    }
+  },
+  90_000,
+);
