@@ -19,6 +19,7 @@ import net, { type AddressInfo, type Socket } from 'node:net';
 import type { Logger } from '../common/logger.js';
 import { ResponseCode } from '../protocol/index.js';
 import { FrameReader } from '../remoting/frame-reader.js';
+import { TickWriter } from '../remoting/tick-writer.js';
 import {
   decodeRemotingCommand,
   encodeRemotingCommand,
@@ -66,10 +67,12 @@ export class RemotingConnection implements ConnectionInfo {
   #listeners: Set<() => void> | undefined;
   #gone = false;
   readonly #socket: Socket;
+  readonly #writer: TickWriter;
   readonly #logger: Logger;
 
   constructor(socket: Socket, logger: Logger) {
     this.#socket = socket;
+    this.#writer = new TickWriter(socket);
     this.#logger = logger;
     this.remoteAddress = `${socket.remoteAddress ?? 'unknown'}:${socket.remotePort ?? 0}`;
   }
@@ -100,7 +103,7 @@ export class RemotingConnection implements ConnectionInfo {
   /** Writes a whole frame unless the connection is gone. */
   write(frame: Buffer): void {
     if (this.#gone || this.#socket.destroyed) return;
-    this.#socket.write(frame);
+    this.#writer.write(frame);
   }
 
   /** Sends a server-initiated oneway request (e.g. NOTIFY_CONSUMER_IDS_CHANGED); never throws. */
