@@ -28,7 +28,7 @@ export async function consumerReady(consumer, topic, queues) {
 
 /**
  * Push consumers of one group in this process. `config`: { connect, group, topic, consumers, queues,
- * slots (per-queue offsets to track), pullBatchSize, consumeMessageBatchMaxSize, tag }.
+ * slots (per-queue offsets to track), pullBatchSize, consumeMessageBatchMaxSize, tag, slowListenerMs? }.
  */
 export class DrainHost {
   constructor(config) {
@@ -52,7 +52,7 @@ export class DrainHost {
         consumeMessageBatchMaxSize: this.config.consumeMessageBatchMaxSize,
       });
       c.subscribe(topic, '*');
-      c.registerMessageListener((msgs) => {
+      const count = (msgs) => {
         const now = wallNow();
         if (this.received === 0) this.first = now;
         this.last = now;
@@ -61,7 +61,9 @@ export class DrainHost {
           if (m.queueOffset < slots) this.seen[m.queueId * slots + m.queueOffset] = 1;
         }
         return ConsumeConcurrentlyStatus.CONSUME_SUCCESS;
-      });
+      };
+      const slow = this.config.slowListenerMs ?? 0;
+      c.registerMessageListener(slow > 0 ? async (msgs) => (await sleep(slow), count(msgs)) : count);
       this.consumers.push(c);
     }
     // Start them together, as a deployment would: the group's rebalance settles among all of them.
@@ -142,6 +144,11 @@ export function cpuMicros(pid) {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return (Number(fields[11]) + Number(fields[12])) * 10_000;
+}
+
+/** Resident set size of another process, bytes (/proc/<pid>/statm, 4 KiB pages). */
+export function rssOf(pid) {
+  return Number(readFileSync(`/proc/${pid}/statm`, 'utf8').split(' ')[1]) * 4096;
 }
 
 /** Counts the distinct (queueId, offset) pairs over the hosts' bitmaps. */

@@ -21,7 +21,9 @@
 //   PC_LATENCY_RATE [2000] msg/s  PC_LATENCY_SECONDS [10]  PC_LATENCY_WARMUP_SECONDS [3] (sent, not
 //     measured; 0 measures from the first message the ready consumer gets, and p99 of the first second
 //     is printed on its own)
-//   PC_MEMORY_MESSAGES [1000000]  PC_MEMORY_BODY_BYTES [256]  PC_MEMORY_SECONDS [15]
+//   PC_MEMORY_MESSAGES [1000000]  PC_MEMORY_BODY_BYTES [256]  PC_MEMORY_SECONDS [15] (the memory phase's
+//     consumer runs in a child process; its RSS bare, with the SDK imported and at its peak, and the
+//     broker's, are printed)
 import { Buffer } from 'node:buffer';
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -31,7 +33,15 @@ import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import { clearInterval, setInterval, setTimeout } from 'node:timers';
 import { ConsumeConcurrentlyStatus, Producer, PushConsumer } from '../dist/index.js';
-import { ChildDrainHost, DrainHost, consumerReady, cpuMicros, distinctSeen, seenOf } from './push-consumer-drain.mjs';
+import {
+  ChildDrainHost,
+  DrainHost,
+  consumerReady,
+  cpuMicros,
+  distinctSeen,
+  rssOf,
+  seenOf,
+} from './push-consumer-drain.mjs';
 
 const env = (name, dflt) => (process.env[name] === undefined ? dflt : Number(process.env[name]));
 const DRAIN_N = env('PC_DRAIN_MESSAGES', 200_000);
@@ -298,39 +308,39 @@ try {
     await c.shutdown();
   }
 
-  // ---- memory with a large backlog and a slow listener
+  // ---- memory with a large backlog and a slow listener, the consumer in a child process of its own
   if (PHASES.has('memory')) {
     const topic = 'BenchMemory';
     await producer.send({ topic, body: Buffer.from('warm') });
     const t0 = performance.now();
     await backlog(producer, topic, MEM_N, MEM_BODY);
     console.log(`# memory backlog of ${MEM_N} sent in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
-    const baseline = process.memoryUsage().rss;
-    let peak = baseline;
-    let consumed = 0;
-    const c = new PushConsumer({
-      ...connect,
-      consumerGroup: 'BenchMemoryGroup',
-      consumeFromWhere: 'CONSUME_FROM_FIRST_OFFSET',
+    const host = new ChildDrainHost({
+      connect,
+      group: 'BenchMemoryGroup',
+      topic,
+      queues: QUEUES,
+      slots: 0,
+      consumers: 1,
+      pullBatchSize: 32,
+      consumeMessageBatchMaxSize: 1,
+      slowListenerMs: 5, // slow: about 20 listeners x 200 calls/s
+      tag: 'benchmem',
     });
-    c.subscribe(topic, '*');
-    c.registerMessageListener(async (msgs) => {
-      await sleep(5); // slow: about 20 listeners x 200 calls/s
-      consumed += msgs.length;
-      return ConsumeConcurrentlyStatus.CONSUME_SUCCESS;
-    });
-    let flowControl = 0;
-    c.events.on('flowControl', () => flowControl++);
-    const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 50);
-    await c.start();
+    const brokerRss0 = rssOf(brokerProcess.pid);
+    let brokerPeak = brokerRss0;
+    const sampler = setInterval(() => (brokerPeak = Math.max(brokerPeak, rssOf(brokerProcess.pid))), 100);
+    await host.start();
     await sleep(MEM_SECONDS * 1000);
     clearInterval(sampler);
-    report('push.memory.rss.baseline', baseline / 1048576, 'MiB');
-    report('push.memory.rss.peak', peak / 1048576, 'MiB');
-    report('push.memory.rss.growth', (peak - baseline) / 1048576, 'MiB');
-    report('push.memory.consumed', consumed, 'msgs');
-    report('push.memory.flowControlEvents', flowControl, 'events');
-    await c.shutdown({ timeoutMs: 2000 });
+    const p = host.progress();
+    report('push.memory.rss.bare_process', p.rssBare / 1048576, 'MiB');
+    report('push.memory.rss.sdk_imported', p.rssImported / 1048576, 'MiB');
+    report('push.memory.rss.peak', p.rssPeak / 1048576, 'MiB');
+    report('push.memory.consumed', p.received, 'msgs');
+    report('push.memory.broker.rss.start', brokerRss0 / 1048576, 'MiB');
+    report('push.memory.broker.rss.peak', brokerPeak / 1048576, 'MiB');
+    await host.stop();
   }
 } finally {
   await producer.shutdown();

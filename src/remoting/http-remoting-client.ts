@@ -20,7 +20,7 @@
  * - Request headers are validated with the command's zod schema before sending; response headers with
  *   the response schema after decoding. Protocol outcomes (response codes) are returned, not thrown.
  */
-import { Pool, type Dispatcher } from 'undici';
+import type { Dispatcher, Pool } from 'undici';
 import type { z } from 'zod';
 import { InvalidArgumentError, RocketMQError, TransportError } from '../common/errors.js';
 import { silentLogger, type Logger } from '../common/logger.js';
@@ -83,6 +83,15 @@ const LIVENESS_CALLS: ReadonlySet<number> = new Set([
 ]);
 /** Connections of the liveness lane per broker. */
 const LIVENESS_CONNECTIONS = 4;
+
+let undiciLoading: Promise<typeof import('undici')> | undefined;
+/**
+ * undici is loaded on the first HTTP call, not with the package: a process that only talks TCP
+ * remoting (namesrvAddr), or only imports the package, does not pay its ~20 MiB of resident memory.
+ */
+function loadUndici(): Promise<typeof import('undici')> {
+  return (undiciLoading ??= import('undici'));
+}
 
 interface Lanes {
   control: Pool;
@@ -209,7 +218,7 @@ export class HttpRemotingClient implements RemotingClient {
     this.#headers = Object.freeze(headers);
   }
 
-  #target(addr: string): Target {
+  async #target(addr: string): Promise<Target> {
     const cached = this.#targets.get(addr);
     if (cached) return cached;
     let url: URL;
@@ -220,6 +229,10 @@ export class HttpRemotingClient implements RemotingClient {
     }
     if (url.protocol !== 'http:' && url.protocol !== 'https:')
       throw new InvalidArgumentError('addr', `a broker URL must be http: or https:, got ${JSON.stringify(addr)}`);
+    const { Pool } = await loadUndici();
+    if (this.#closing) throw new ClosedError('the remoting client is closed');
+    const again = this.#targets.get(addr);
+    if (again) return again;
     let lanes = this.#pools.get(url.origin);
     if (!lanes) {
       const keepAliveTimeout = this.#keepAliveTimeoutMs;
@@ -244,9 +257,9 @@ export class HttpRemotingClient implements RemotingClient {
       const { field, message } = describeZodError(checked.error);
       throw new InvalidArgumentError(`${spec.name}.${field}`, message);
     }
+    const { lanes, basePath } = this.#targets.get(addr) ?? (await this.#target(addr));
     const signal = opts.signal;
     if (signal?.aborted) throw new AbortError(`${spec.name} aborted before it was sent`, { cause: signal.reason });
-    const { lanes, basePath } = this.#target(addr);
     const pool = HELD_CALLS.has(request.code)
       ? lanes.held
       : LIVENESS_CALLS.has(request.code)

@@ -7,6 +7,7 @@
 import net from 'node:net';
 import type { Logger } from '../common/logger.js';
 import { FrameReader } from './frame-reader.js';
+import { TickWriter } from './tick-writer.js';
 import { decodeRemotingCommand, isResponse, type RemotingCommand } from './remoting-command.js';
 
 export interface PendingCall {
@@ -24,6 +25,7 @@ export interface TcpConnectionEvents {
 export class TcpConnection {
   readonly addr: string;
   readonly #socket: net.Socket;
+  readonly #writer: TickWriter;
   readonly #reader: FrameReader;
   readonly #pending = new Map<number, PendingCall>();
   readonly #events: TcpConnectionEvents;
@@ -44,6 +46,7 @@ export class TcpConnection {
     this.#reader = new FrameReader({ maxFrameLength: options.maxFrameLength });
     const socket = net.connect({ host, port });
     this.#socket = socket;
+    this.#writer = new TickWriter(socket);
     socket.setNoDelay(true);
     socket.setKeepAlive(true, 30_000);
     socket.setTimeout(options.connectTimeoutMs, () => {
@@ -84,7 +87,7 @@ export class TcpConnection {
   /** Writes a frame. Returns false when the connection is already closed. */
   write(frame: Buffer): boolean {
     if (this.#closed) return false;
-    this.#socket.write(frame);
+    this.#writer.write(frame);
     return true;
   }
 
