@@ -52,9 +52,7 @@ export declare class SeqCounter {
 export declare function cpuTicksFromStat(stat: string): number;
 export declare function ppidFromStat(stat: string): number;
 export declare function statusBytes(status: string, field: string): number;
-export declare function parseJavaDrain(
-  out: string,
-):
+export declare function parseJavaDrain(out: string):
   | {
       preloadFailed: number;
       complete: boolean;
