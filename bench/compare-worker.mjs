@@ -55,15 +55,17 @@ async function whenReady(consumer, held) {
   await sleep(600);
 }
 
+/** What the push and lite consumers share: the group, from the first offset, 32 messages a pull. */
+const consumerOptions = (i) => ({
+  ...address,
+  consumerGroup: cfg.group,
+  instanceName: `${cfg.group}_${process.pid}_${i}`,
+  consumeFromWhere: 'CONSUME_FROM_FIRST_OFFSET',
+  pullBatchSize: 32,
+});
+
 function startPush(i) {
-  const c = new lib.PushConsumer({
-    ...address,
-    consumerGroup: cfg.group,
-    instanceName: `${cfg.group}_${process.pid}_${i}`,
-    consumeFromWhere: 'CONSUME_FROM_FIRST_OFFSET',
-    pullBatchSize: 32,
-    consumeMessageBatchMaxSize: 32,
-  });
+  const c = new lib.PushConsumer({ ...consumerOptions(i), consumeMessageBatchMaxSize: 32 });
   c.subscribe(cfg.topic, '*');
   c.registerMessageListener((msgs) => {
     record(
@@ -80,13 +82,7 @@ function startPush(i) {
 }
 
 function startLite(i) {
-  const c = new lib.LitePullConsumer({
-    ...address,
-    consumerGroup: cfg.group,
-    instanceName: `${cfg.group}_${process.pid}_${i}`,
-    consumeFromWhere: 'CONSUME_FROM_FIRST_OFFSET',
-    pullBatchSize: 32,
-  });
+  const c = new lib.LitePullConsumer(consumerOptions(i));
   c.subscribe(cfg.topic);
   let stopping = false;
   let loop;

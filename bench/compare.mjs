@@ -786,7 +786,7 @@ async function runJavaSystem(system, round) {
     }
     const d = parseJavaDrain(drainOut);
     if (d === undefined) throw new Error(`no drain figures in the Java output: ${drainOut.slice(-500)}`);
-    // An incomplete drain (Drain.java gave up after its 600 s) has no meaningful rate.
+    // An incomplete drain (Drain.java gave up after its 600 s) has no meaningful rate or CPU per message.
     const c1 = {
       complete: d.complete,
       preloadFailed: d.preloadFailed,
@@ -796,8 +796,8 @@ async function runJavaSystem(system, round) {
       distinct: d.distinct,
       duplicates: d.deliveries - d.distinct,
       missing: opts.messages - d.distinct,
-      consumerCpuUsPerMsg: cpu0 && cpu1 ? (cpu1.consumer - cpu0.consumer) / opts.messages : NaN,
-      brokerCpuUsPerMsg: cpu0 && cpu1 ? (cpu1.broker - cpu0.broker) / opts.messages : NaN,
+      consumerCpuUsPerMsg: d.complete && cpu0 && cpu1 ? (cpu1.consumer - cpu0.consumer) / opts.messages : NaN,
+      brokerCpuUsPerMsg: d.complete && cpu0 && cpu1 ? (cpu1.broker - cpu0.broker) / opts.messages : NaN,
       consumerRssBytes: rss.peak('consumer'),
     };
     log(`${system} round ${round} 1 consumer: ${describeDrain(c1)}`);
