@@ -235,11 +235,10 @@ try {
       report(`push.drain.r${round}.ratio_${CONSUMERS}c${PROCESSES}p_to_1c`, many.rate / one.rate, 'x');
     }
     if (ratios.length > 0) {
-      report(
-        `push.drain.ratio_${CONSUMERS}c${PROCESSES}p_to_1c.median`,
-        ratios.sort((a, b) => a - b)[ratios.length >> 1],
-        'x',
-      );
+      const r = ratios.sort((a, b) => a - b);
+      const mid = r.length >> 1;
+      const median = r.length % 2 === 1 ? r[mid] : (r[mid - 1] + r[mid]) / 2;
+      report(`push.drain.ratio_${CONSUMERS}c${PROCESSES}p_to_1c.median`, median, 'x');
     }
   }
 
