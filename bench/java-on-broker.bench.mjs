@@ -64,6 +64,16 @@ const runKit = (script, args, env) =>
     });
   });
 
+/** Child processes to stop when this one is stopped. */
+const running = new Set();
+function killGroup(child) {
+  try {
+    process.kill(-child.pid, 'SIGKILL');
+  } catch {
+    // already gone
+  }
+}
+
 const TICK = 100; // USER_HZ on Linux
 /** user+system CPU seconds of a process. */
 function cpuSeconds(pid) {
@@ -83,16 +93,26 @@ function drain(env, brokerPid) {
     let cpuPreload = NaN;
     let out = '';
     let err = '';
-    const child = spawn(path.join(kit, 'bench/run'), ['drain', String(N)], { env });
+    // Its own process group, so the JVM under bench/run can be stopped with it.
+    const child = spawn(path.join(kit, 'bench/run'), ['drain', String(N)], { env, detached: true });
+    running.add(child);
+    let failedSends = 0;
     child.stdout.setEncoding('utf8');
     child.stderr.setEncoding('utf8');
     child.stdout.on('data', (d) => {
       out += d;
-      if (Number.isNaN(cpuPreload) && out.includes('preload:')) cpuPreload = cpuSeconds(brokerPid);
+      if (Number.isNaN(cpuPreload) && out.includes('preload:')) {
+        cpuPreload = cpuSeconds(brokerPid);
+        // Drain waits (up to 10 minutes) for all N messages: with failed sends it can never finish.
+        failedSends = Number(/failed=(\d+)/.exec(out)?.[1] ?? 0);
+        if (failedSends > 0) killGroup(child);
+      }
     });
     child.stderr.on('data', (d) => (err = (err + d).slice(-4000)));
     child.on('error', reject);
     child.on('exit', (code) => {
+      running.delete(child);
+      if (failedSends > 0) return reject(new Error(`the preload had ${failedSends} failed sends: ${out.trim()}`));
       if (code !== 0) return reject(new Error(`bench/run drain exited ${code}: ${err}`));
       const cpu1 = cpuSeconds(brokerPid);
       const lines = out.split('\n').filter((l) => /^(preload|drain):/.test(l));
@@ -127,6 +147,7 @@ async function onOurs(round) {
   args.push('--log-level', 'warn');
   const nodeArgs = CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${CPU_PROF}`] : [];
   const child = spawn(process.execPath, [...nodeArgs, ...args], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
+  running.add(child);
   try {
     await new Promise((resolve, reject) => {
       let out = '';
@@ -142,6 +163,7 @@ async function onOurs(round) {
     const exited = new Promise((r) => child.once('exit', r));
     child.kill('SIGTERM');
     await exited;
+    running.delete(child);
     rmSync(store, { recursive: true, force: true });
   }
 }
@@ -158,6 +180,10 @@ const print = (name, r) => {
 // Stopped from outside: stop the kit's servers (they outlive this process otherwise) and clean up.
 for (const signal of ['SIGINT', 'SIGTERM']) {
   process.once(signal, () => {
+    for (const child of running) {
+      if (child.spawnargs.includes('drain')) killGroup(child);
+      else child.kill('SIGTERM');
+    }
     void runKit('bin/stop', ['--clean'], kitEnv)
       .catch(() => undefined)
       .finally(() => {
