@@ -108,7 +108,11 @@ function drain(env, brokerPid) {
         if (failedSends > 0) killGroup(child);
       }
     });
-    child.stderr.on('data', (d) => (err = (err + d).slice(-4000)));
+    child.stderr.on('data', (d) => {
+      err = (err + d).slice(-4000);
+      // Drain's main thread died (the JVM would linger on the client's threads): stop it.
+      if (err.includes('Exception in thread "main"')) killGroup(child);
+    });
     child.on('error', reject);
     child.on('exit', (code) => {
       running.delete(child);
@@ -130,11 +134,25 @@ function drain(env, brokerPid) {
   });
 }
 
+/**
+ * A first topic creation on a broker that just started can take longer than the Java admin's 3 s
+ * timeout on a loaded machine, which kills Drain: create one topic with mqadmin first (both brokers alike).
+ */
+async function warmUp(env) {
+  const out = await runKit(
+    'bin/mqadmin',
+    ['updateTopic', '-c', 'DefaultCluster', '-t', 'BENCH_WARMUP', '-r', '8', '-w', '8'],
+    env,
+  );
+  if (!out.includes('success')) console.log(`java-on-broker: warm-up topic not created: ${out.trim().slice(-300)}`);
+}
+
 async function onKit() {
   await runKit('bin/start-namesrv', [], kitEnv);
   try {
     const line = await runKit('bin/start-broker', [], kitEnv);
     const pid = Number(/pid (\d+)/.exec(line)?.[1]);
+    await warmUp(kitEnv);
     return await drain(kitEnv, pid);
   } finally {
     await runKit('bin/stop', ['--clean'], kitEnv).catch((e) => console.error(String(e)));
@@ -158,6 +176,7 @@ async function onOurs(round) {
       });
       child.on('exit', (code) => reject(new Error(`our broker exited ${code} before listening`)));
     });
+    await warmUp(oursEnv);
     return await drain(oursEnv, child.pid);
   } finally {
     const exited = new Promise((r) => child.once('exit', r));
