@@ -64,6 +64,16 @@ const runKit = (script, args, env) =>
     });
   });
 
+/** Child processes to stop when this one is stopped. */
+const running = new Set();
+function killGroup(child) {
+  try {
+    process.kill(-child.pid, 'SIGKILL');
+  } catch {
+    // already gone
+  }
+}
+
 const TICK = 100; // USER_HZ on Linux
 /** user+system CPU seconds of a process. */
 function cpuSeconds(pid) {
@@ -83,16 +93,30 @@ function drain(env, brokerPid) {
     let cpuPreload = NaN;
     let out = '';
     let err = '';
-    const child = spawn(path.join(kit, 'bench/run'), ['drain', String(N)], { env });
+    // Its own process group, so the JVM under bench/run can be stopped with it.
+    const child = spawn(path.join(kit, 'bench/run'), ['drain', String(N)], { env, detached: true });
+    running.add(child);
+    let failedSends = 0;
     child.stdout.setEncoding('utf8');
     child.stderr.setEncoding('utf8');
     child.stdout.on('data', (d) => {
       out += d;
-      if (Number.isNaN(cpuPreload) && out.includes('preload:')) cpuPreload = cpuSeconds(brokerPid);
+      if (Number.isNaN(cpuPreload) && out.includes('preload:')) {
+        cpuPreload = cpuSeconds(brokerPid);
+        // Drain waits (up to 10 minutes) for all N messages: with failed sends it can never finish.
+        failedSends = Number(/failed=(\d+)/.exec(out)?.[1] ?? 0);
+        if (failedSends > 0) killGroup(child);
+      }
     });
-    child.stderr.on('data', (d) => (err = (err + d).slice(-4000)));
+    child.stderr.on('data', (d) => {
+      err = (err + d).slice(-4000);
+      // Drain's main thread died (the JVM would linger on the client's threads): stop it.
+      if (err.includes('Exception in thread "main"')) killGroup(child);
+    });
     child.on('error', reject);
     child.on('exit', (code) => {
+      running.delete(child);
+      if (failedSends > 0) return reject(new Error(`the preload had ${failedSends} failed sends: ${out.trim()}`));
       if (code !== 0) return reject(new Error(`bench/run drain exited ${code}: ${err}`));
       const cpu1 = cpuSeconds(brokerPid);
       const lines = out.split('\n').filter((l) => /^(preload|drain):/.test(l));
@@ -110,11 +134,25 @@ function drain(env, brokerPid) {
   });
 }
 
+/**
+ * A first topic creation on a broker that just started can take longer than the Java admin's 3 s
+ * timeout on a loaded machine, which kills Drain: create one topic with mqadmin first (both brokers alike).
+ */
+async function warmUp(env) {
+  const out = await runKit(
+    'bin/mqadmin',
+    ['updateTopic', '-c', 'DefaultCluster', '-t', 'BENCH_WARMUP', '-r', '8', '-w', '8'],
+    env,
+  );
+  if (!out.includes('success')) console.log(`java-on-broker: warm-up topic not created: ${out.trim().slice(-300)}`);
+}
+
 async function onKit() {
   await runKit('bin/start-namesrv', [], kitEnv);
   try {
     const line = await runKit('bin/start-broker', [], kitEnv);
     const pid = Number(/pid (\d+)/.exec(line)?.[1]);
+    await warmUp(kitEnv);
     return await drain(kitEnv, pid);
   } finally {
     await runKit('bin/stop', ['--clean'], kitEnv).catch((e) => console.error(String(e)));
@@ -127,6 +165,7 @@ async function onOurs(round) {
   args.push('--log-level', 'warn');
   const nodeArgs = CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${CPU_PROF}`] : [];
   const child = spawn(process.execPath, [...nodeArgs, ...args], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
+  running.add(child);
   try {
     await new Promise((resolve, reject) => {
       let out = '';
@@ -137,11 +176,13 @@ async function onOurs(round) {
       });
       child.on('exit', (code) => reject(new Error(`our broker exited ${code} before listening`)));
     });
+    await warmUp(oursEnv);
     return await drain(oursEnv, child.pid);
   } finally {
     const exited = new Promise((r) => child.once('exit', r));
     child.kill('SIGTERM');
     await exited;
+    running.delete(child);
     rmSync(store, { recursive: true, force: true });
   }
 }
@@ -158,6 +199,10 @@ const print = (name, r) => {
 // Stopped from outside: stop the kit's servers (they outlive this process otherwise) and clean up.
 for (const signal of ['SIGINT', 'SIGTERM']) {
   process.once(signal, () => {
+    for (const child of running) {
+      if (child.spawnargs.includes('drain')) killGroup(child);
+      else child.kill('SIGTERM');
+    }
     void runKit('bin/stop', ['--clean'], kitEnv)
       .catch(() => undefined)
       .finally(() => {
@@ -170,17 +215,27 @@ for (const signal of ['SIGINT', 'SIGTERM']) {
 const results = { ours: [], kit: [] };
 try {
   console.log(`java-on-broker: ${N} x 1 KiB, ${ROUNDS} round(s), ${os.cpus().length} cpus, load ${os.loadavg()[0]}`);
+  // A round that fails (a port taken by another process, sends timing out on a loaded machine) is
+  // reported and the others go on; the exit code says that one failed.
+  const attempt = async (name, fn, list) => {
+    try {
+      const r = await fn();
+      list.push(r);
+      print(name, r);
+    } catch (e) {
+      process.exitCode = 1;
+      console.log(
+        `${name} FAILED: ${String(e?.message ?? e)
+          .split('\n')
+          .slice(0, 3)
+          .join(' | ')}`,
+      );
+    }
+  };
   for (let round = 0; round < ROUNDS; round++) {
-    if (ONLY !== 'kit') {
-      const r = await onOurs(round);
-      results.ours.push(r);
-      print(`[round ${round + 1}] ours (rocketmq-ts broker)`, r);
-    }
-    if (ONLY !== 'ours') {
-      const r = await onKit();
-      results.kit.push(r);
-      print(`[round ${round + 1}] kit  (RocketMQ 4.9.8 broker)`, r);
-    }
+    if (ONLY !== 'kit')
+      await attempt(`[round ${round + 1}] ours (rocketmq-ts broker)`, () => onOurs(round), results.ours);
+    if (ONLY !== 'ours') await attempt(`[round ${round + 1}] kit  (RocketMQ 4.9.8 broker)`, onKit, results.kit);
   }
   const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
   if (results.ours.length && results.kit.length) {

@@ -52,16 +52,19 @@ const JAVA_LONG_MAX = '9223372036854775807';
 
 /**
  * Java's Long.MAX_VALUE read as the largest exact number, which means the same here; any other value past
- * 2^53 is refused by the command's schema, never rounded.
+ * 2^53 is refused by the command's schema, never rounded. `ext` itself when it has no such value (it is
+ * only read afterwards).
  */
-function withoutUpperBoundSentinel(ext: Readonly<Record<string, string | null>>): Record<string, string | null> {
+function withoutUpperBoundSentinel(
+  ext: Readonly<Record<string, string | null>>,
+): Readonly<Record<string, string | null>> {
   let out: Record<string, string | null> | undefined;
-  for (const [k, v] of Object.entries(ext)) {
-    if (v !== JAVA_LONG_MAX) continue;
+  for (const k in ext) {
+    if (ext[k] !== JAVA_LONG_MAX) continue;
     out ??= { ...ext };
     out[k] = String(Number.MAX_SAFE_INTEGER);
   }
-  return out ?? { ...ext };
+  return out ?? ext;
 }
 
 /** What the dispatcher needs of the broker. */
