@@ -1,5 +1,5 @@
-// The judged orderly-consumption scenario, shared by the Jest test (push-consumer-orderly-group-http.test.ts, -tcp.test.ts)
-// and the soak (test/soak/orderly-group.soak.mjs). Uses the compiled package in dist/ (built by Jest's
+// The judged orderly-consumption scenario, shared by the Jest tests (push-consumer-orderly-group-http and
+// -tcp.test.ts) and the soak (test/soak/orderly-group.soak.mjs). Uses the compiled package in dist/ (built by Jest's
 // globalSetup or `npm run build`): an in-process broker, a producer here, and 2–4 orderly push consumers
 // of one group, each in its own process (orderly-group-child.mjs), over HTTP endpoints or TCP remoting.
 //
