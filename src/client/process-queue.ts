@@ -52,6 +52,8 @@ export class ProcessQueue {
   lastLockTimestamp = 0;
   lastPullTimestamp: number;
   lastConsumeTimestamp: number;
+  /** The pull of this queue on its way to the broker, if any: aborted and awaited by `settlePull()`. */
+  pullInFlight: { abort: AbortController; settled: Promise<void> } | undefined;
 
   constructor(now: number) {
     this.lastPullTimestamp = now;
@@ -61,6 +63,18 @@ export class ProcessQueue {
   /** RocketMQ: isLockExpired — the lock was not confirmed for more than `maxLiveMs` (default 30 s). */
   isLockExpired(now: number, maxLiveMs = REBALANCE_LOCK_MAX_LIVE_TIME_MS): boolean {
     return now - this.lastLockTimestamp > maxLiveMs;
+  }
+
+  /**
+   * Aborts the pull on its way, if any, and resolves once it has settled. An orderly queue being given up
+   * calls it before its final offset is persisted: an older pull carries an older offset to commit, and
+   * must not reach the broker after the final one.
+   */
+  async settlePull(): Promise<void> {
+    const p = this.pullInFlight;
+    if (!p) return;
+    p.abort.abort();
+    await p.settled;
   }
 
   /** RocketMQ: isPullExpired — no pull for more than 120 s. */

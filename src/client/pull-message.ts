@@ -70,8 +70,9 @@ export async function pullMessage(host: PushConsumerHost, run: PushConsumerRun, 
   const postSub = o.postSubscriptionWhenPull && !sd.classFilterMode;
   const sysFlag = buildPullSysFlag(clustering && commitOffsetValue > 0, true, postSub, sd.classFilterMode);
   let result: PullResult;
+  const abort = new AbortController();
   try {
-    const raw = await run.wrapper.pullKernelImpl({
+    const call = run.wrapper.pullKernelImpl({
       mq,
       subExpression: sd.subString,
       expressionType: sd.expressionType,
@@ -82,7 +83,12 @@ export async function pullMessage(host: PushConsumerHost, run: PushConsumerRun, 
       commitOffset: Math.max(commitOffsetValue, 0),
       brokerSuspendMaxTimeMillis: o.brokerSuspendMaxTimeMs,
       timeoutMillis: o.consumerTimeoutMsWhenSuspend,
-      signal: host.topicPullSignal(mq.topic),
+      signal: AbortSignal.any([host.topicPullSignal(mq.topic), abort.signal]),
+    });
+    const inFlight = { abort, settled: call.then(noop, noop) };
+    pq.pullInFlight = inFlight;
+    const raw = await call.finally(() => {
+      if (pq.pullInFlight === inFlight) pq.pullInFlight = undefined;
     });
     if (host.subscriptions.get(mq.topic) !== sd) return pullAgainWithNewSubscription(run, req);
     const processed = run.wrapper.processPullResult(mq, raw, sd);
@@ -95,7 +101,7 @@ export async function pullMessage(host: PushConsumerHost, run: PushConsumerRun, 
     }
     result = processed;
   } catch (err) {
-    if (host.pullSignal.aborted || run.pulls.isStopped) return;
+    if (host.pullSignal.aborted || run.pulls.isStopped || pq.dropped) return;
     if (host.subscriptions.get(mq.topic) !== sd) return pullAgainWithNewSubscription(run, req);
     const retryInMs =
       err instanceof RocketMQError && err.responseCode === ResponseCode.FLOW_CONTROL
@@ -174,3 +180,5 @@ function onPullResult(host: PushConsumerHost, run: PushConsumerRun, req: PullReq
     }
   }
 }
+
+const noop = (): void => undefined;

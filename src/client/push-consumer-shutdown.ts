@@ -47,6 +47,8 @@ export async function shutdownRun(run: PushConsumerRun, o: ShutdownRunOptions): 
   const queues = entries.map((e) => e.mq);
   // From here on, late listener results no longer move offsets.
   run.rebalance.dropAll();
+  // Pulls still on their way carry older offsets to commit: settled before the final offsets are written.
+  await step('settle pulls', () => Promise.all(entries.map((e) => e.pq.settlePull())));
   await step('persist offsets', () => run.offsetStore.flushAll(queues));
   const orderly = run.orderly;
   if (orderly?.locker) {

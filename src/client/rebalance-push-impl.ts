@@ -78,8 +78,8 @@ const noLocks = (): Promise<Set<string>> => Promise.resolve(new Set());
 
 /**
  * RocketMQ: RebalancePushImpl.removeUnnecessaryMessageQueue for orderly CLUSTERING — a dropped queue
- * is given up only when its running batch has ended: then its offset is persisted and only then its
- * broker lock released, so the next owner starts where this one stopped and never overlaps it. When
+ * is given up only when its running batch has ended: then its pull on the way (if any) is aborted and
+ * awaited, its offset persisted and only then its broker lock released, so the next owner starts where this one stopped and never overlaps it. When
  * the batch is still running after 500 ms the queue stays (dropped) and a rebalance is asked for as
  * soon as the batch ends.
  */
@@ -98,6 +98,8 @@ async function releaseOrderlyQueue(
     });
     return false;
   }
+  // A pull still on its way carries an older offset to commit: it must not land after the final one.
+  await pq.settlePull();
   // The next owner reads the offset once it holds the lock: the broker must have it before the unlock.
   await offsetStore.flush(mq);
   offsetStore.removeOffset(mq);

@@ -1,4 +1,4 @@
-// One member of an orderly consumer group, in its own process, for push-consumer-orderly-group.test.ts
+// One member of an orderly consumer group, in its own process, for the orderly group tests
 // and test/soak/orderly-group.soak.mjs. It imports the built package (dist/) and reports on stdout, one
 // JSON line each (stdout to a pipe is synchronous, so a line is out before the call's offset can move):
 //   {"t":"started","clientId":..}                 once consuming

@@ -20,6 +20,8 @@ export interface OrderlyGroupResult {
   deliveries: number;
   /** Deliveries of a message processed before (re-deliveries of a suffix after a kill or hand-over). */
   redelivered: number;
+  /** Of those, the ones after a graceful hand-over (the queue's previous holder was not killed). */
+  redeliveredAfterHandover: number;
   /** Messages a retried send stored twice (left out of the order check). */
   duplicateStores: number;
   lost: number;

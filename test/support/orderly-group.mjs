@@ -1,5 +1,5 @@
-// The judged orderly-consumption scenario, shared by the Jest test (push-consumer-orderly-group.test.ts)
-// and the soak (test/soak/orderly-group.soak.mjs). Uses the compiled package in dist/ (built by Jest's
+// The judged orderly-consumption scenario, shared by the Jest tests (push-consumer-orderly-group-http and
+// -tcp.test.ts) and the soak (test/soak/orderly-group.soak.mjs). Uses the compiled package in dist/ (built by Jest's
 // globalSetup or `npm run build`): an in-process broker, a producer here, and 2–4 orderly push consumers
 // of one group, each in its own process (orderly-group-child.mjs), over HTTP endpoints or TCP remoting.
 //
@@ -277,11 +277,15 @@ function check({ members, grants, unlocks, samples, sent, keys, keyQueue, proble
   const nameOf = new Map(members.map((m) => [m.clientId, m.name]));
   // Epochs: member m holds queue q from a grant to the next grant to someone else, or to its unlock.
   const epochs = [];
+  const killed = new Set(members.filter((m) => m.killed).map((m) => m.name));
   for (const g of grants) {
     const next = grants.find((x) => x.q === g.q && x.n > g.n && x.clientId !== g.clientId);
     const unlock = unlocks.find((u) => u.q === g.q && u.clientId === g.clientId && u.n > g.n);
     const end = Math.min(next?.t ?? Infinity, unlock?.t ?? Infinity);
-    epochs.push({ ...g, member: nameOf.get(g.clientId), end });
+    // The queue's previous holder: a member that was killed (a crash) or one that let go (a hand-over).
+    const before = grants.filter((x) => x.q === g.q && x.n < g.n).at(-1);
+    const afterCrash = before !== undefined && killed.has(nameOf.get(before.clientId));
+    epochs.push({ ...g, member: nameOf.get(g.clientId), end, afterCrash });
   }
   const epochOf = (member, q, t) =>
     epochs.filter((e) => e.member === member && e.q === q && e.t <= t && t <= e.end).at(-1);
@@ -335,6 +339,7 @@ function check({ members, grants, unlocks, samples, sent, keys, keyQueue, proble
 
   // Order: per key, within an epoch +1 each time; an epoch starts at the first message ≥ its committed offset.
   let redelivered = 0;
+  let redeliveredAfterHandover = 0;
   let duplicateStores = 0;
   const perKey = new Map(keys.map((k) => [k, []]));
   for (const c of calls)
@@ -358,7 +363,12 @@ function check({ members, grants, unlocks, samples, sent, keys, keyQueue, proble
       else {
         // A new epoch: the key's first message at or after the committed offset when the lock was granted.
         want = offsets.findIndex((off) => off >= (d.c.epoch?.committed ?? 0));
-        if (want >= 0 && want <= prev.seq) redelivered += prev.seq - want + 1;
+        if (want >= 0 && want <= prev.seq) {
+          redelivered += prev.seq - want + 1;
+          if (!d.c.epoch?.afterCrash) {
+            redeliveredAfterHandover += prev.seq - want + 1;
+          }
+        }
       }
       if (d.seq !== want) {
         problems.push(
@@ -380,6 +390,7 @@ function check({ members, grants, unlocks, samples, sent, keys, keyQueue, proble
     calls: calls.length,
     deliveries,
     redelivered,
+    redeliveredAfterHandover,
     duplicateStores,
     lost: lost.length,
     grants: grants.length,

@@ -4,8 +4,9 @@
  * 1. The checks, in RocketMQ's order, with its codes and remarks.
  * 2. The subscription: from the request when the SUBSCRIPTION flag is set, else the one registered by
  *    the group's heartbeat (with its SQL filter data); then the MessageFilter.
- * 3. store.getMessage, the status → response-code mapping, the response header.
- * 4. Commit-on-pull (tryCommitOffset), then: FOUND → the stored records' bytes as the body;
+ * 3. Commit-on-pull (the consumer's offset, as the request arrives), store.getMessage, the status →
+ *    response-code mapping, the response header.
+ * 4. The pull offset is recorded, then: FOUND → the stored records' bytes as the body;
  *    PULL_NOT_FOUND with the SUSPEND flag → held by the PullRequestHoldService and run again (without
  *    suspension and without a second commit) when a matching message arrives or the hold times out;
  *    PULL_OFFSET_MOVED → logged (RocketMQ no longer writes the OFFSET_MOVED_EVENT topic).
@@ -228,6 +229,20 @@ export async function processPullRequest(
     return { code: ResponseCode.PULL_OFFSET_MOVED, header, remark: 'OFFSET_RESET' };
   }
 
+  // The consumer's offset riding on the pull is committed as the request arrives (RocketMQ commits it
+  // after the read). Committed after the read, it could land after an UPDATE_CONSUMER_OFFSET that the
+  // consumer sent later on the same connection — the final offset of a queue it is giving up — and move
+  // the group's offset back, so the queue's next owner would consume part of it again.
+  if (brokerAllowSuspend && hasCommitOffsetFlag(h.sysFlag)) {
+    ctx.consumerOffsetManager.commitOffset(
+      connection.remoteAddress,
+      h.consumerGroup,
+      h.topic,
+      h.queueId,
+      h.commitOffset,
+    );
+  }
+
   let result: GetMessageResult | null;
   try {
     result = await ctx.store.getMessage(
@@ -256,17 +271,8 @@ export async function processPullRequest(
   };
   const remark: string = result.status;
 
-  // RocketMQ: tryCommitOffset runs for every handled pull, also one about to be suspended.
+  // RocketMQ: the pull offset is recorded for every handled pull, also one about to be suspended.
   ctx.consumerOffsetManager.commitPullOffset(h.consumerGroup, h.topic, h.queueId, result.nextBeginOffset);
-  if (brokerAllowSuspend && hasCommitOffsetFlag(h.sysFlag)) {
-    ctx.consumerOffsetManager.commitOffset(
-      connection.remoteAddress,
-      h.consumerGroup,
-      h.topic,
-      h.queueId,
-      h.commitOffset,
-    );
-  }
 
   switch (code) {
     case ResponseCode.SUCCESS:

@@ -5,7 +5,7 @@
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { Broker } from '../../../src/broker/index.js';
-import { ResponseCode } from '../../../src/protocol/index.js';
+import { RequestCode, ResponseCode, buildPullSysFlag } from '../../../src/protocol/index.js';
 import { TestBrokerClient, uniqueName } from '../../support/broker-client.js';
 import { startBroker, tempStorePath, type BrokerFixture } from '../../support/broker-fixture.js';
 
@@ -83,6 +83,48 @@ describe('QUERY_CONSUMER_OFFSET / UPDATE_CONSUMER_OFFSET', () => {
     expect(r.code).toBe(ResponseCode.SUCCESS);
     expect((await query(group, topic)).header.offset).toBe(2);
     expect(f.broker.consumerOffsetManager.queryPullOffset(group, topic, 0)).toBe(3);
+  });
+
+  test('commit-on-pull happens as the pull arrives: a later UPDATE_CONSUMER_OFFSET on the connection is not undone', async () => {
+    const topic = uniqueName('T');
+    const group = uniqueName('g');
+    for (let i = 0; i < 3; i++) await f.client.send(topic, `m${i}`);
+    const connection = {
+      remoteAddress: '127.0.0.1:1',
+      signal: new AbortController().signal,
+      gone: false,
+      onGone: () => () => {},
+    };
+    // In arrival order, as one TCP connection delivers them: a pull carrying the consumer's offset 1, then
+    // the consumer's final offset 3 (what it persists before giving the queue up).
+    const pull = f.broker.handle(
+      {
+        code: RequestCode.PULL_MESSAGE,
+        header: {
+          consumerGroup: group,
+          topic,
+          queueId: 0,
+          queueOffset: 1,
+          maxMsgNums: 32,
+          sysFlag: buildPullSysFlag(true, false, true),
+          commitOffset: 1,
+          suspendTimeoutMillis: 0,
+          subVersion: 0,
+          subscription: '*',
+        },
+      },
+      connection,
+    );
+    const persist = f.broker.handle(
+      {
+        code: RequestCode.UPDATE_CONSUMER_OFFSET,
+        header: { consumerGroup: group, topic, queueId: 0, commitOffset: 3 },
+      },
+      connection,
+    );
+    expect((await pull).code).toBe(ResponseCode.SUCCESS);
+    expect((await persist).code).toBe(ResponseCode.SUCCESS);
+    expect(f.broker.consumerOffsetManager.queryOffset(group, topic, 0)).toBe(3);
   });
 
   test('without the COMMIT_OFFSET flag nothing is committed', async () => {
