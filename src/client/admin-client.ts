@@ -24,6 +24,7 @@ import {
   ResponseCode,
   TopicListBody,
   UNIQUE_MSG_QUERY_FLAG,
+  describeZodError,
   errorFromResponse,
   parseFastJson,
   type RemotingResponse,
@@ -339,6 +340,10 @@ export class AdminClient {
         writeQueueNums,
         perm,
         order: options.order ?? false,
+        // the fields a RocketMQ broker requires, with mqadmin's values
+        defaultTopic: 'TBW102',
+        topicFilterType: 'SINGLE_TAG',
+        topicSysFlag: 0,
       });
     }
   }
@@ -442,7 +447,13 @@ export class AdminClient {
       }
       online = true;
       const parsed = ConsumerConnectionBody.safeParse(JSON.parse(res.body ? res.body.toString('utf8') : 'null'));
-      if (!parsed.success) throw new RocketMQError('ERR_BAD_RESPONSE', 'malformed response: consumer connection body');
+      if (!parsed.success) {
+        const { field, message } = describeZodError(parsed.error);
+        throw new RocketMQError(
+          'ERR_BAD_RESPONSE',
+          `malformed response: consumer connection body: ${field}: ${message}`,
+        );
+      }
       const b = parsed.data;
       for (const c of b.connectionSet)
         if (!out.connections.some((x) => x.clientId === c.clientId)) out.connections.push(c);

@@ -2,7 +2,7 @@
  * UPDATE_AND_CREATE_TOPIC (17), UPDATE_AND_CREATE_SUBSCRIPTIONGROUP (200) and VIEW_MESSAGE_BY_ID (33).
  *
  * UPDATE_AND_CREATE_TOPIC header: topic, readQueueNums, writeQueueNums, perm, and optionally
- * topicFilterType (`SINGLE_TAG` | `MULTI_TAG`), topicSysFlag, order.
+ * topicFilterType (`SINGLE_TAG` | `MULTI_TAG`), topicSysFlag, order, defaultTopic (which a RocketMQ broker requires).
  * UPDATE_AND_CREATE_SUBSCRIPTIONGROUP: no header; body SubscriptionGroupConfig JSON (RocketMQ's defaults).
  * VIEW_MESSAGE_BY_ID: offset (commit-log offset, decoded from an offset message id by the client);
  * body = the stored record's bytes; SYSTEM_ERROR when no message is stored there.
@@ -25,6 +25,8 @@ export const CreateTopicRequestHeader = z.object({
   topicFilterType: str().optional(),
   topicSysFlag: int32().optional(),
   order: z.boolean().optional(),
+  /** The template topic (`TBW102`); RocketMQ's broker requires it, the bundled broker ignores it. */
+  defaultTopic: str().optional(),
 });
 export type CreateTopicRequestHeader = z.infer<typeof CreateTopicRequestHeader>;
 

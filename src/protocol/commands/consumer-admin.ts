@@ -45,7 +45,8 @@ export type GetConsumerConnectionListRequestHeader = z.infer<typeof GetConsumerC
 export const ConnectionSchema = z.object({
   clientId: str(),
   clientAddr: str(),
-  language: str(),
+  // A RocketMQ broker leaves it out for a language it does not know (fastjson drops the null enum).
+  language: str().default('OTHER'),
   version: z.number(),
 });
 export type Connection = z.infer<typeof ConnectionSchema>;

@@ -3,27 +3,15 @@
  * against an in-process broker fed by a real producer: tables by default, one JSON document with
  * --json, non-zero exit codes on failure.
  */
-import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Producer } from '../../../src/index.js';
+import { rocketmq } from '../../support/admin-fixtures.js';
 import { uniqueName } from '../../support/broker-client.js';
 import { startBroker, type BrokerFixture } from '../../support/broker-fixture.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
-const cli = path.join(root, 'dist', 'cli.js');
-
-function rocketmq(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [cli, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('exit', (code) => resolve({ code, stdout, stderr }));
-  });
-}
 
 let f: BrokerFixture;
 const topic = uniqueName('CliT');

@@ -2,15 +2,8 @@
  * AdminClient against a real broker, with a real producer and push consumer: the figures it reports
  * match what was produced and consumed, and it never joins the group it watches.
  */
-import {
-  AdminClient,
-  ConsumeFromWhere,
-  InvalidArgumentError,
-  MessageSelector,
-  Producer,
-  PushConsumer,
-  RocketMQError,
-} from '../../../src/index.js';
+import { AdminClient, InvalidArgumentError, Producer, RocketMQError } from '../../../src/index.js';
+import { countingConsumer } from '../../support/admin-fixtures.js';
 import { uniqueName } from '../../support/broker-client.js';
 import { startBroker, waitFor, type BrokerFixture } from '../../support/broker-fixture.js';
 
@@ -58,20 +51,9 @@ test('progress, connections, queries and reset match what was produced and consu
   for (let i = 0; i < 10; i++) {
     sent.push(await producer.send({ topic, tags: 'A', keys: `order-${i}`, body: Buffer.from(`m${i}`) }));
   }
-  const consumer = new PushConsumer({
-    consumerGroup: group,
-    endpoints: f.broker.address,
-    consumeFromWhere: ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET,
-    persistConsumerOffsetIntervalMs: 100,
-  });
-  let consumed = 0;
-  consumer.subscribe(topic, MessageSelector.byTag('A'));
-  consumer.registerMessageListener(() => {
-    consumed += 1;
-  });
-  await consumer.start();
+  const { consumer, consumed } = await countingConsumer({ endpoints: f.broker.address }, group, topic);
   try {
-    await waitFor(() => consumed >= 10, 20_000);
+    await waitFor(() => consumed() >= 10, 20_000);
     // committed offsets reach the broker's table in memory (file flush is 60 s here)
     await waitFor(async () => (await admin.consumerProgress(group, topic)).diffTotal === 0, 20_000);
     const progress = await admin.consumerProgress(group, topic);
@@ -104,10 +86,10 @@ test('progress, connections, queries and reset match what was produced and consu
     expect((await admin.consumerConnection(group)).connections).toHaveLength(1);
 
     // reset to the beginning: the live consumer is told on its next pull and consumes everything again
-    const before = consumed;
+    const before = consumed();
     const reset = await admin.resetOffsetByTime(group, topic, 0);
     expect(reset.map((r) => r.offset)).toEqual([0, 0]);
-    await waitFor(() => consumed >= before + 10, 30_000);
+    await waitFor(() => consumed() >= before + 10, 30_000);
   } finally {
     await consumer.shutdown();
     await producer.shutdown();

@@ -4,34 +4,10 @@
  * of brokers comes from the NameServer, and the figures match what a producer and a push consumer —
  * both over namesrvAddr too — produced and consumed.
  */
-import { spawn } from 'node:child_process';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import {
-  AdminClient,
-  ConsumeFromWhere,
-  InvalidArgumentError,
-  MessageSelector,
-  Producer,
-  PushConsumer,
-} from '../../../src/index.js';
+import { AdminClient, InvalidArgumentError, Producer } from '../../../src/index.js';
+import { countingConsumer, rocketmq } from '../../support/admin-fixtures.js';
 import { uniqueName } from '../../support/broker-client.js';
 import { startBroker, waitFor, type BrokerFixture } from '../../support/broker-fixture.js';
-
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
-
-function rocketmq(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [path.join(root, 'dist', 'cli.js'), ...args], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('exit', (code) => resolve({ code, stdout, stderr }));
-  });
-}
 
 let f: BrokerFixture;
 let namesrvAddr: string;
@@ -85,20 +61,9 @@ test('progress, connections, queries and reset over namesrvAddr, and the CLI wit
   const sent = [];
   for (let i = 0; i < 6; i++)
     sent.push(await producer.send({ topic, tags: 'A', keys: `order-${i}`, body: Buffer.from(`m${i}`) }));
-  const consumer = new PushConsumer({
-    consumerGroup: group,
-    namesrvAddr,
-    consumeFromWhere: ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET,
-    persistConsumerOffsetIntervalMs: 100,
-  });
-  let consumed = 0;
-  consumer.subscribe(topic, MessageSelector.byTag('A'));
-  consumer.registerMessageListener(() => {
-    consumed += 1;
-  });
-  await consumer.start();
+  const { consumer, consumed } = await countingConsumer({ namesrvAddr }, group, topic);
   try {
-    await waitFor(() => consumed >= 6, 20_000);
+    await waitFor(() => consumed() >= 6, 20_000);
     await waitFor(async () => (await admin.consumerProgress(group, topic)).diffTotal === 0, 20_000);
     const progress = await admin.consumerProgress(group, topic);
     expect([progress.brokerOffsetTotal, progress.consumerOffsetTotal]).toEqual([6, 6]);
@@ -125,9 +90,9 @@ test('progress, connections, queries and reset over namesrvAddr, and the CLI wit
     expect(both.code).toBe(2);
     expect(both.stderr).toMatch(/not both/);
 
-    const before = consumed;
+    const before = consumed();
     expect((await admin.resetOffsetByTime(group, topic, 0)).map((r) => r.offset)).toEqual([0, 0]);
-    await waitFor(() => consumed >= before + 6, 30_000);
+    await waitFor(() => consumed() >= before + 6, 30_000);
   } finally {
     await consumer.shutdown();
     await producer.shutdown();

@@ -18,6 +18,12 @@ import { kitDescribe, startKit, type RocketMQKit } from '../../support/rocketmq-
 import { RemotingTestServer } from '../../support/remoting-test-server.js';
 import net from 'node:net';
 import { RocketMQError } from '../../../src/common/errors.js';
+import { AdminClient } from '../../../src/client/admin-client.js';
+import { execFile } from 'node:child_process';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const cliPath = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../dist/cli.js');
 import { ResponseCode } from '../../../src/protocol/response-code.js';
 
 /** A TCP pipe to `target` whose connections `cut()` closes, as a broker dropping its clients would. */
@@ -310,6 +316,51 @@ kitDescribe('clients against Apache RocketMQ 4.9.8 (namesrvAddr)', () => {
     // The second failure reached maxReconsumeTimes: the broker moved it to the dead-letter topic.
     await waitFor(async () => /\s1\s/.test(await kit.mqadmin('topicStatus', '-t', `%DLQ%${group}`)), 40_000);
     expect(deliveries.get(bad)).toEqual([0, 1]);
+  }, 120_000);
+
+  it('AdminClient and the admin CLI over namesrvAddr read what was produced and consumed (mqadmin -n)', async () => {
+    const admin = new AdminClient({ namesrvAddr: kit.namesrvAddr });
+    closers.push(() => admin.shutdown());
+    expect(await admin.brokerAddresses()).toEqual([kit.brokerAddr]);
+    const topic = uniq('TopicAdmin');
+    await admin.createTopic(topic, { queueNums: 4 });
+    await waitFor(async () => (await admin.topicList()).includes(topic), 30_000);
+    const sent = await sendSeq(topic, 8, (i) => ({ keys: `admin-key-${i}`, tags: 'TagA' }));
+    await waitFor(async () => (await admin.topicStatus(topic)).reduce((n, q) => n + q.maxOffset, 0) === 8, 30_000);
+
+    const group = uniq('AdminG');
+    const got: string[] = [];
+    const c = consumer(group).subscribe(topic, MessageSelector.byTag('TagA'));
+    c.registerMessageListener((msgs) => {
+      for (const m of msgs) got.push(m.body!.toString());
+    });
+    await c.start();
+    await waitFor(() => got.length >= 8, 40_000);
+    const conn = await admin.consumerConnection(group);
+    expect(conn.connections.map((x) => x.clientId)).toEqual([c.clientId]);
+    expect(conn.subscriptions.find((x) => x.topic === topic)?.subString).toBe('TagA');
+    await c.shutdown(); // commits the consumed offsets
+    const progress = await admin.consumerProgress(group, topic);
+    expect([progress.brokerOffsetTotal, progress.consumerOffsetTotal, progress.diffTotal]).toEqual([8, 8, 0]);
+
+    let byKey: MessageExt[] = [];
+    await waitFor(async () => (byKey = await admin.queryMsgByKey(topic, 'admin-key-3')).length > 0, 30_000);
+    expect(byKey.map((m) => m.body?.toString())).toEqual([`${topic}-3`]);
+    expect((await admin.queryMsgById(sent[5]!.offsetMsgId)).body?.toString()).toBe(`${topic}-5`);
+
+    const cli = await new Promise<{ code: number | null; out: string }>((resolve) => {
+      execFile(
+        process.execPath,
+        [cliPath, 'topicStatus', '-n', kit.namesrvAddr, '-t', topic, '--json'],
+        (err, stdout) => resolve({ code: err ? 1 : 0, out: String(stdout) }),
+      );
+    });
+    expect(cli.code).toBe(0);
+    const rows = (JSON.parse(cli.out) as { queues: Array<{ maxOffset: number }> }).queues;
+    expect(rows.reduce((n, q) => n + q.maxOffset, 0)).toBe(8);
+
+    await admin.deleteTopic(topic);
+    expect(await admin.topicList()).not.toContain(topic);
   }, 120_000);
 
   it('BROADCASTING: every member gets every message', async () => {
