@@ -705,6 +705,39 @@ export class CommitLog {
     return buf.subarray(0, size);
   }
 
+  /** A view of a record's bytes in the read cache (valid until the ring wraps past it), or undefined. */
+  ringView(offset: number, size: number): Buffer | undefined {
+    return this.cache.view(offset, size);
+  }
+
+  /**
+   * The asynchronous read of `viewSync` for a record neither in the ring nor in `window`: reads up to
+   * `readAheadBytes` (or up to `window.wantEnd`) from its segment into a new window, off the event loop.
+   * The segment is not deleted by retention while the read is in flight. Null when the segment is gone.
+   */
+  async readWindow(offset: number, size: number, window: ReadWindow, readAheadBytes: number): Promise<Buffer | null> {
+    if (size <= 0 || offset + size > this.writePos || this.closed) return null;
+    const seg = this.segmentAt(offset);
+    if (!seg || offset + size > seg.start + this.o.fileSize) return null;
+    const wanted = window.wantEnd > offset ? window.wantEnd - offset : readAheadBytes;
+    const len = Math.max(
+      size,
+      Math.min(readAheadBytes, wanted, seg.start + this.o.fileSize - offset, this.writePos - offset),
+    );
+    const buf = Buffer.allocUnsafe(len);
+    seg.readers++;
+    let n: number;
+    try {
+      n = await readAll(seg.fd, buf, offset - seg.start);
+    } finally {
+      seg.readers--;
+    }
+    if (n < size) return null;
+    window.start = offset;
+    window.buf = buf.subarray(0, n);
+    return buf.subarray(0, size);
+  }
+
   /** Synchronous variant of `read` for lookups (recovery, offset-by-time). */
   readSync(offset: number, size: number): Buffer | null {
     const cached = this.cache.get(offset, size);

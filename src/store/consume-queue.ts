@@ -35,6 +35,8 @@ export class ConsumeQueue {
   readonly dir: string;
   private readonly files: CqFile[] = [];
   private min = 0;
+  /** Closed with the store: a pull still in flight must not open its files again. */
+  private closed = false;
   /** End (offset + size) of the last unit in the commit log; 0 when empty. */
   maxPhysicOffset = 0;
 
@@ -239,9 +241,43 @@ export class ConsumeQueue {
     const count = Math.min(maxUnits, f.units - first);
     if (count <= 0) return null;
     if (f.data) return f.data.subarray(first * CQ_UNIT_SIZE, (first + count) * CQ_UNIT_SIZE);
+    if (this.closed) return null;
     const out = Buffer.allocUnsafe(count * CQ_UNIT_SIZE);
     const fd = this.fdOf(f);
     const n = fs.readSync(fd, out, 0, out.length, first * CQ_UNIT_SIZE);
+    return n === out.length ? out : out.subarray(0, n - (n % CQ_UNIT_SIZE));
+  }
+
+  /**
+   * `readUnits` when the units are held in memory (the newest file, or units not yet written), else
+   * undefined: they are in a file, for `readUnitsFromFile`.
+   */
+  readUnitsInMemory(from: number, maxUnits: number): Buffer | null | undefined {
+    if (from < this.min || from >= this.maxOffset) return null;
+    const f = this.fileOf(from);
+    if (!f) return null;
+    return f.data ? this.readUnits(from, maxUnits) : undefined;
+  }
+
+  /**
+   * `readUnits` from the file, off the event loop: the descriptor stays open while the read is in flight
+   * (a file deleted by retention meanwhile is read to the end of this read, then closed).
+   */
+  async readUnitsFromFile(from: number, maxUnits: number): Promise<Buffer | null> {
+    const f = !this.closed && from >= this.min && from < this.maxOffset ? this.fileOf(from) : null;
+    if (!f) return null;
+    if (f.data) return this.readUnits(from, maxUnits);
+    const first = from - f.start;
+    const count = Math.min(maxUnits, f.units - first);
+    if (count <= 0) return null;
+    const out = Buffer.allocUnsafe(count * CQ_UNIT_SIZE);
+    const n = await this.openFiles.withFd(
+      f,
+      (fd) =>
+        new Promise<number>((resolve, reject) =>
+          fs.read(fd, out, 0, out.length, first * CQ_UNIT_SIZE, (e, bytes) => (e ? reject(e) : resolve(bytes))),
+        ),
+    );
     return n === out.length ? out : out.subarray(0, n - (n % CQ_UNIT_SIZE));
   }
 
@@ -308,8 +344,9 @@ export class ConsumeQueue {
     return deleted;
   }
 
-  /** Closes every descriptor (the caller has waited for pending fsyncs). */
+  /** Closes every descriptor (the caller has waited for pending fsyncs); later file reads find nothing. */
   close(): void {
+    this.closed = true;
     for (const f of this.files) this.closeFile(f);
   }
 
