@@ -134,6 +134,8 @@ export class ConsumeQueue {
   validate(commitLogMin: number, commitLogEnd: number, maxRecordSize: number, minRecordSize: number): number {
     const max = this.maxOffset;
     let prevEnd = -1;
+    /** Queue offset of the unit that set `prevEnd`. */
+    let prevAt = -1;
     let firstPastEnd: number | null = null;
     for (const f of this.files) {
       const from = Math.max(f.start, this.min);
@@ -147,7 +149,8 @@ export class ConsumeQueue {
         if (size === CQ_FILLER_SIZE && offsetPy === 0) continue;
         const below = offsetPy < commitLogMin; // its segment expired: retention moves past it
         const pastEnd = offsetPy + size > commitLogEnd;
-        const bad = !below && (size < minRecordSize || size > maxRecordSize || offsetPy < prevEnd);
+        const badSize = size < minRecordSize || size > maxRecordSize;
+        const bad = !below && (badSize || offsetPy < prevEnd);
         // Units past the end of the log at the queue's end (a log cut short) are cut once the log is
         // recovered; one followed by a unit inside the log is damaged.
         if (!bad && pastEnd) {
@@ -155,12 +158,18 @@ export class ConsumeQueue {
           continue;
         }
         if (bad || firstPastEnd !== null) {
-          const queueOffset = firstPastEnd ?? from + i;
+          // A unit overlapping the one before: either may be the damaged one (a flipped high bit moves
+          // a unit past its successors), so the queue is cut before the earlier and rebuilt from there.
+          const overlap = !badSize && offsetPy < prevEnd && prevAt >= 0;
+          const queueOffset = firstPastEnd ?? (overlap ? prevAt : from + i);
           this.truncateTo(queueOffset);
           this.maxPhysicOffset = this.computeMaxPhysicOffset();
           return max - queueOffset;
         }
-        if (!below) prevEnd = offsetPy + size;
+        if (!below) {
+          prevEnd = offsetPy + size;
+          prevAt = from + i;
+        }
       }
     }
     return 0;

@@ -161,6 +161,13 @@ export class MessageStore {
         rebuildFrom = Math.min(rebuildFrom, Math.max(bounds.min, cq.maxPhysicOffset));
       } else if (cq.maxPhysicOffset >= bounds.min && cq.maxOffset > cq.minOffset) {
         rebuildFrom = Math.min(rebuildFrom, cq.maxPhysicOffset);
+      } else if (cq.maxOffset === 0 && cq.fileCount > 0) {
+        // Files without a single unit (cut to nothing): the queue is rebuilt from the start of the log.
+        this.o.logger.warn(
+          { topic: cq.topic, queueId: cq.queueId },
+          'consume queue: files hold no unit; rebuilding the queue from the commit log',
+        );
+        rebuildFrom = Math.min(rebuildFrom, bounds.min);
       }
     }
     if (checkpoint && haveQueues && rebuildFrom < dispatchFrom) {
