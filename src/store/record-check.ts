@@ -7,8 +7,8 @@
  */
 import { CompressionType, MAGIC_CODE_V2, MessageSysFlag, checkRecord } from '../common/codec/index.js';
 
-/** Every sysFlag bit a stored record may carry. */
-const STORED_BITS =
+/** Every sysFlag bit a stored record may carry (and a producer may send). */
+export const STORED_SYSFLAG_BITS =
   MessageSysFlag.COMPRESSED_FLAG |
   MessageSysFlag.MULTI_TAGS_FLAG |
   MessageSysFlag.TRANSACTION_MASK |
@@ -41,7 +41,7 @@ export function recordProblem(
   const stated = b.readUInt32BE(28) * 0x1_0000_0000 + b.readUInt32BE(32);
   if (stated !== offset) return `the record says it is at ${stated}`;
   const sysFlag = b.readInt32BE(36);
-  if ((sysFlag & ~STORED_BITS) !== 0) return `sysFlag 0x${(sysFlag >>> 0).toString(16)} has undefined bits`;
+  if ((sysFlag & ~STORED_SYSFLAG_BITS) !== 0) return `sysFlag 0x${(sysFlag >>> 0).toString(16)} has undefined bits`;
   const compression = (sysFlag & MessageSysFlag.COMPRESSION_TYPE_MASK) >> 8;
   const compressed = (sysFlag & MessageSysFlag.COMPRESSED_FLAG) !== 0;
   if (compression !== 0 && (!compressed || compression > CompressionType.ZLIB)) {
