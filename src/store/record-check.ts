@@ -87,7 +87,7 @@ export function recordProblem(
   const props = b.subarray(propsAt, b.length);
   if (!isUtf8(topicBytes) || !isUtf8(props)) return 'topic or properties are not UTF-8';
   if (!propertiesWellFormed(props)) return 'properties are not name\\u0001value pairs separated by \\u0002';
-  if (compressed && !looksCompressed(b.subarray(bodyAt, bodyAt + bodyLength), compression)) {
+  if (compressed && bodyLength > 0 && !looksCompressed(b.subarray(bodyAt, bodyAt + bodyLength), compression)) {
     return 'a body flagged compressed does not start like compressed data';
   }
   if (expected) {
