@@ -1,6 +1,6 @@
 // Message store: append of 1 KiB messages (ASYNC_FLUSH and SYNC_FLUSH, many appends in flight),
-// getMessage of 32-message batches from a hot store, and recovery after a SIGKILL of a process that
-// wrote a 1 GiB commit log (from the checkpoint, and with no checkpoint: a full scan and rebuild).
+// getMessage of 32-message batches from a hot store and from disk (no read cache), and recovery
+// after a SIGKILL of a process that wrote a 1 GiB commit log (from the checkpoint, and with no checkpoint: a full scan and rebuild).
 // Imports the compiled package (npm run build). One line per figure: name, value, unit.
 // Env: BENCH_STORE_RECOVERY_MIB (default 1024) sizes the recovery log; 0 skips it.
 import { Buffer } from 'node:buffer';
@@ -69,6 +69,30 @@ async function appendBench() {
     await store.shutdown();
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
+  }
+
+  // getMessage from disk: no read cache, so every record (and every consume-queue unit of an older
+  // file) is read from the file, asynchronously. CPU per message counts the read threads too.
+  const cdir = tmp('rmq-bench-store-cold-');
+  try {
+    const store = await MessageStore.open({ storePath: cdir, readCacheSizeBytes: 0 });
+    await appendMany(store, 40_000, 256);
+    const perQueue = store.getMaxOffsetInQueue('BenchTopic', 0);
+    let got = 0;
+    const t = performance.now();
+    const cpu = process.cpuUsage();
+    while (performance.now() - t < 2000) {
+      for (let q = 0; q < 8; q++) {
+        for (let off = 0; off + 32 <= perQueue; off += 32)
+          got += (await store.getMessage('G', 'BenchTopic', q, off, 32)).messageCount;
+      }
+    }
+    const used = process.cpuUsage(cpu);
+    print('store.getMessage.cold.32batch', Math.round(got / ((performance.now() - t) / 1000)), 'msg/s');
+    print('store.getMessage.cold.cpu_per_message', ((used.user + used.system) / got).toFixed(2), 'us/msg');
+    await store.shutdown();
+  } finally {
+    fs.rmSync(cdir, { recursive: true, force: true });
   }
 
   const sdir = tmp('rmq-bench-store-sync-');

@@ -689,20 +689,56 @@ export class CommitLog {
     if (window.buf && offset >= window.start && offset + size <= window.start + window.buf.length) {
       return window.buf.subarray(offset - window.start, offset - window.start + size);
     }
-    if (size <= 0 || offset + size > this.writePos) return null;
+    const seg = this.windowSegment(offset, size);
+    if (!seg) return null;
+    const buf = Buffer.allocUnsafe(this.windowLength(seg, offset, size, window, readAheadBytes));
+    const n = fs.readSync(seg.fd, buf, 0, buf.length, offset - seg.start);
+    return this.fillWindow(window, offset, size, buf, n);
+  }
+
+  /** The segment a read window at `offset` reads from, or null when the record is not in the log. */
+  private windowSegment(offset: number, size: number): Segment | null {
+    if (size <= 0 || offset + size > this.writePos || this.closed) return null;
     const seg = this.segmentAt(offset);
-    if (!seg || offset + size > seg.start + this.o.fileSize) return null;
-    const wanted = window.wantEnd > offset ? window.wantEnd - offset : readAheadBytes;
-    const len = Math.max(
-      size,
-      Math.min(readAheadBytes, wanted, seg.start + this.o.fileSize - offset, this.writePos - offset),
-    );
-    const buf = Buffer.allocUnsafe(len);
-    const n = fs.readSync(seg.fd, buf, 0, len, offset - seg.start);
+    return seg && offset + size <= seg.start + this.o.fileSize ? seg : null;
+  }
+
+  /** Bytes a new read window reads: the record, up to `window.wantEnd` or the read-ahead, within its segment. */
+  private windowLength(seg: Segment, offset: number, size: number, window: ReadWindow, readAhead: number): number {
+    const wanted = window.wantEnd > offset ? window.wantEnd - offset : readAhead;
+    return Math.max(size, Math.min(readAhead, wanted, seg.start + this.o.fileSize - offset, this.writePos - offset));
+  }
+
+  /** Makes the `n` bytes read into `buf` the window; the record's view, or null on a short read. */
+  private fillWindow(window: ReadWindow, offset: number, size: number, buf: Buffer, n: number): Buffer | null {
     if (n < size) return null;
     window.start = offset;
     window.buf = buf.subarray(0, n);
     return buf.subarray(0, size);
+  }
+
+  /** A view of a record's bytes in the read cache (valid until the ring wraps past it), or undefined. */
+  ringView(offset: number, size: number): Buffer | undefined {
+    return this.cache.view(offset, size);
+  }
+
+  /**
+   * The asynchronous read of `viewSync` for a record neither in the ring nor in `window`: reads up to
+   * `readAheadBytes` (or up to `window.wantEnd`) from its segment into a new window, off the event loop.
+   * The segment is not deleted by retention while the read is in flight. Null when the segment is gone.
+   */
+  async readWindow(offset: number, size: number, window: ReadWindow, readAheadBytes: number): Promise<Buffer | null> {
+    const seg = this.windowSegment(offset, size);
+    if (!seg) return null;
+    const buf = Buffer.allocUnsafe(this.windowLength(seg, offset, size, window, readAheadBytes));
+    seg.readers++;
+    let n: number;
+    try {
+      n = await readAll(seg.fd, buf, offset - seg.start);
+    } finally {
+      seg.readers--;
+    }
+    return this.fillWindow(window, offset, size, buf, n);
   }
 
   /** Synchronous variant of `read` for lookups (recovery, offset-by-time). */

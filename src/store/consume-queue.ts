@@ -35,6 +35,8 @@ export class ConsumeQueue {
   readonly dir: string;
   private readonly files: CqFile[] = [];
   private min = 0;
+  /** Closed with the store: a pull still in flight must not open its files again. */
+  private closed = false;
   /** End (offset + size) of the last unit in the commit log; 0 when empty. */
   maxPhysicOffset = 0;
 
@@ -132,6 +134,8 @@ export class ConsumeQueue {
   validate(commitLogMin: number, commitLogEnd: number, maxRecordSize: number, minRecordSize: number): number {
     const max = this.maxOffset;
     let prevEnd = -1;
+    /** Queue offset of the unit that set `prevEnd`. */
+    let prevAt = -1;
     let firstPastEnd: number | null = null;
     for (const f of this.files) {
       const from = Math.max(f.start, this.min);
@@ -145,7 +149,8 @@ export class ConsumeQueue {
         if (size === CQ_FILLER_SIZE && offsetPy === 0) continue;
         const below = offsetPy < commitLogMin; // its segment expired: retention moves past it
         const pastEnd = offsetPy + size > commitLogEnd;
-        const bad = !below && (size < minRecordSize || size > maxRecordSize || offsetPy < prevEnd);
+        const badSize = size < minRecordSize || size > maxRecordSize;
+        const bad = !below && (badSize || offsetPy < prevEnd);
         // Units past the end of the log at the queue's end (a log cut short) are cut once the log is
         // recovered; one followed by a unit inside the log is damaged.
         if (!bad && pastEnd) {
@@ -153,12 +158,18 @@ export class ConsumeQueue {
           continue;
         }
         if (bad || firstPastEnd !== null) {
-          const queueOffset = firstPastEnd ?? from + i;
+          // A unit overlapping the one before: either may be the damaged one (a flipped high bit moves
+          // a unit past its successors), so the queue is cut before the earlier and rebuilt from there.
+          const overlap = !badSize && offsetPy < prevEnd && prevAt >= 0;
+          const queueOffset = firstPastEnd ?? (overlap ? prevAt : from + i);
           this.truncateTo(queueOffset);
           this.maxPhysicOffset = this.computeMaxPhysicOffset();
           return max - queueOffset;
         }
-        if (!below) prevEnd = offsetPy + size;
+        if (!below) {
+          prevEnd = offsetPy + size;
+          prevAt = from + i;
+        }
       }
     }
     return 0;
@@ -239,9 +250,43 @@ export class ConsumeQueue {
     const count = Math.min(maxUnits, f.units - first);
     if (count <= 0) return null;
     if (f.data) return f.data.subarray(first * CQ_UNIT_SIZE, (first + count) * CQ_UNIT_SIZE);
+    if (this.closed) return null;
     const out = Buffer.allocUnsafe(count * CQ_UNIT_SIZE);
     const fd = this.fdOf(f);
     const n = fs.readSync(fd, out, 0, out.length, first * CQ_UNIT_SIZE);
+    return n === out.length ? out : out.subarray(0, n - (n % CQ_UNIT_SIZE));
+  }
+
+  /**
+   * `readUnits` when the units are held in memory (the newest file, or units not yet written), else
+   * undefined: they are in a file, for `readUnitsFromFile`.
+   */
+  readUnitsInMemory(from: number, maxUnits: number): Buffer | null | undefined {
+    if (from < this.min || from >= this.maxOffset) return null;
+    const f = this.fileOf(from);
+    if (!f) return null;
+    return f.data ? this.readUnits(from, maxUnits) : undefined;
+  }
+
+  /**
+   * `readUnits` from the file, off the event loop: the descriptor stays open while the read is in flight
+   * (a file deleted by retention meanwhile is read to the end of this read, then closed).
+   */
+  async readUnitsFromFile(from: number, maxUnits: number): Promise<Buffer | null> {
+    const f = !this.closed && from >= this.min && from < this.maxOffset ? this.fileOf(from) : null;
+    if (!f) return null;
+    if (f.data) return this.readUnits(from, maxUnits);
+    const first = from - f.start;
+    const count = Math.min(maxUnits, f.units - first);
+    if (count <= 0) return null;
+    const out = Buffer.allocUnsafe(count * CQ_UNIT_SIZE);
+    const n = await this.openFiles.withFd(
+      f,
+      (fd) =>
+        new Promise<number>((resolve, reject) =>
+          fs.read(fd, out, 0, out.length, first * CQ_UNIT_SIZE, (e, bytes) => (e ? reject(e) : resolve(bytes))),
+        ),
+    );
     return n === out.length ? out : out.subarray(0, n - (n % CQ_UNIT_SIZE));
   }
 
@@ -308,8 +353,9 @@ export class ConsumeQueue {
     return deleted;
   }
 
-  /** Closes every descriptor (the caller has waited for pending fsyncs). */
+  /** Closes every descriptor (the caller has waited for pending fsyncs); later file reads find nothing. */
   close(): void {
+    this.closed = true;
     for (const f of this.files) this.closeFile(f);
   }
 

@@ -161,6 +161,13 @@ export class MessageStore {
         rebuildFrom = Math.min(rebuildFrom, Math.max(bounds.min, cq.maxPhysicOffset));
       } else if (cq.maxPhysicOffset >= bounds.min && cq.maxOffset > cq.minOffset) {
         rebuildFrom = Math.min(rebuildFrom, cq.maxPhysicOffset);
+      } else if (cq.maxOffset === 0 && cq.fileCount > 0) {
+        // Files without a single unit (cut to nothing): the queue is rebuilt from the start of the log.
+        this.o.logger.warn(
+          { topic: cq.topic, queueId: cq.queueId },
+          'consume queue: files hold no unit; rebuilding the queue from the commit log',
+        );
+        rebuildFrom = Math.min(rebuildFrom, bounds.min);
       }
     }
     if (checkpoint && haveQueues && rebuildFrom < dispatchFrom) {
@@ -441,14 +448,29 @@ export class MessageStore {
 
   // ---------------------------------------------------------------- read
 
-  /** RocketMQ: DefaultMessageStore.getMessage. */
-  async getMessage(
+  /**
+   * RocketMQ: DefaultMessageStore.getMessage. Consume-queue units and records not held in memory are
+   * read asynchronously: a pull of old messages never blocks the event loop on the disk.
+   */
+  getMessage(
     group: string,
     topic: string,
     queueId: number,
     offset: number,
     maxMsgNums: number,
     filter: MessageFilter | null = null,
+  ): Promise<GetMessageResult> {
+    return this.readMessages(group, topic, queueId, offset, maxMsgNums, filter, 0);
+  }
+
+  private async readMessages(
+    group: string,
+    topic: string,
+    queueId: number,
+    offset: number,
+    maxMsgNums: number,
+    filter: MessageFilter | null,
+    attempt: number,
   ): Promise<GetMessageResult> {
     if (!this.running) throw new StateError('the message store is shut down');
     void group;
@@ -492,22 +514,57 @@ export class MessageStore {
       commitLogMaxOffset: this.commitLog.maxOffset,
       filter,
     });
-    // The scan runs synchronously: records are views (ring or read window), copied into one buffer
-    // below before anything else can run, unless they already lie back to back in one read window.
+    // Reads answered from memory (consume-queue units held in memory, the read cache, the current read
+    // window) answer at once; the others read the file asynchronously, off the event loop. Records are
+    // views (ring or read window) copied into one buffer below, unless they already lie back to back
+    // in one read window. A ring view is only valid until the ring wraps past it: when the scan had to
+    // wait for the disk, each is checked still cached, and the pull is read again if one was not.
     const window: ReadWindow = { start: 0, buf: null, wantEnd: 0 };
+    const ringServed: number[] = [];
+    let waited = false;
     let step = scan.next();
     while (!step.done) {
       const req = step.value;
       let answer: Buffer | null;
       if (req.kind === 'units') {
-        answer = cq.readUnits(req.from, req.maxUnits);
+        let units = cq.readUnitsInMemory(req.from, req.maxUnits);
+        if (units === undefined) {
+          waited = true;
+          units = await cq.readUnitsFromFile(req.from, req.maxUnits);
+        }
+        answer = units;
         window.wantEnd = answer ? unitsSpanEnd(answer, maxMsgNums, READ_AHEAD_BYTES) : 0;
-      } else answer = this.recordView(cq, req.queueOffset, req.offset, req.size, window);
+      } else {
+        let b: Buffer | null | undefined = this.commitLog.ringView(req.offset, req.size);
+        if (b) ringServed.push(req.offset, req.size);
+        else {
+          b = windowView(window, req.offset, req.size);
+          if (!b) {
+            waited = true;
+            b = await this.commitLog.readWindow(req.offset, req.size, window, READ_AHEAD_BYTES);
+          }
+        }
+        answer = this.recordView(cq, req.queueOffset, req.offset, req.size, b, window);
+      }
       step = scan.next(answer);
+    }
+    // Shut down while reading: a read that found its file closed must not be answered as removed data.
+    if (waited && !this.running) throw new StateError('the message store is shut down');
+    if (waited && !this.stillCached(ringServed)) {
+      if (attempt < 3) return this.readMessages(group, topic, queueId, offset, maxMsgNums, filter, attempt + 1);
+      throw new StateError('getMessage: the read cache wrapped past the records of a pull three times');
     }
     const r = step.value;
     Object.assign(result, r, { messageCount: r.messages.length, messagesBuffer: pullBody(r, window) });
     return result;
+  }
+
+  /** Whether every `[offset, size]` pair of `ranges` is still in the read cache. */
+  private stillCached(ranges: number[]): boolean {
+    for (let i = 0; i < ranges.length; i += 2) {
+      if (!this.commitLog.isCached(ranges[i] as number, ranges[i + 1] as number)) return false;
+    }
+    return true;
   }
 
   /**
@@ -523,13 +580,13 @@ export class MessageStore {
     queueOffset: number,
     offset: number,
     size: number,
+    b: Buffer | null,
     window: ReadWindow,
   ): Buffer | null {
     const expected = { topic: cq.topic, queueId: cq.queueId, queueOffset };
-    const b = this.commitLog.viewSync(offset, size, window, READ_AHEAD_BYTES);
     const problem = b ? recordProblem(b, offset, this.o.checkCRCOnRead, isUtf8, expected) : 'unreadable';
     if (b && problem === null) return b;
-    if (offset < this.commitLog.minOffset) return null;
+    if (offset < this.commitLog.minOffset || !this.running) return null;
     const found = this.rebuildUnit(cq, queueOffset, window);
     if (found) return found;
     this.o.logger.warn(
@@ -934,6 +991,13 @@ export class MessageStore {
 
 function refusal(status: PutMessageStatus, remark: string): PutMessageResult {
   return { status, physicalOffset: -1, queueOffset: -1, storeTimestamp: 0, msgId: '', wroteBytes: 0, remark };
+}
+
+/** The bytes of `[offset, offset + size)` in the read window, or undefined when it does not hold them all. */
+function windowView(window: ReadWindow, offset: number, size: number): Buffer | undefined {
+  const buf = window.buf;
+  if (!buf || offset < window.start || offset + size > window.start + buf.length) return undefined;
+  return buf.subarray(offset - window.start, offset - window.start + size);
 }
 
 /**

@@ -7,8 +7,8 @@
  */
 import { CompressionType, MAGIC_CODE_V2, MessageSysFlag, checkRecord } from '../common/codec/index.js';
 
-/** Every sysFlag bit a stored record may carry. */
-const STORED_BITS =
+/** Every sysFlag bit a stored record may carry (and a producer may send). */
+export const STORED_SYSFLAG_BITS =
   MessageSysFlag.COMPRESSED_FLAG |
   MessageSysFlag.MULTI_TAGS_FLAG |
   MessageSysFlag.TRANSACTION_MASK |
@@ -41,7 +41,7 @@ export function recordProblem(
   const stated = b.readUInt32BE(28) * 0x1_0000_0000 + b.readUInt32BE(32);
   if (stated !== offset) return `the record says it is at ${stated}`;
   const sysFlag = b.readInt32BE(36);
-  if ((sysFlag & ~STORED_BITS) !== 0) return `sysFlag 0x${(sysFlag >>> 0).toString(16)} has undefined bits`;
+  if ((sysFlag & ~STORED_SYSFLAG_BITS) !== 0) return `sysFlag 0x${(sysFlag >>> 0).toString(16)} has undefined bits`;
   const compression = (sysFlag & MessageSysFlag.COMPRESSION_TYPE_MASK) >> 8;
   const compressed = (sysFlag & MessageSysFlag.COMPRESSED_FLAG) !== 0;
   if (compression !== 0 && (!compressed || compression > CompressionType.ZLIB)) {
@@ -53,7 +53,29 @@ export function recordProblem(
   const storeLength = (sysFlag & MessageSysFlag.STOREHOSTADDRESS_V6_FLAG) === 0 ? 8 : 20;
   // TOTALSIZE MAGIC CRC QUEUEID FLAG QUEUEOFFSET PHYSICALOFFSET SYSFLAG BORNTIMESTAMP BORNHOST
   // STORETIMESTAMP STOREHOST RECONSUMETIMES PREPAREDTXOFFSET BODYLENGTH BODY TOPICLENGTH TOPIC ...
-  const bodyLenAt = 48 + bornLength + 8 + storeLength + 4 + 8;
+  // Fields a reader decodes: 64-bit values within JavaScript's safe range, never negative, and ports
+  // of 16 bits (a flipped high bit fails a consumer's decode otherwise).
+  const long = (at: number): number => b.readInt32BE(at) * 0x1_0000_0000 + b.readUInt32BE(at + 4);
+  const storeTsAt = 48 + bornLength;
+  const reconsumeAt = storeTsAt + 8 + storeLength;
+  for (const [name, at] of [
+    ['queue offset', 20],
+    ['bornTimestamp', 40],
+    ['storeTimestamp', storeTsAt],
+    ['preparedTransactionOffset', reconsumeAt + 4],
+  ] as const) {
+    const v = long(at);
+    if (v < 0 || !Number.isSafeInteger(v)) return `${name} ${v}`;
+  }
+  for (const [name, at] of [
+    ['bornHost', 48 + bornLength - 4],
+    ['storeHost', storeTsAt + 8 + storeLength - 4],
+  ] as const) {
+    const port = b.readInt32BE(at);
+    if (port < 0 || port > 65535) return `${name} port ${port}`;
+  }
+  if (b.readInt32BE(reconsumeAt) < 0) return `reconsumeTimes ${b.readInt32BE(reconsumeAt)}`;
+  const bodyLenAt = reconsumeAt + 4 + 8;
   const bodyLength = b.readInt32BE(bodyLenAt);
   const bodyAt = bodyLenAt + 4;
   const version2 = b.readInt32BE(4) === MAGIC_CODE_V2;
@@ -65,7 +87,7 @@ export function recordProblem(
   const props = b.subarray(propsAt, b.length);
   if (!isUtf8(topicBytes) || !isUtf8(props)) return 'topic or properties are not UTF-8';
   if (!propertiesWellFormed(props)) return 'properties are not name\\u0001value pairs separated by \\u0002';
-  if (compressed && !looksCompressed(b.subarray(bodyAt, bodyAt + bodyLength), compression)) {
+  if (compressed && bodyLength > 0 && !looksCompressed(b.subarray(bodyAt, bodyAt + bodyLength), compression)) {
     return 'a body flagged compressed does not start like compressed data';
   }
   if (expected) {

@@ -1,7 +1,8 @@
 // Long version of test/integration/store/corruption.test.ts: SOAK_ROUNDS (default 60) rounds of random
 // damage to a store with tiny segments (4 KiB log segments, 10-unit queue files): a flipped byte in a
 // random record (after a clean stop or a crash), a flipped bit in a random consume-queue unit, a queue
-// file cut short by whole units. After reopening, every queue is consumed with CRC checks: no damaged
+// file cut short by whole units, a flipped bit in a record header field outside the body CRC (after a
+// clean stop or a crash). After reopening, every queue is consumed with CRC checks: no damaged
 // record may be served, and no valid message may be lost (only the record hit by the damage may be).
 // Needs dist/ (`npm run soak` builds it).
 import { Buffer } from 'node:buffer';
@@ -31,7 +32,14 @@ function flip(file, at, mask) {
 
 for (let round = 1; round <= rounds; round++) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rmq-soak-corrupt-'));
-  const kind = ['log byte, clean stop', 'log byte, crash', 'queue unit bit', 'queue cut short'][round % 4];
+  const kind = [
+    'log byte, clean stop',
+    'log byte, crash',
+    'queue unit bit',
+    'queue cut short',
+    'log header bit, clean stop',
+    'log header bit, crash',
+  ][round % 6];
   try {
     const s = await MessageStore.open({ ...OPTS, storePath: dir });
     const sent = [];
@@ -53,14 +61,17 @@ for (let round = 1; round <= rounds; round++) {
     }
     await s.shutdown();
     let victim = null;
-    if (kind.startsWith('log byte')) {
+    if (kind.startsWith('log')) {
       victim = sent[rnd(N)];
       const file = path.join(
         dir,
         'commitlog',
         String(victim.physicalOffset - (victim.physicalOffset % SEG)).padStart(20, '0'),
       );
-      flip(file, (victim.physicalOffset % SEG) + rnd(victim.wroteBytes), 1 << rnd(8));
+      // A header bit: queue id, flag, queue offset, sysFlag, timestamps and hosts (bytes 12-83), all
+      // outside the body CRC; else any byte of the record.
+      const at = kind.startsWith('log header') ? 12 + rnd(72) : rnd(victim.wroteBytes);
+      flip(file, (victim.physicalOffset % SEG) + at, 1 << rnd(8));
       if (kind.endsWith('crash')) fs.writeFileSync(path.join(dir, 'abort'), '1\n');
     } else {
       const q = rnd(QUEUES);

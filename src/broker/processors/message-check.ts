@@ -7,15 +7,10 @@
 import { createInflate } from 'node:zlib';
 import { CompressionType, DEFAULT_MAX_DECOMPRESSED_BYTES, MessageSysFlag } from '../../common/codec/constants.js';
 import { decompressBody } from '../../common/codec/compression.js';
+import { STORED_SYSFLAG_BITS } from '../../store/record-check.js';
 
 /** sysFlag bits a producer may send: compression, multi-tags, the transaction type, the host-address kinds, the compression type. */
-const PRODUCER_BITS =
-  MessageSysFlag.COMPRESSED_FLAG |
-  MessageSysFlag.MULTI_TAGS_FLAG |
-  MessageSysFlag.TRANSACTION_MASK |
-  MessageSysFlag.BORNHOST_V6_FLAG |
-  MessageSysFlag.STOREHOSTADDRESS_V6_FLAG |
-  MessageSysFlag.COMPRESSION_TYPE_MASK;
+const PRODUCER_BITS = STORED_SYSFLAG_BITS;
 
 const hex = (n: number): string => `0x${(n >>> 0).toString(16)}`;
 

@@ -152,6 +152,34 @@ describe('store corruption', () => {
     }
   });
 
+  test('(b) a unit moved past its successors inside the log: cut before it and rebuilt, nothing skipped', async () => {
+    const topic = uniqueTopic();
+    const s = await open();
+    const rs = await fill(s, topic, 200);
+    await s.shutdown();
+    // Unit 13 of queue 0 (message 26) gains 4096 bytes: it now points past units 14, 15, ... inside the log.
+    const u13 = rs[26] as PutMessageResult;
+    expect(u13.physicalOffset + 4096).toBeLessThan(s.getCommitLogMaxOffset());
+    flip(cqFile(stores.dir, topic, 0, 13), (13 % 10) * 20 + 6, 0x10);
+    const again = await open();
+    expect(await consume(again, topic, 0)).toEqual(bodiesOf(200, 0));
+    expect(await consume(again, topic, 1)).toEqual(bodiesOf(200, 1));
+  });
+
+  test('(c) a queue whose only file is cut to nothing is rebuilt from the log', async () => {
+    const topic = uniqueTopic();
+    const s = await open();
+    await fill(s, topic, 200);
+    await s.shutdown();
+    fs.truncateSync(cqFile(stores.dir, topic, 1, 0), 0);
+    const log = spyLogger();
+    const again = await open({ logger: log });
+    expect(await consume(again, topic, 1)).toEqual(bodiesOf(200, 1));
+    expect(log.warnings.map((w) => w.msg)).toContain(
+      'consume queue: files hold no unit; rebuilding the queue from the commit log',
+    );
+  });
+
   test('(c) a consume-queue file cut short by whole units is rebuilt from the intact log', async () => {
     const topic = uniqueTopic();
     const s = await open();
