@@ -7,6 +7,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { MessageExt } from '../../../src/common/message.js';
+import { LitePullConsumer } from '../../../src/client/lite-pull-consumer.js';
 import { PushConsumer } from '../../../src/client/push-consumer.js';
 import type { PushConsumerOptions } from '../../../src/client/push-consumer-options.js';
 import type { ReadyEvent } from '../../../src/client/push-consumer-events.js';
@@ -161,6 +162,35 @@ describe.each<Transport>(['http', 'tcp'])('members of a new group starting toget
     await down;
   }, 60_000);
 });
+
+it.each<Transport>(['http', 'tcp'])(
+  'LitePullConsumer (subscribe): ready once every first pull is held (%s)',
+  async (t) => {
+    const own = await startBroker({ remotingPort: 0 });
+    const topic = uniq('LiteReady');
+    await own.client.call('UPDATE_AND_CREATE_TOPIC', { topic, readQueueNums: 4, writeQueueNums: 4, perm: 6 });
+    const c = new LitePullConsumer({
+      ...addressing(t, own),
+      consumerGroup: uniq('liteready'),
+      consumeFromWhere: 'CONSUME_FROM_FIRST_OFFSET',
+    });
+    c.subscribe(topic, '*');
+    try {
+      await c.start();
+      await c.ready;
+      const mine = c.assignment().length;
+      expect(mine).toBeGreaterThanOrEqual(4);
+      const held = (): number => own.broker.pullRequestHoldService.size;
+      if (t === 'tcp') expect(held()).toBe(mine);
+      else await waitFor(() => held() === mine, 1000);
+    } finally {
+      await c.shutdown();
+      await own.close();
+    }
+    await expect(c.ready).resolves.toBeUndefined();
+  },
+  60_000,
+);
 
 /** A child process with two members of `group` that start when told `go` on stdin. */
 function spawnPair(
