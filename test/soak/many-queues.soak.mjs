@@ -10,6 +10,22 @@ const holdMs = Number(process.argv[2] ?? 60_000);
 const log = (l) => process.stdout.write(`${l}\n`);
 let failed = false;
 
+/** Prints the soak row of one scenario; `bad` lists what failed. */
+function report(scenario, r, bad, note) {
+  if (bad.length) failed = true;
+  const row = {
+    scenario,
+    runs: 1,
+    sent: r.sent,
+    acknowledged: r.sent,
+    consumed: r.delivered,
+    lost: r.sent - r.delivered,
+    duplicates: r.duplicates,
+    notes: bad.length ? `FAILED: ${bad.join('; ')}` : note,
+  };
+  process.stdout.write(`SOAK ${JSON.stringify(row)}\n`);
+}
+
 for (const transport of ['http', 'tcp']) {
   const r = await runManyQueues({ transport, queues: 1000, holdMs, log });
   const bad = [];
@@ -20,18 +36,12 @@ for (const transport of ['http', 'tcp']) {
   if (r.split[0] !== 500 || r.split[1] !== 500) bad.push(`split ${r.split.join('/')}`);
   if (r.delivered !== r.sent) bad.push(`${r.sent - r.delivered} lost`);
   if (r.duplicates > IN_FLIGHT_BOUND) bad.push(`${r.duplicates} duplicates > ${IN_FLIGHT_BOUND}`);
-  if (bad.length) failed = true;
-  const row = {
-    scenario: `1,000 queues one broker, ${transport}, ${holdMs / 1000} s held, then split`,
-    runs: 1,
-    sent: r.sent,
-    acknowledged: r.sent,
-    consumed: r.delivered,
-    lost: r.sent - r.delivered,
-    duplicates: r.duplicates,
-    notes: bad.length ? `FAILED: ${bad.join('; ')}` : `ready ${r.readyA} / ${r.readyB} ms; split ${r.split.join('/')}`,
-  };
-  process.stdout.write(`SOAK ${JSON.stringify(row)}\n`);
+  report(
+    `1,000 queues one broker, ${transport}, ${holdMs / 1000} s held, then split`,
+    r,
+    bad,
+    `ready ${r.readyA} / ${r.readyB} ms; split ${r.split.join('/')}`,
+  );
 }
 
 for (const transport of ['http', 'tcp']) {
@@ -43,17 +53,6 @@ for (const transport of ['http', 'tcp']) {
   if (problems.length) bad.push(`${problems.length} timeouts (${problems[0]})`);
   if (r.delivered !== r.sent) bad.push(`${r.sent - r.delivered} lost`);
   if (r.duplicates) bad.push(`${r.duplicates} duplicates`);
-  if (bad.length) failed = true;
-  const row = {
-    scenario: `512 queues across two processes, ${transport}, ${holdMs / 1000} s`,
-    runs: 1,
-    sent: r.sent,
-    acknowledged: r.sent,
-    consumed: r.delivered,
-    lost: r.sent - r.delivered,
-    duplicates: r.duplicates,
-    notes: bad.length ? `FAILED: ${bad.join('; ')}` : `held ${r.held.join('/')}`,
-  };
-  process.stdout.write(`SOAK ${JSON.stringify(row)}\n`);
+  report(`512 queues across two processes, ${transport}, ${holdMs / 1000} s`, r, bad, `held ${r.held.join('/')}`);
 }
 process.exit(failed ? 1 : 0);

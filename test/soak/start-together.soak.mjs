@@ -6,18 +6,15 @@
 // prints how soon a lone consumer gets its first message. Uses dist/ (run `npm run build`).
 // Usage: node test/soak/start-together.soak.mjs [rounds]   (default 20)
 import { Buffer } from 'node:buffer';
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { clearTimeout, setTimeout } from 'node:timers';
+import { setTimeout } from 'node:timers';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { fileURLToPath } from 'node:url';
 import { Broker } from '../../dist/broker/index.js';
 import { AdminClient, Producer, PushConsumer } from '../../dist/index.js';
+import { twoProcessRound } from '../support/start-together.mjs';
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-const dist = path.resolve(here, '../../dist/index.js');
 const rounds = Number(process.argv[2] ?? process.env.SOAK_ROUNDS ?? 20);
 const QUEUES = 16;
 const BACKLOG = 2000;
@@ -77,66 +74,9 @@ async function inProcessRound(t) {
   return { consumed: new Set(bodies).size, duplicates: bodies.length - new Set(bodies).size };
 }
 
-function spawnPair(t, group, topic) {
-  const script = `
-    const { PushConsumer } = await import(${JSON.stringify(dist)});
-    const members = [0, 1].map(() => {
-      const c = new PushConsumer(${JSON.stringify(options(t, group))});
-      c.subscribe(${JSON.stringify(topic)}, '*');
-      c.registerMessageListener(async (msgs) => {
-        await new Promise((r) => setTimeout(r, 1));
-        for (const m of msgs) process.stdout.write('consumed ' + m.body.toString() + '\\n');
-      });
-      return c;
-    });
-    process.stdout.write('loaded\\n');
-    let started;
-    process.stdin.on('data', async (d) => {
-      const s = d.toString();
-      if (s.includes('go')) started = Promise.all(members.map((c) => c.start()));
-      if (s.includes('stop')) {
-        await started?.catch(() => undefined);
-        await Promise.all(members.map((c) => c.shutdown()));
-        process.exit(0);
-      }
-    });
-  `;
-  const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['pipe', 'pipe', 'inherit'] });
-  const state = { child, bodies: [], loaded: false };
-  let partial = '';
-  child.stdout.on('data', (d) => {
-    const lines = (partial + d.toString()).split('\n');
-    partial = lines.pop() ?? '';
-    for (const l of lines) {
-      if (l.startsWith('consumed ')) state.bodies.push(l.slice(9));
-      else if (l === 'loaded') state.loaded = true;
-    }
-  });
-  return state;
-}
-
-async function twoProcessRound(t) {
+async function twoProcesses(t) {
   const topic = await backlogTopic();
-  const group = `pair_${process.pid}_${seq}`;
-  const pairs = [spawnPair(t, group, topic), spawnPair(t, group, topic)];
-  try {
-    await until(() => pairs.every((p) => p.loaded), 60_000, 'the children');
-    for (const p of pairs) p.child.stdin.write('go\n');
-    await until(() => new Set(pairs.flatMap((p) => p.bodies)).size === BACKLOG, 120_000, 'the backlog');
-  } finally {
-    await Promise.all(
-      pairs.map(async (p) => {
-        if (p.child.exitCode !== null) return;
-        const exited = new Promise((r) => p.child.once('exit', r));
-        p.child.stdin.write('stop\n');
-        const kill = setTimeout(() => p.child.kill('SIGKILL'), 20_000);
-        await exited;
-        clearTimeout(kill);
-      }),
-    );
-  }
-  const all = pairs.flatMap((p) => p.bodies);
-  return { consumed: new Set(all).size, duplicates: all.length - new Set(all).size };
+  return twoProcessRound(options(t, `pair_${process.pid}_${seq}`), topic, BACKLOG);
 }
 
 async function loneFirstMessage(t) {
@@ -161,7 +101,7 @@ try {
   for (const t of ['http', 'tcp']) {
     for (const [name, round] of [
       ['4 members in one process', inProcessRound],
-      ['2 x 2 members in two processes', twoProcessRound],
+      ['2 x 2 members in two processes', twoProcesses],
     ]) {
       let consumed = 0;
       let duplicates = 0;
