@@ -13,9 +13,11 @@
  * `ready` is delivered as soon as the broker stores it: no timer of the consumer stands in between.
  * @pure
  */
+import { delay, type Clock } from '../common/clock.js';
 import type { Logger } from '../common/logger.js';
 import type { MessageQueue } from '../common/message.js';
 import { settleMembership, type SettleResult, type StartSettleOptions } from './start-settle.js';
+import type { MQClientInstance } from './mq-client-instance.js';
 import type { ProcessQueue } from './process-queue.js';
 
 /** What the `ready` event reports. */
@@ -37,6 +39,27 @@ export interface ConsumerStartupOptions {
   now(): number;
   logger: Logger;
   onReady(event: ReadyEvent): void;
+}
+
+/**
+ * The `ready` probe: per broker serving `queues`, waits until the transport has written every held call
+ * (HTTP queues a call until it has a connection), then makes one answered call to that broker.
+ */
+export async function probeHeldPulls(
+  instance: MQClientInstance,
+  group: string,
+  queues: readonly MessageQueue[],
+  signal: AbortSignal,
+  clock: Clock,
+): Promise<void> {
+  const addrs = new Set<string>();
+  for (const mq of queues) addrs.add((await instance.findBrokerAddressForQueue(mq)).brokerAddr);
+  await Promise.all(
+    [...addrs].map(async (addr) => {
+      while ((instance.remoting.unsentHeldCalls?.(addr) ?? 0) > 0) await delay(5, signal, clock);
+      await instance.api.getConsumerIdListByGroup(addr, group);
+    }),
+  );
 }
 
 /** A promise with its resolve and reject; rejections nobody awaits are not reported as unhandled. */

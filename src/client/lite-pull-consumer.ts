@@ -46,6 +46,7 @@ import type { MQConsumerInner } from './mq-consumer-inner.js';
 import { ReadOffsetType, type OffsetPersistedEvent, type OffsetStore } from './offset-store.js';
 import { ProcessQueue } from './process-queue.js';
 import { PullAPIWrapper } from './pull-api-wrapper.js';
+import { ConsumerStartup, Deferred, probeHeldPulls, type ReadyEvent } from './consumer-startup.js';
 import { PullMessageService } from './pull-message-service.js';
 import { createPullRequest, type PullRequest } from './pull-request.js';
 import { createOffsetStore } from './push-consumer-run.js';
@@ -67,6 +68,8 @@ export interface LitePullConsumerEvents {
   pullError: [event: LitePullErrorEvent];
   flowControl: [event: LiteFlowControlEvent];
   offsetPersisted: [event: OffsetPersistedEvent];
+  /** The consumer holds its queues and their first pulls are held by the broker (as `ready` resolves). */
+  ready: [event: ReadyEvent];
 }
 
 export interface PollOptions {
@@ -124,6 +127,8 @@ export class LitePullConsumer implements AsyncIterable<MessageExt> {
   /** `assign` mode: the queues asked for (applied at start, or at once when running). */
   #assignedWanted: MessageQueue[] = [];
   readonly #queues = new Map<string, LiteQueue>();
+  readonly #ready = new Deferred<void>();
+  #startup: ConsumerStartup | undefined;
   readonly #queueByRequest = new WeakMap<PullRequest, LiteQueue>();
   readonly #paused = new Set<string>();
   readonly #cache = new ConsumeRequestCache();
@@ -163,6 +168,16 @@ export class LitePullConsumer implements AsyncIterable<MessageExt> {
 
   get consumerGroup(): string {
     return this.options.consumerGroup;
+  }
+
+  /**
+   * Resolves when the consumer holds its queues (subscribe mode: after its first balanced rebalance;
+   * assign mode: the assigned queues) and the first pull of each is held by the broker (or answered),
+   * so a message sent after it is fetched as soon as the broker stores it. Also the `ready` event.
+   * Rejects when `start()` fails or `shutdown()` comes first.
+   */
+  get ready(): Promise<void> {
+    return this.#ready.promise;
   }
 
   get state(): LitePullConsumerState {
@@ -281,7 +296,14 @@ export class LitePullConsumer implements AsyncIterable<MessageExt> {
         (e) => void this.events.emit('offsetPersisted', e),
       );
       await offsetStore.load();
-      const pulls = new PullMessageService((req) => litePullMessage(host, req), o.clock, this.#logger);
+      const pulls = new PullMessageService(
+        (req) => {
+          if (this.#startup?.pending) this.#startup.pullStarted(req.processQueue);
+          return litePullMessage(host, req);
+        },
+        o.clock,
+        this.#logger,
+      );
       const host: LitePullHost = {
         options: o,
         logger: this.#logger,
@@ -320,16 +342,29 @@ export class LitePullConsumer implements AsyncIterable<MessageExt> {
       instance.registerConsumer(o.consumerGroup, this.#consumerInner());
       await instance.start();
       this.#state = 'RUNNING';
+      this.#startup = new ConsumerStartup(
+        {
+          settle: undefined,
+          probe: (queues, signal) => probeHeldPulls(instance, o.consumerGroup, queues, signal, o.clock),
+          now: () => o.clock.now(),
+          logger: this.#logger,
+          onReady: (e) => void this.events.emit('ready', e),
+        },
+        this.#ready,
+      );
       if (this.#mode === 'subscribe') {
         await Promise.all([...this.#subscriptions.keys()].map((t) => this.#routes.refreshRoute(t)));
         await instance.sendHeartbeatToAllBrokers();
         instance.rebalanceImmediately();
-      } else if (this.#mode === 'assign') {
-        await this.#applyAssignment(this.#assignedWanted);
-        await instance.sendHeartbeatToAllBrokers();
+      } else {
+        if (this.#mode === 'assign') await this.#applyAssignment(this.#assignedWanted);
+        this.#startup.afterPass(true, this.#queues.values());
+        if (this.#mode === 'assign') await instance.sendHeartbeatToAllBrokers();
       }
     } catch (err) {
       this.#state = 'START_FAILED';
+      this.#ready.reject(err);
+      this.#startup?.end(err);
       instance.events.off('routeChanged', this.#routes.onRouteChanged);
       await this.#run?.pulls.shutdown();
       for (const q of this.#queues.values()) q.pq.dropped = true;
@@ -359,7 +394,9 @@ export class LitePullConsumer implements AsyncIterable<MessageExt> {
         // A paused queue is not pulled on purpose: keep the rebalance from treating it as idle.
         const now = o.clock.now();
         for (const q of this.#queues.values()) if (this.#paused.has(q.key)) q.pq.lastPullTimestamp = now;
-        return run.rebalance.doRebalance();
+        const balanced = await run.rebalance.doRebalance();
+        this.#startup?.afterPass(balanced, run.rebalance.processQueueTable.values());
+        return balanced;
       },
       persistConsumerOffset: async () => {
         const run = this.#run;
@@ -733,6 +770,9 @@ export class LitePullConsumer implements AsyncIterable<MessageExt> {
   async #shutdown(): Promise<void> {
     this.options.signal?.removeEventListener('abort', this.#onAbort);
     if (this.#startPromise) await this.#startPromise.catch(() => {});
+    const notReady = new StateError('the LitePullConsumer was shut down before it was ready');
+    this.#ready.reject(notReady);
+    this.#startup?.end(notReady);
     const run = this.#run;
     if (!run || this.#state !== 'RUNNING') {
       this.#state = 'SHUTDOWN';

@@ -64,8 +64,7 @@ import {
 import { QueueLocker } from './queue-locker.js';
 import { releaseAfterFailedStart, shutdownRun } from './push-consumer-shutdown.js';
 import { reachBrokers } from './client-start.js';
-import { delay } from '../common/clock.js';
-import { ConsumerStartup, Deferred } from './consumer-startup.js';
+import { ConsumerStartup, Deferred, probeHeldPulls } from './consumer-startup.js';
 import { PushConsumerTasks } from './push-consumer-tasks.js';
 import { createRebalancePushImpl } from './rebalance-push-impl.js';
 import { SafeEventEmitter } from './safe-emitter.js';
@@ -499,17 +498,7 @@ export class PushConsumer {
     const startup = new ConsumerStartup(
       {
         settle,
-        probe: async (queues, signal) => {
-          const addrs = new Set<string>();
-          for (const mq of queues) addrs.add((await instance.findBrokerAddressForQueue(mq)).brokerAddr);
-          await Promise.all(
-            [...addrs].map(async (addr) => {
-              // Over HTTP a pull may still wait for its connection: the probe goes after it is written.
-              while ((instance.remoting.unsentHeldCalls?.(addr) ?? 0) > 0) await delay(5, signal, o.clock);
-              await instance.api.getConsumerIdListByGroup(addr, group);
-            }),
-          );
-        },
+        probe: (queues, signal) => probeHeldPulls(instance, group, queues, signal, o.clock),
         now: () => o.clock.now(),
         logger: this.#logger,
         onReady: (e) => {

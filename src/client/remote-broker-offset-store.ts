@@ -4,7 +4,8 @@
  * broker copy is written every 5 s (persistAll) and on queue removal (persist), and also rides on each
  * pull (commit-offset flag). Those writes are oneway, as RocketMQ's updateConsumerOffsetOneway: a
  * rebalance that drops a hundred queues, or the periodic write of a thousand, waits for no answer, and
- * a write that fails is simply sent again by the next persist. Where the caller must know the broker
+ * a write that fails is simply sent again by the next persist. The periodic write leaves out offsets
+ * that have not moved since they were sent (each is sent again after `UNCHANGED_OFFSET_RESEND_MS`). Where the caller must know the broker
  * has the offsets (shutdown, a lite pull `commit()`, releasing an orderly queue's lock) `flushAll` and
  * `flush` await the answers, a bounded number at a time.
  *
@@ -32,15 +33,25 @@ export interface RemoteOffsetBackend {
 /** Awaited offset calls (reads, flushed writes) one store has in flight at most. */
 export const OFFSET_CALL_CONCURRENCY = 32;
 
+/**
+ * The periodic persistAll skips a queue whose offset has not moved since it was last sent, unless that
+ * was this long ago, ms: a consumer holding a thousand mostly idle queues does not send a thousand
+ * unchanged offsets every 5 s, and a broker that lost one (restarted from an older file) still gets it.
+ */
+export const UNCHANGED_OFFSET_RESEND_MS = 60_000;
+
 export class RemoteBrokerOffsetStore extends OffsetTableStore {
   /** Bounds the awaited calls (offset reads, flushed writes); oneway writes do not wait for it. */
   readonly #gate = new ConcurrencyGate(OFFSET_CALL_CONCURRENCY);
+  /** Per queue key: the offset last sent and when. */
+  readonly #sent = new Map<string, { offset: number; at: number }>();
 
   constructor(
     private readonly backend: RemoteOffsetBackend,
     private readonly logger: Logger,
     private readonly onPersisted: (e: OffsetPersistedEvent) => void = () => {},
     private readonly onPersistError: (mq: MessageQueue, err: unknown) => void = () => {},
+    private readonly now: () => number = Date.now,
   ) {
     super();
   }
@@ -64,7 +75,12 @@ export class RemoteBrokerOffsetStore extends OffsetTableStore {
 
   /** RocketMQ: persistAll — every offset of `mqs` sent oneway; cached queues not in `mqs` are forgotten. */
   async persistAll(mqs: readonly MessageQueue[]): Promise<void> {
-    await Promise.all(this.#select(mqs).map((e) => this.send(e.mq, e.offset, true)));
+    const now = this.now();
+    const changed = this.#select(mqs).filter((e) => {
+      const last = this.#sent.get(messageQueueKey(e.mq));
+      return !last || last.offset !== e.offset || now - last.at >= UNCHANGED_OFFSET_RESEND_MS;
+    });
+    await Promise.all(changed.map((e) => this.send(e.mq, e.offset, true)));
   }
 
   /** RocketMQ: persist — the queue's offset sent oneway. */
@@ -86,6 +102,7 @@ export class RemoteBrokerOffsetStore extends OffsetTableStore {
 
   removeOffset(mq: MessageQueue): void {
     this.table.remove(mq);
+    this.#sent.delete(messageQueueKey(mq));
   }
 
   /** The cached offsets of `mqs`; cached queues not in `mqs` are forgotten (RocketMQ's persistAll). */
@@ -94,7 +111,10 @@ export class RemoteBrokerOffsetStore extends OffsetTableStore {
     const out: { mq: MessageQueue; offset: number }[] = [];
     for (const [key, e] of [...this.table.entries]) {
       if (wanted.has(key)) out.push({ mq: e.mq, offset: e.offset.offset });
-      else this.table.deleteKey(key);
+      else {
+        this.table.deleteKey(key);
+        this.#sent.delete(key);
+      }
     }
     return out;
   }
@@ -103,6 +123,7 @@ export class RemoteBrokerOffsetStore extends OffsetTableStore {
   private async send(mq: MessageQueue, offset: number, oneway: boolean): Promise<void> {
     try {
       await this.backend.updateConsumerOffset(mq, offset, oneway);
+      this.#sent.set(messageQueueKey(mq), { offset, at: this.now() });
       this.onPersisted({ messageQueue: mq, offset });
     } catch (err) {
       this.logger.warn({ err, mq, offset }, 'UPDATE_CONSUMER_OFFSET failed');

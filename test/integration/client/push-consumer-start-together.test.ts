@@ -3,19 +3,16 @@
  * over TCP remoting; a lone consumer still gets its first message soon; `ready` tells when the first
  * pulls are held. The 20-round version is `npm run soak -- start-together`.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { MessageExt } from '../../../src/common/message.js';
+import { LitePullConsumer } from '../../../src/client/lite-pull-consumer.js';
 import { PushConsumer } from '../../../src/client/push-consumer.js';
 import type { PushConsumerOptions } from '../../../src/client/push-consumer-options.js';
 import type { ReadyEvent } from '../../../src/client/push-consumer-events.js';
 import type { Producer } from '../../../src/client/producer.js';
 import { startBroker, waitFor, type BrokerFixture } from '../../support/broker-fixture.js';
+import { twoProcessRound } from '../../support/start-together.mjs';
 import { sendMany, startProducer, uniq } from './push-consumer-support.js';
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-const dist = path.resolve(here, '../../../dist/index.js');
 const QUEUES = 16;
 const BACKLOG = 400;
 /** Rounds per transport here; the soak runs 20. */
@@ -162,88 +159,44 @@ describe.each<Transport>(['http', 'tcp'])('members of a new group starting toget
   }, 60_000);
 });
 
-/** A child process with two members of `group` that start when told `go` on stdin. */
-function spawnPair(
-  t: Transport,
-  group: string,
-  topic: string,
-): { child: ChildProcess; bodies: string[]; ready: Promise<void> } {
-  const opts = { ...addressing(t), consumerGroup: group, consumeFromWhere: 'CONSUME_FROM_FIRST_OFFSET' };
-  const script = `
-    const { PushConsumer } = await import(${JSON.stringify(dist)});
-    const members = [0, 1].map(() => {
-      const c = new PushConsumer(${JSON.stringify(opts)});
-      c.subscribe(${JSON.stringify(topic)}, '*');
-      c.registerMessageListener(async (msgs) => {
-        await new Promise((r) => setTimeout(r, 1));
-        for (const m of msgs) process.stdout.write('consumed ' + m.body.toString() + '\\n');
-      });
-      return c;
+it.each<Transport>(['http', 'tcp'])(
+  'LitePullConsumer (subscribe): ready once every first pull is held (%s)',
+  async (t) => {
+    const own = await startBroker({ remotingPort: 0 });
+    const topic = uniq('LiteReady');
+    await own.client.call('UPDATE_AND_CREATE_TOPIC', { topic, readQueueNums: 4, writeQueueNums: 4, perm: 6 });
+    const c = new LitePullConsumer({
+      ...addressing(t, own),
+      consumerGroup: uniq('liteready'),
+      consumeFromWhere: 'CONSUME_FROM_FIRST_OFFSET',
     });
-    process.stdout.write('loaded\\n');
-    let started;
-    process.stdin.on('data', async (d) => {
-      const s = d.toString();
-      if (s.includes('go')) {
-        started = (async () => {
-          await Promise.all(members.map((c) => c.start()));
-          await Promise.all(members.map((c) => c.ready));
-        })();
-      }
-      if (s.includes('stop')) {
-        await started?.catch(() => undefined);
-        await Promise.all(members.map((c) => c.shutdown()));
-        process.exit(0);
-      }
-    });
-  `;
-  const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['pipe', 'pipe', 'inherit'] });
-  const bodies: string[] = [];
-  let partial = '';
-  let loaded!: () => void;
-  const ready = new Promise<void>((r) => (loaded = r));
-  child.stdout?.on('data', (d: Buffer) => {
-    const lines = (partial + d.toString()).split('\n');
-    partial = lines.pop() ?? '';
-    for (const l of lines) {
-      if (l.startsWith('consumed ')) bodies.push(l.slice('consumed '.length));
-      else if (l === 'loaded') loaded();
+    c.subscribe(topic, '*');
+    try {
+      await c.start();
+      await c.ready;
+      const mine = c.assignment().length;
+      expect(mine).toBeGreaterThanOrEqual(4);
+      const held = (): number => own.broker.pullRequestHoldService.size;
+      if (t === 'tcp') expect(held()).toBe(mine);
+      else await waitFor(() => held() === mine, 1000);
+    } finally {
+      await c.shutdown();
+      await own.close();
     }
-  });
-  return { child, bodies, ready };
-}
+    await expect(c.ready).resolves.toBeUndefined();
+  },
+  60_000,
+);
 
 it.each<Transport>(['http', 'tcp'])(
   '4 members in 2 processes started together read no message twice (%s)',
   async (t) => {
     const topic = await backlogTopic();
-    const group = uniq('pair');
-    const pairs = [spawnPair(t, group, topic), spawnPair(t, group, topic)];
-    try {
-      // Both processes have loaded the package; then both are told to start at the same moment.
-      await Promise.all(pairs.map((p) => p.ready));
-      for (const p of pairs) p.child.stdin?.write('go\n');
-      const tally = new Tally();
-      await waitFor(() => new Set(pairs.flatMap((p) => p.bodies)).size === BACKLOG, 60_000);
-      for (const b of pairs.flatMap((p) => p.bodies)) tally.add(b);
-      expect(tally.duplicates).toBe(0);
-      expect(pairs.map((p) => p.bodies.length > 0)).toEqual([true, true]);
-    } finally {
-      for (const p of pairs) p.child.stdin?.write('stop\n');
-      await Promise.all(
-        pairs.map(
-          (p) =>
-            new Promise<void>((resolve) => {
-              if (p.child.exitCode !== null) return resolve();
-              const kill = setTimeout(() => p.child.kill('SIGKILL'), 15_000);
-              p.child.once('exit', () => {
-                clearTimeout(kill);
-                resolve();
-              });
-            }),
-        ),
-      );
-    }
+    const options = { ...addressing(t), consumerGroup: uniq('pair'), consumeFromWhere: 'CONSUME_FROM_FIRST_OFFSET' };
+    const r = await twoProcessRound(options, topic, BACKLOG);
+    expect(r.consumed).toBe(BACKLOG);
+    expect(r.duplicates).toBe(0);
+    expect(r.perProcess.every((n) => n > 0)).toBe(true);
   },
   90_000,
 );

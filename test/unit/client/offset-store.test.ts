@@ -3,7 +3,11 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { LocalFileOffsetStore } from '../../../src/client/local-file-offset-store.js';
 import { ReadOffsetType } from '../../../src/client/offset-store.js';
-import { RemoteBrokerOffsetStore } from '../../../src/client/remote-broker-offset-store.js';
+import {
+  OFFSET_CALL_CONCURRENCY,
+  RemoteBrokerOffsetStore,
+  UNCHANGED_OFFSET_RESEND_MS,
+} from '../../../src/client/remote-broker-offset-store.js';
 import { silentLogger } from '../../../src/common/logger.js';
 import { messageQueueKey, type MessageQueue } from '../../../src/common/message.js';
 import { mqOf } from './helpers.js';
@@ -73,6 +77,68 @@ describe('RemoteBrokerOffsetStore (RocketMQ: RemoteBrokerOffsetStore, facts §7.
     // A forgotten queue starts afresh: its old offset (2) does not come back through a later update.
     store.updateOffset(q1, 1, true);
     expect(store.readOffsetFromMemory(q1)).toBe(1);
+  });
+
+  it('persistAll and persist send oneway and skip unchanged offsets; flushAll and flush await the broker', async () => {
+    const calls: [number, number, boolean][] = [];
+    let now = 1000;
+    const store = new RemoteBrokerOffsetStore(
+      {
+        queryConsumerOffset: async () => -1,
+        updateConsumerOffset: async (mq, offset, oneway) => void calls.push([mq.queueId, offset, oneway]),
+      },
+      silentLogger,
+      () => {},
+      () => {},
+      () => now,
+    );
+    store.updateOffset(q0, 5, true);
+    store.updateOffset(q1, 7, true);
+    await store.persistAll([q0, q1]);
+    expect(calls).toEqual([
+      [0, 5, true],
+      [1, 7, true],
+    ]);
+    // Nothing moved: the periodic write sends nothing; q1 moves and is the only one sent.
+    store.updateOffset(q1, 8, true);
+    await store.persistAll([q0, q1]);
+    expect(calls.slice(2)).toEqual([[1, 8, true]]);
+    // An unchanged offset is sent again once UNCHANGED_OFFSET_RESEND_MS has passed.
+    now += UNCHANGED_OFFSET_RESEND_MS;
+    await store.persistAll([q0]);
+    expect(calls.slice(3)).toEqual([[0, 5, true]]);
+    // persist (queue removal) and the awaited variants always send.
+    await store.persist(q0);
+    await store.flush(q0);
+    await store.flushAll([q0]);
+    expect(calls.slice(4)).toEqual([
+      [0, 5, true],
+      [0, 5, false],
+      [0, 5, false],
+    ]);
+  });
+
+  it(`offset reads and flushed writes run at most ${OFFSET_CALL_CONCURRENCY} at a time`, async () => {
+    let active = 0;
+    let peak = 0;
+    const slow = async <T>(v: T): Promise<T> => {
+      active++;
+      peak = Math.max(peak, active);
+      await new Promise((r) => setImmediate(r));
+      active--;
+      return v;
+    };
+    const store = new RemoteBrokerOffsetStore(
+      { queryConsumerOffset: () => slow(3), updateConsumerOffset: () => slow(undefined) },
+      silentLogger,
+    );
+    const queues = Array.from({ length: 200 }, (_, i) => mqOf(i));
+    const read = await Promise.all(queues.map((q) => store.readOffset(q, ReadOffsetType.READ_FROM_STORE)));
+    expect(read.every((o) => o === 3)).toBe(true);
+    expect(peak).toBe(OFFSET_CALL_CONCURRENCY);
+    peak = 0;
+    await store.flushAll(queues);
+    expect(peak).toBe(OFFSET_CALL_CONCURRENCY);
   });
 
   it('a failed update is logged, not thrown', async () => {

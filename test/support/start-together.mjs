@@ -1,0 +1,87 @@
+// Members of a new group starting together in two child processes (two members each), shared by the
+// Jest test (push-consumer-start-together.test.ts) and `npm run soak -- start-together`. Both children
+// load the package first; then both are told to start at the same moment; each prints every message
+// it consumes. Uses the compiled package in dist/ (built by Jest's globalSetup or `npm run build`).
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+import { clearTimeout, setTimeout } from 'node:timers';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const dist = path.resolve(here, '../../dist/index.js');
+
+async function until(cond, timeoutMs, what) {
+  const deadline = Date.now() + timeoutMs;
+  while (!cond()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(10);
+  }
+}
+
+/** A child process with two members (`options`: PushConsumer options) of `topic`, started on `go`. */
+function spawnPair(options, topic) {
+  const script = `
+    const { PushConsumer } = await import(${JSON.stringify(dist)});
+    const members = [0, 1].map(() => {
+      const c = new PushConsumer(${JSON.stringify(options)});
+      c.subscribe(${JSON.stringify(topic)}, '*');
+      c.registerMessageListener(async (msgs) => {
+        await new Promise((r) => setTimeout(r, 1));
+        for (const m of msgs) process.stdout.write('consumed ' + m.body.toString() + '\\n');
+      });
+      return c;
+    });
+    process.stdout.write('loaded\\n');
+    let started;
+    process.stdin.on('data', async (d) => {
+      const s = d.toString();
+      if (s.includes('go')) started = Promise.all(members.map((c) => c.start().then(() => c.ready)));
+      if (s.includes('stop')) {
+        await started?.catch(() => undefined);
+        await Promise.all(members.map((c) => c.shutdown()));
+        process.exit(0);
+      }
+    });
+  `;
+  const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const state = { child, bodies: [], loaded: false };
+  let partial = '';
+  child.stdout.on('data', (d) => {
+    const lines = (partial + d.toString()).split('\n');
+    partial = lines.pop() ?? '';
+    for (const l of lines) {
+      if (l.startsWith('consumed ')) state.bodies.push(l.slice(9));
+      else if (l === 'loaded') state.loaded = true;
+    }
+  });
+  return state;
+}
+
+async function stopPair(p) {
+  if (p.child.exitCode !== null) return;
+  const exited = new Promise((r) => p.child.once('exit', r));
+  p.child.stdin.write('stop\n');
+  const kill = setTimeout(() => p.child.kill('SIGKILL'), 20_000);
+  await exited;
+  clearTimeout(kill);
+}
+
+/**
+ * One round: two child processes with two members each of a new group start together on `topic`,
+ * which holds `backlog` messages; resolves once every message was consumed and the children stopped.
+ * @returns {Promise<{ consumed: number, duplicates: number, perProcess: number[] }>}
+ */
+export async function twoProcessRound(options, topic, backlog) {
+  const pairs = [spawnPair(options, topic), spawnPair(options, topic)];
+  try {
+    await until(() => pairs.every((p) => p.loaded), 60_000, 'the children');
+    for (const p of pairs) p.child.stdin.write('go\n');
+    await until(() => new Set(pairs.flatMap((p) => p.bodies)).size === backlog, 120_000, 'the backlog');
+  } finally {
+    await Promise.all(pairs.map(stopPair));
+  }
+  const all = pairs.flatMap((p) => p.bodies);
+  const consumed = new Set(all).size;
+  return { consumed, duplicates: all.length - consumed, perProcess: pairs.map((p) => p.bodies.length) };
+}
