@@ -20,10 +20,10 @@
  *   not read either, so it cannot queue more work.
  */
 import net, { type AddressInfo, type Socket } from 'node:net';
-import { nextTick } from 'node:process';
 import type { Logger } from '../common/logger.js';
 import { ResponseCode } from '../protocol/index.js';
 import { FrameReader } from '../remoting/frame-reader.js';
+import { TickWriter } from '../remoting/tick-writer.js';
 import {
   decodeRemotingCommand,
   encodeRemotingCommand,
@@ -70,12 +70,13 @@ export class RemotingConnection implements ConnectionInfo {
   #controller: AbortController | undefined;
   #listeners: Set<() => void> | undefined;
   #gone = false;
-  #corked = false;
   readonly #socket: Socket;
+  readonly #writer: TickWriter;
   readonly #logger: Logger;
 
   constructor(socket: Socket, logger: Logger) {
     this.#socket = socket;
+    this.#writer = new TickWriter(socket);
     this.#logger = logger;
     this.remoteAddress = `${socket.remoteAddress ?? 'unknown'}:${socket.remotePort ?? 0}`;
   }
@@ -111,23 +112,11 @@ export class RemotingConnection implements ConnectionInfo {
   write(head: Buffer, body?: Uint8Array | null): void {
     const socket = this.#socket;
     if (this.#gone || socket.destroyed) return;
-    if (!this.#corked) {
-      this.#corked = true;
-      socket.cork();
-      nextTick(uncork, this);
-    }
-    socket.write(head);
-    if (body && body.length > 0) socket.write(body);
+    this.#writer.write(head, body);
     if (socket.writableNeedDrain && !socket.isPaused()) {
       socket.pause();
       socket.once('drain', () => socket.resume());
     }
-  }
-
-  /** @internal Sends what the turn's writes gathered. */
-  flush(): void {
-    this.#corked = false;
-    this.#socket.uncork();
   }
 
   /** Sends a server-initiated oneway request (e.g. NOTIFY_CONSUMER_IDS_CHANGED); never throws. */
@@ -153,10 +142,6 @@ export class RemotingConnection implements ConnectionInfo {
     this.#listeners = undefined;
     if (listeners) for (const l of listeners) l();
   }
-}
-
-function uncork(connection: RemotingConnection): void {
-  connection.flush();
 }
 
 /**

@@ -20,12 +20,14 @@ export class TickWriter {
     this.#socket = socket;
   }
 
-  write(frame: Buffer): void {
+  /** Writes a frame: `head`, then `body` when the frame's body is kept apart (it is not copied). */
+  write(head: Buffer, body?: Uint8Array | null): void {
     if (!this.#corked) {
       this.#corked = true;
       this.#socket.cork();
       nextTick(this.#uncork);
     }
-    this.#socket.write(frame);
+    this.#socket.write(head);
+    if (body && body.length > 0) this.#socket.write(body);
   }
 }
