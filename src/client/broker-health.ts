@@ -112,8 +112,8 @@ export class ObservedRemotingClient implements RemotingClient {
     );
   }
 
-  invokeOneway(addr: string, request: RemotingRequest, opts: InvokeOptions): void {
-    this.inner.invokeOneway(addr, request, opts);
+  invokeOneway(addr: string, request: RemotingRequest, opts: InvokeOptions): Promise<void> {
+    return this.inner.invokeOneway(addr, request, opts);
   }
 
   close(): Promise<void> {

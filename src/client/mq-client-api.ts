@@ -218,13 +218,16 @@ export class MQClientAPI {
     await this.#call(addr, { code: RequestCode.UPDATE_CONSUMER_OFFSET, header }, opts);
   }
 
-  /** UPDATE_CONSUMER_OFFSET sent oneway (RocketMQ's updateConsumerOffsetOneway): failures are only logged. */
+  /**
+   * UPDATE_CONSUMER_OFFSET sent oneway (RocketMQ's updateConsumerOffsetOneway): failures are only logged.
+   * Settles when the transport is done with it (see RemotingClient.invokeOneway); never rejects.
+   */
   updateConsumerOffsetOneway(
     addr: string,
     header: { consumerGroup: string; topic: string; queueId: number; commitOffset: number; bname?: string },
     opts: CallOptions = {},
-  ): void {
-    this.#remoting.invokeOneway(
+  ): Promise<void> {
+    return this.#remoting.invokeOneway(
       addr,
       { code: RequestCode.UPDATE_CONSUMER_OFFSET, header },
       { timeoutMs: opts.timeoutMs ?? this.#requestTimeoutMs, signal: opts.signal },

@@ -122,7 +122,7 @@ export function createOffsetStore(
           commitOffset: offset,
           bname: mq.brokerName,
         };
-        if (oneway) instance.api.updateConsumerOffsetOneway(brokerAddr, header);
+        if (oneway) await instance.api.updateConsumerOffsetOneway(brokerAddr, header);
         else await instance.api.updateConsumerOffset(brokerAddr, header);
       },
     },

@@ -25,7 +25,8 @@ export interface RemoteOffsetBackend {
   queryConsumerOffset(mq: MessageQueue): Promise<number>;
   /**
    * UPDATE_CONSUMER_OFFSET to the queue's master. `oneway`: sent without waiting for an answer (resolves
-   * once handed to the transport); otherwise resolves when the broker accepted it.
+   * once the transport is done with it: written on TCP, answered over HTTP, never rejecting on a failure
+   * of the call itself); otherwise resolves when the broker accepted it.
    */
   updateConsumerOffset(mq: MessageQueue, offset: number, oneway: boolean): Promise<void>;
 }
@@ -45,6 +46,11 @@ export class RemoteBrokerOffsetStore extends OffsetTableStore {
   readonly #gate = new ConcurrencyGate(OFFSET_CALL_CONCURRENCY);
   /** Per queue key: the offset last sent and when. */
   readonly #sent = new Map<string, { offset: number; at: number }>();
+  /**
+   * Per queue key: the writes still on their way. A flushed (final) write waits for them, so an older
+   * offset sent earlier cannot reach the broker after it (over HTTP writes travel on several connections).
+   */
+  readonly #writing = new Map<string, Promise<void>>();
 
   constructor(
     private readonly backend: RemoteOffsetBackend,
@@ -119,8 +125,24 @@ export class RemoteBrokerOffsetStore extends OffsetTableStore {
     return out;
   }
 
-  /** Never rejects: a failed update is logged and reported, and sent again by the next persist. */
-  private async send(mq: MessageQueue, offset: number, oneway: boolean): Promise<void> {
+  /**
+   * Never rejects: a failed update is logged and reported, and sent again by the next persist. A
+   * two-way (flushed) write is sent after the queue's earlier writes have settled.
+   */
+  private send(mq: MessageQueue, offset: number, oneway: boolean): Promise<void> {
+    const key = messageQueueKey(mq);
+    const earlier = this.#writing.get(key);
+    const write =
+      !oneway && earlier ? earlier.then(() => this.#write(mq, offset, oneway)) : this.#write(mq, offset, oneway);
+    const all = earlier ? Promise.all([earlier, write]).then(() => undefined) : write;
+    this.#writing.set(key, all);
+    void all.then(() => {
+      if (this.#writing.get(key) === all) this.#writing.delete(key);
+    });
+    return write;
+  }
+
+  async #write(mq: MessageQueue, offset: number, oneway: boolean): Promise<void> {
     try {
       await this.backend.updateConsumerOffset(mq, offset, oneway);
       this.#sent.set(messageQueueKey(mq), { offset, at: this.now() });

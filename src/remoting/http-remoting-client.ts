@@ -308,8 +308,8 @@ export class HttpRemotingClient implements RemotingClient {
     }
   }
 
-  invokeOneway(addr: string, request: RemotingRequest, opts: InvokeOptions): void {
-    this.invoke(addr, request, opts).then(
+  invokeOneway(addr: string, request: RemotingRequest, opts: InvokeOptions): Promise<void> {
+    return this.invoke(addr, request, opts).then(
       (res) => {
         if (res.code !== ResponseCode.SUCCESS)
           this.#logger.debug({ addr, code: res.code, remark: res.remark }, 'oneway call answered with an error code');

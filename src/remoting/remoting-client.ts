@@ -28,9 +28,13 @@ export interface RemotingClient {
   invoke(addr: string, request: RemotingRequest, opts: InvokeOptions): Promise<RemotingResponse>;
   /**
    * Fire and forget (RocketMQ's oneway): the request is sent, the answer and any failure are ignored.
-   * Over HTTP the call still completes in the background; `close()` waits for it.
+   * Over HTTP the call still completes in the background; `close()` waits for it. The promise (which
+   * never rejects) settles once the transport is done with the request: over TCP when it is written,
+   * after which no later request on the connection can overtake it; over HTTP when it is answered or
+   * failed, since a later request may travel on another connection. A caller whose next request must
+   * follow this one (a final offset after periodic ones) waits for it; others ignore it.
    */
-  invokeOneway(addr: string, request: RemotingRequest, opts: InvokeOptions): void;
+  invokeOneway(addr: string, request: RemotingRequest, opts: InvokeOptions): Promise<void>;
   /**
    * Held calls (pulls, membership watches) to the broker at `addr` not yet written to a connection.
    * Offered by transports that may queue a call before they send it on a connection of its own (HTTP);

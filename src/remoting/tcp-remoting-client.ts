@@ -175,15 +175,19 @@ export class TcpRemotingClient implements RemotingClient {
    * RocketMQ's oneway: the request goes out with the oneway flag and no answer is awaited. A failure
    * to connect or write is logged at debug level, never thrown.
    */
-  invokeOneway(addr: string, request: RemotingRequest, opts: InvokeOptions): void {
+  invokeOneway(addr: string, request: RemotingRequest, opts: InvokeOptions): Promise<void> {
     if (this.#closing) {
       this.#logger.debug({ addr, code: request.code }, 'oneway call after close dropped');
-      return;
+      return Promise.resolve();
     }
-    const p = this.#invoke(addr, request, opts, true).catch((err: unknown) => {
-      this.#logger.debug({ addr, code: request.code, err }, 'oneway call failed');
-    });
+    const p = this.#invoke(addr, request, opts, true).then(
+      () => undefined,
+      (err: unknown) => {
+        this.#logger.debug({ addr, code: request.code, err }, 'oneway call failed');
+      },
+    );
     this.#track(p);
+    return p;
   }
 
   #track(p: Promise<unknown>): void {

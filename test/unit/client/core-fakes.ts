@@ -26,8 +26,11 @@ export class FakeRemotingClient implements RemotingClient {
     this.calls.push({ addr, request, opts });
     return this.handler(addr, request, opts);
   }
-  invokeOneway(addr: string, request: RemotingRequest, opts: InvokeOptions): void {
-    this.invoke(addr, request, opts).catch(() => undefined);
+  invokeOneway(addr: string, request: RemotingRequest, opts: InvokeOptions): Promise<void> {
+    return this.invoke(addr, request, opts).then(
+      () => undefined,
+      () => undefined,
+    );
   }
   async close(): Promise<void> {
     this.closed++;

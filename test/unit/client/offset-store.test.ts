@@ -141,6 +141,42 @@ describe('RemoteBrokerOffsetStore (RocketMQ: RemoteBrokerOffsetStore, facts §7.
     expect(peak).toBe(OFFSET_CALL_CONCURRENCY);
   });
 
+  it('a flushed write waits for the oneway writes of its queue still on their way (none lands after it)', async () => {
+    const landed: [number, number][] = [];
+    const pending: (() => void)[] = [];
+    const store = new RemoteBrokerOffsetStore(
+      {
+        queryConsumerOffset: async () => -1,
+        // A oneway write is answered only when the test says so (an HTTP request on a slow connection).
+        updateConsumerOffset: (mq, offset, oneway) =>
+          oneway
+            ? new Promise<void>((resolve) => pending.push(() => (landed.push([mq.queueId, offset]), resolve())))
+            : Promise.resolve(void landed.push([mq.queueId, offset])),
+      },
+      silentLogger,
+    );
+    store.updateOffset(q0, 5, true);
+    store.updateOffset(q1, 3, true);
+    const periodic = store.persistAll([q0, q1]);
+    store.updateOffset(q0, 9, true);
+    let flushed = false;
+    const final = store.flush(q0).then(() => (flushed = true));
+    // q1's write is unrelated and does not hold q0's flush back; q0's older write does.
+    await new Promise((r) => setImmediate(r));
+    expect(flushed).toBe(false);
+    pending[1]?.();
+    await new Promise((r) => setImmediate(r));
+    expect(flushed).toBe(false);
+    pending[0]?.();
+    await final;
+    await periodic;
+    expect(landed).toEqual([
+      [1, 3],
+      [0, 5],
+      [0, 9],
+    ]);
+  });
+
   it('a failed update is logged, not thrown', async () => {
     const errors: unknown[] = [];
     const store = new RemoteBrokerOffsetStore(
