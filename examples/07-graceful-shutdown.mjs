@@ -18,7 +18,6 @@ export async function main(endpoints, { topic = 'ExampleOrders', signal } = {}) 
     consumed += messages.length;
   });
   await consumer.start();
-  console.log(`consuming ${topic}; press Ctrl-C to stop`);
   const stopped = new Promise((resolve) => {
     const stop = (why) => {
       process.off('SIGINT', stop);
@@ -31,6 +30,8 @@ export async function main(endpoints, { topic = 'ExampleOrders', signal } = {}) 
     process.on('SIGTERM', stop);
     signal?.addEventListener('abort', stop, { once: true });
   });
+  // The handlers are in place before the prompt: a signal sent as soon as it shows is handled.
+  console.log(`consuming ${topic}; press Ctrl-C to stop`);
   await stopped;
   console.log('consumer stopped cleanly');
   return consumed;
