@@ -475,9 +475,12 @@ function startWorker(config) {
     const i = waiters.findIndex((x) => x.type === msg.type);
     if (i >= 0) waiters.splice(i, 1)[0].resolve(msg);
   });
-  child.once('exit', (code) => {
-    if (code !== 0)
-      fail(new Error(`worker ${child.pid} exited with ${code}: ${err.trim().split('\n').slice(-5).join(' / ')}`));
+  child.once('exit', (code, signal) => {
+    // A worker that ends while something still waits for it has failed, whatever its exit code.
+    if (code !== 0 || waiters.length > 0) {
+      const how = signal ? `signal ${signal}` : `code ${code}`;
+      fail(new Error(`worker ${child.pid} exited (${how}): ${err.trim().split('\n').slice(-5).join(' / ')}`));
+    }
   });
   return w;
 }
