@@ -189,8 +189,10 @@ async function go() {
 async function stop() {
   clearInterval(ticker);
   await Promise.all(consumers.map((c) => c.stop()));
-  send({ type: 'done', latencies: Buffer.from(Float64Array.from(latencies).buffer).toString('base64') });
-  process.exit(0);
+  // The answer can be hundreds of KiB: exit only once the pipe has taken all of it (an exit right after
+  // the write cut it short, and the parent waited for it forever).
+  const done = { type: 'done', latencies: Buffer.from(Float64Array.from(latencies).buffer).toString('base64') };
+  process.stdout.write(`${JSON.stringify(done)}\n`, () => process.exit(0));
 }
 
 process.on('unhandledRejection', (e) => {

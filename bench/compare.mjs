@@ -475,7 +475,9 @@ function startWorker(config) {
     const i = waiters.findIndex((x) => x.type === msg.type);
     if (i >= 0) waiters.splice(i, 1)[0].resolve(msg);
   });
-  child.once('exit', (code, signal) => {
+  // 'close' (not 'exit'): by then every line the worker wrote has been read, so a waiter still pending
+  // at that point will never be answered.
+  child.once('close', (code, signal) => {
     // A worker that ends while something still waits for it has failed, whatever its exit code.
     if (code !== 0 || waiters.length > 0) {
       const how = signal ? `signal ${signal}` : `code ${code}`;
