@@ -7,7 +7,7 @@
  * without servers. Runs never overlap: a run asked for while one is going is done right after it.
  */
 import type { Clock } from '../common/clock.js';
-import { ConcurrencyGate } from '../common/concurrency.js';
+import PQueue from 'p-queue';
 import type { Logger } from '../common/logger.js';
 import type { MessageQueue } from '../common/message.js';
 import { compareJavaStrings, compareMessageQueue, messageQueueKey } from '../common/message.js';
@@ -72,7 +72,7 @@ export class RebalanceImpl {
   readonly processQueueTable = new Map<string, Entry>();
   private running: Promise<boolean> | undefined;
   private again = false;
-  private readonly startOffsets = new ConcurrencyGate(START_OFFSET_CONCURRENCY);
+  private readonly startOffsets = new PQueue({ concurrency: START_OFFSET_CONCURRENCY });
 
   constructor(
     private readonly host: RebalanceHost,
@@ -246,7 +246,7 @@ export class RebalanceImpl {
     // START_OFFSET_CONCURRENCY at a time; results keep mqSet order.
     const offsets = await Promise.all(
       fresh.map(([, mq]) =>
-        this.startOffsets.run(async () => {
+        this.startOffsets.add(async () => {
           this.host.removeDirtyOffset(mq);
           try {
             return await this.host.computePullFromWhere(mq);

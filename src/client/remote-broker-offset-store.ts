@@ -16,7 +16,7 @@
 import type { Logger } from '../common/logger.js';
 import type { MessageQueue } from '../common/message.js';
 import { messageQueueKey } from '../common/message.js';
-import { ConcurrencyGate } from '../common/concurrency.js';
+import PQueue from 'p-queue';
 import { OFFSET_NOT_FOUND, OFFSET_READ_ERROR, OffsetTableStore, type OffsetPersistedEvent } from './offset-store.js';
 
 /** The broker calls the store needs; the push consumer adapts MQClientAPI/MQClientInstance to it. */
@@ -43,7 +43,7 @@ export const UNCHANGED_OFFSET_RESEND_MS = 60_000;
 
 export class RemoteBrokerOffsetStore extends OffsetTableStore {
   /** Bounds the awaited calls (offset reads, flushed writes); oneway writes do not wait for it. */
-  readonly #gate = new ConcurrencyGate(OFFSET_CALL_CONCURRENCY);
+  readonly #gate = new PQueue({ concurrency: OFFSET_CALL_CONCURRENCY });
   /** Per queue key: the offset last sent and when. */
   readonly #sent = new Map<string, { offset: number; at: number }>();
   /**
@@ -68,7 +68,7 @@ export class RemoteBrokerOffsetStore extends OffsetTableStore {
 
   protected async readOffsetFromStore(mq: MessageQueue): Promise<number> {
     try {
-      const brokerOffset = await this.#gate.run(() => this.backend.queryConsumerOffset(mq));
+      const brokerOffset = await this.#gate.add(() => this.backend.queryConsumerOffset(mq));
       if (brokerOffset < 0) return OFFSET_NOT_FOUND;
       // RocketMQ: a successful store read also caches the value (overwrite).
       this.table.update(mq, brokerOffset, false);
@@ -97,13 +97,13 @@ export class RemoteBrokerOffsetStore extends OffsetTableStore {
 
   /** persistAll, resolving once the broker answered each write (at most OFFSET_CALL_CONCURRENCY at once). */
   async flushAll(mqs: readonly MessageQueue[]): Promise<void> {
-    await Promise.all(this.#select(mqs).map((e) => this.#gate.run(() => this.send(e.mq, e.offset, false))));
+    await Promise.all(this.#select(mqs).map((e) => this.#gate.add(() => this.send(e.mq, e.offset, false))));
   }
 
   /** persist, resolving once the broker answered. */
   async flush(mq: MessageQueue): Promise<void> {
     const c = this.table.get(mq);
-    if (c) await this.#gate.run(() => this.send(mq, c.offset, false));
+    if (c) await this.#gate.add(() => this.send(mq, c.offset, false));
   }
 
   removeOffset(mq: MessageQueue): void {
