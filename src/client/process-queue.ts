@@ -25,6 +25,8 @@ export const PULL_MAX_IDLE_TIME_MS = 120_000;
  */
 export const REBALANCE_LOCK_MAX_LIVE_TIME_MS = 30_000;
 
+const noop = (): void => undefined;
+
 /** RocketMQ: cleanExpiredMsg looks at most at this many head messages per run. */
 const CLEAN_EXPIRED_MAX_PER_RUN = 16;
 
@@ -53,7 +55,12 @@ export class ProcessQueue {
   lastPullTimestamp: number;
   lastConsumeTimestamp: number;
   /** The pull of this queue on its way to the broker, if any: aborted and awaited by `settlePull()`. */
-  pullInFlight: { abort: AbortController; settled: Promise<void> } | undefined;
+  pullInFlight: { abort: AbortController; call: Promise<unknown> } | undefined;
+  /**
+   * The controller whose signal this queue's pulls carry, kept from pull to pull until it is aborted:
+   * one per queue, not one (and a combined signal) per pull.
+   */
+  pullAbort: AbortController | undefined;
 
   constructor(now: number) {
     this.lastPullTimestamp = now;
@@ -74,7 +81,7 @@ export class ProcessQueue {
     const p = this.pullInFlight;
     if (!p) return;
     p.abort.abort();
-    await p.settled;
+    await p.call.then(noop, noop);
   }
 
   /** RocketMQ: isPullExpired — no pull for more than 120 s. */

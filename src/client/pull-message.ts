@@ -5,6 +5,7 @@
  * path hands the same request back to the PullMessageService exactly once, or lets it die with its
  * dropped queue.
  */
+import { onAbort } from '../common/abort.js';
 import { RocketMQError } from '../common/errors.js';
 import { buildPullSysFlag } from '../protocol/pull-sys-flag.js';
 import { ResponseCode } from '../protocol/response-code.js';
@@ -70,7 +71,14 @@ export async function pullMessage(host: PushConsumerHost, run: PushConsumerRun, 
   const postSub = o.postSubscriptionWhenPull && !sd.classFilterMode;
   const sysFlag = buildPullSysFlag(clustering && commitOffsetValue > 0, true, postSub, sd.classFilterMode);
   let result: PullResult;
-  const abort = new AbortController();
+  // The pull carries the queue's own controller (aborted by settlePull), tied to the topic's signal for
+  // the time of this pull only. AbortSignal.any would make a combined signal per pull, and Node keeps
+  // every signal combined from a long-lived one for as long as that one lives.
+  let abort = pq.pullAbort;
+  if (abort === undefined || abort.signal.aborted) pq.pullAbort = abort = new AbortController();
+  const controller = abort;
+  const topicSignal = host.topicPullSignal(mq.topic);
+  const unlink = onAbort(topicSignal, () => controller.abort(topicSignal.reason));
   try {
     const call = run.wrapper.pullKernelImpl({
       mq,
@@ -83,13 +91,17 @@ export async function pullMessage(host: PushConsumerHost, run: PushConsumerRun, 
       commitOffset: Math.max(commitOffsetValue, 0),
       brokerSuspendMaxTimeMillis: o.brokerSuspendMaxTimeMs,
       timeoutMillis: o.consumerTimeoutMsWhenSuspend,
-      signal: AbortSignal.any([host.topicPullSignal(mq.topic), abort.signal]),
+      signal: controller.signal,
     });
-    const inFlight = { abort, settled: call.then(noop, noop) };
+    const inFlight = { abort: controller, call };
     pq.pullInFlight = inFlight;
-    const raw = await call.finally(() => {
+    let raw;
+    try {
+      raw = await call;
+    } finally {
       if (pq.pullInFlight === inFlight) pq.pullInFlight = undefined;
-    });
+      unlink();
+    }
     if (host.subscriptions.get(mq.topic) !== sd) return pullAgainWithNewSubscription(run, req);
     const processed = run.wrapper.processPullResult(mq, raw, sd);
     for (const u of processed.undecodable ?? []) {
@@ -101,6 +113,7 @@ export async function pullMessage(host: PushConsumerHost, run: PushConsumerRun, 
     }
     result = processed;
   } catch (err) {
+    unlink();
     if (host.pullSignal.aborted || run.pulls.isStopped || pq.dropped) return;
     if (host.subscriptions.get(mq.topic) !== sd) return pullAgainWithNewSubscription(run, req);
     const retryInMs =
@@ -180,5 +193,3 @@ function onPullResult(host: PushConsumerHost, run: PushConsumerRun, req: PullReq
     }
   }
 }
-
-const noop = (): void => undefined;
