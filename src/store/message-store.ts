@@ -36,6 +36,7 @@ import { CONSUMEQUEUE_DIR, CQ_FILLER_SIZE, CQ_UNIT_SIZE } from './layout.js';
 import { cachedRecordProblem, recordProblem, storedRecordProblem } from './record-check.js';
 import { resolveStoreOptions, type MessageStoreOptions, type ResolvedStoreOptions } from './options.js';
 import { findOffsetByTime } from './offset-by-time.js';
+import { acquirePullBody } from './pull-body-pool.js';
 import { acquireLock, markClosed, markOpen, readCheckpoint, writeCheckpoint } from './store-files.js';
 import type {
   BoundaryType,
@@ -1053,7 +1054,7 @@ function pullBody(r: { messages: Buffer[]; bufferTotalSize: number }, window: Re
     }
     if (inside && at <= win.length) return win.subarray(from, at);
   }
-  const arena = Buffer.allocUnsafe(r.bufferTotalSize);
+  const arena = acquirePullBody(r.bufferTotalSize);
   let at = 0;
   r.messages = msgs.map((m) => {
     arena.set(m, at);

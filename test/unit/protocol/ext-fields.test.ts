@@ -222,8 +222,10 @@ describe('extFields → typed header: the plain-field path agrees with the schem
       const v = ext[name];
       if (v === null || v === undefined) continue;
       let t = field as z.ZodType;
-      while ((t._zod.def as { innerType?: z.ZodType }).innerType)
-        t = (t._zod.def as { innerType: z.ZodType }).innerType;
+      for (let inner = (t._zod.def as { innerType?: z.ZodType }).innerType; inner;) {
+        t = inner;
+        inner = (t._zod.def as { innerType?: z.ZodType }).innerType;
+      }
       const type = (t._zod.def as { type: string }).type;
       if (type === 'number') {
         if (!/^[+-]?\d+$/.test(v)) return 'not an integer';
