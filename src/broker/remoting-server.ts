@@ -36,6 +36,7 @@ import {
   type SerializeType,
 } from '../remoting/remoting-command.js';
 import type { ConnectionInfo } from './broker-context.js';
+import { releasePullBody } from '../store/index.js';
 
 export interface RemotingServerOptions {
   host: string;
@@ -106,13 +107,14 @@ export class RemotingConnection implements ConnectionInfo {
 
   /**
    * Writes a frame (`head`, followed by `body` when the frame's body is given apart) unless the connection
-   * is gone. Writes of one event-loop turn are gathered into one system call; when the socket's buffer is
+   * is gone. With `releaseBody`, nothing but this write holds the body: a pull body's memory is handed
+   * back for reuse once the socket has taken it. Writes of one event-loop turn are gathered into one system call; when the socket's buffer is
    * full, reading from the connection pauses until it drains.
    */
-  write(head: Buffer, body?: Uint8Array | null): void {
+  write(head: Buffer, body?: Uint8Array | null, releaseBody = false): void {
     const socket = this.#socket;
     if (this.#gone || socket.destroyed) return;
-    this.#writer.write(head, body);
+    this.#writer.write(head, body, releaseBody && body ? () => releasePullBody(body) : undefined);
     if (socket.writableNeedDrain && !socket.isPaused()) {
       socket.pause();
       socket.once('drain', () => socket.resume());
@@ -304,7 +306,8 @@ export class RemotingServer {
         const error = { code: ResponseCode.SYSTEM_ERROR, opaque: command.opaque, flag: markResponse(0) };
         frame = { head: encodeRemotingCommand({ ...error, remark: 'system error' }, { serializeType }), body: null };
       }
-      connection.write(frame.head, frame.body);
+      // Nothing keeps a response's body after it is written (pull bodies are reused then).
+      connection.write(frame.head, frame.body, true);
     };
     if (connection.inFlight >= this.options.maxInFlightPerConnection) {
       answer({ code: ResponseCode.SYSTEM_BUSY, opaque: command.opaque, remark: OVERLOAD_REMARK });

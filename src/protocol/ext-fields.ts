@@ -116,12 +116,95 @@ export function extFieldsToHeader<S extends ObjectSchema>(
       raw[name] = coerce(v, kind, `${context}.${name}`);
     }
   }
+  const plan = fastPlan(schema);
+  const fast = plan ? fastParse(plan, raw) : undefined;
+  if (fast) return fast as z.infer<S>;
   const parsed = schema.safeParse(raw);
   if (!parsed.success) {
     const { field, message } = describeZodError(parsed.error);
     throw new InvalidArgumentError(`${context}.${field}`, message);
   }
   return parsed.data as z.infer<S>;
+}
+
+/** A field a header check can run without zod: a string, a safe integer within bounds, or a boolean. */
+interface PlainField {
+  name: string;
+  kind: 'string' | 'integer' | 'boolean';
+  optional: boolean;
+  min: number;
+  max: number;
+}
+
+const planCache = new WeakMap<ObjectSchema, readonly PlainField[] | null>();
+
+/**
+ * The fields of `schema` as plain checks, or null when a field (or the object) has a rule beyond a type,
+ * optionality and integer bounds: such a schema is always left to zod. Headers are parsed on every call,
+ * and a schema parse costs many times these few comparisons.
+ */
+function fastPlan(schema: ObjectSchema): readonly PlainField[] | null {
+  const cached = planCache.get(schema);
+  if (cached !== undefined) return cached;
+  let plan: PlainField[] | null = [];
+  const objectDef = schema._zod.def as { checks?: unknown[]; catchall?: unknown };
+  if ((objectDef.checks?.length ?? 0) > 0 || objectDef.catchall !== undefined) plan = null;
+  for (const [name, field] of Object.entries(schema.shape)) {
+    if (!plan) break;
+    let t = field as z.ZodType;
+    let def = t._zod.def as {
+      type: string;
+      innerType?: z.ZodType;
+      format?: string;
+      checks?: { _zod: { def: unknown } }[];
+    };
+    const optional = def.type === 'optional';
+    if (optional && def.innerType) {
+      t = def.innerType;
+      def = t._zod.def as typeof def;
+    }
+    const checks = (def.checks ?? []).map((c) => c._zod.def as { check: string; value: unknown; inclusive?: boolean });
+    const f: PlainField = {
+      name,
+      kind: 'string',
+      optional,
+      min: -Number.MAX_SAFE_INTEGER,
+      max: Number.MAX_SAFE_INTEGER,
+    };
+    if ((def.type === 'string' || def.type === 'boolean') && checks.length === 0) f.kind = def.type;
+    else if (def.type === 'number' && def.format === 'safeint') {
+      f.kind = 'integer';
+      for (const c of checks) {
+        if (typeof c.value !== 'number' || (c.check !== 'greater_than' && c.check !== 'less_than')) {
+          plan = null;
+          break;
+        }
+        if (c.check === 'greater_than')
+          f.min = Math.max(f.min, c.inclusive ? Math.ceil(c.value) : Math.floor(c.value) + 1);
+        else f.max = Math.min(f.max, c.inclusive ? Math.floor(c.value) : Math.ceil(c.value) - 1);
+      }
+    } else plan = null;
+    plan?.push(f);
+  }
+  planCache.set(schema, plan);
+  return plan;
+}
+
+/** `raw` checked against `plan` (the same result as the schema's parse), or undefined to let zod parse and explain. */
+function fastParse(plan: readonly PlainField[], raw: Record<string, unknown>): Record<string, unknown> | undefined {
+  const out: Record<string, unknown> = {};
+  for (const f of plan) {
+    const v = raw[f.name];
+    if (v === undefined) {
+      if (f.optional && !Object.hasOwn(raw, f.name)) continue;
+      return undefined;
+    }
+    if (f.kind === 'integer') {
+      if (!Number.isSafeInteger(v) || (v as number) < f.min || (v as number) > f.max) return undefined;
+    } else if (typeof v !== f.kind) return undefined;
+    out[f.name] = v;
+  }
+  return out;
 }
 
 function coerce(v: string | number | boolean, kind: FieldKind, field: string): unknown {

@@ -20,14 +20,17 @@ export class TickWriter {
     this.#socket = socket;
   }
 
-  /** Writes a frame: `head`, then `body` when the frame's body is kept apart (it is not copied). */
-  write(head: Buffer, body?: Uint8Array | null): void {
+  /**
+   * Writes a frame: `head`, then `body` when the frame's body is kept apart (it is not copied);
+   * `bodyWritten` runs once the socket no longer needs the body (written out, or the socket failed).
+   */
+  write(head: Buffer, body?: Uint8Array | null, bodyWritten?: () => void): void {
     if (!this.#corked) {
       this.#corked = true;
       this.#socket.cork();
       nextTick(this.#uncork);
     }
     this.#socket.write(head);
-    if (body && body.length > 0) this.#socket.write(body);
+    if (body && body.length > 0) this.#socket.write(body, bodyWritten);
   }
 }

@@ -33,9 +33,10 @@ import { OpenFiles, type OpenFile } from './open-files.js';
 import { computeDeliverTimestamp } from './delay-levels.js';
 import { decideStart, estimateInMem, scanConsumeQueue, MAX_PULL_MSG_SIZE } from './get-message-rules.js';
 import { CONSUMEQUEUE_DIR, CQ_FILLER_SIZE, CQ_UNIT_SIZE } from './layout.js';
-import { recordProblem } from './record-check.js';
+import { cachedRecordProblem, recordProblem, storedRecordProblem } from './record-check.js';
 import { resolveStoreOptions, type MessageStoreOptions, type ResolvedStoreOptions } from './options.js';
 import { findOffsetByTime } from './offset-by-time.js';
+import { acquirePullBody } from './pull-body-pool.js';
 import { acquireLock, markClosed, markOpen, readCheckpoint, writeCheckpoint } from './store-files.js';
 import type {
   BoundaryType,
@@ -286,6 +287,9 @@ export class MessageStore {
       }
       throw e;
     }
+    // What the read path would refuse to serve is refused now: the read cache's copy is not checked again.
+    const problem = storedRecordProblem(record, isUtf8);
+    if (problem !== null) return refusal('MESSAGE_ILLEGAL', `the record would be unreadable: ${problem}`);
     if (record.length > this.commitLog.maxRecordSize) {
       return refusal(
         'MESSAGE_ILLEGAL',
@@ -536,6 +540,7 @@ export class MessageStore {
         window.wantEnd = answer ? unitsSpanEnd(answer, maxMsgNums, READ_AHEAD_BYTES) : 0;
       } else {
         let b: Buffer | null | undefined = this.commitLog.ringView(req.offset, req.size);
+        const cached = b !== undefined;
         if (b) ringServed.push(req.offset, req.size);
         else {
           b = windowView(window, req.offset, req.size);
@@ -544,7 +549,7 @@ export class MessageStore {
             b = await this.commitLog.readWindow(req.offset, req.size, window, READ_AHEAD_BYTES);
           }
         }
-        answer = this.recordView(cq, req.queueOffset, req.offset, req.size, b, window);
+        answer = this.recordView(cq, req.queueOffset, req.offset, req.size, b, window, cached);
       }
       step = scan.next(answer);
     }
@@ -582,9 +587,17 @@ export class MessageStore {
     size: number,
     b: Buffer | null,
     window: ReadWindow,
+    cached: boolean,
   ): Buffer | null {
     const expected = { topic: cq.topic, queueId: cq.queueId, queueOffset };
-    const problem = b ? recordProblem(b, offset, this.o.checkCRCOnRead, isUtf8, expected) : 'unreadable';
+    // Bytes still in the read cache were written by this store in this run, their content checked before
+    // it stored them: only that they are the record asked for is checked. Bytes read from the file get
+    // every check (the file may have been damaged since).
+    const problem = !b
+      ? 'unreadable'
+      : cached
+        ? cachedRecordProblem(b, offset, expected)
+        : recordProblem(b, offset, this.o.checkCRCOnRead, isUtf8, expected);
     if (b && problem === null) return b;
     if (offset < this.commitLog.minOffset || !this.running) return null;
     const found = this.rebuildUnit(cq, queueOffset, window);
@@ -1041,7 +1054,7 @@ function pullBody(r: { messages: Buffer[]; bufferTotalSize: number }, window: Re
     }
     if (inside && at <= win.length) return win.subarray(from, at);
   }
-  const arena = Buffer.allocUnsafe(r.bufferTotalSize);
+  const arena = acquirePullBody(r.bufferTotalSize);
   let at = 0;
   r.messages = msgs.map((m) => {
     arena.set(m, at);

@@ -5,7 +5,8 @@
  * its topic, queue and queue offset.
  * @pure
  */
-import { CompressionType, MAGIC_CODE_V2, MessageSysFlag, checkRecord } from '../common/codec/index.js';
+import { CompressionType, MessageSysFlag } from '../common/codec/index.js';
+import { checkRecordLayout, newLayout, type RecordLayout } from '../common/codec/record-scan.js';
 
 /** Every sysFlag bit a stored record may carry (and a producer may send). */
 export const STORED_SYSFLAG_BITS =
@@ -23,6 +24,8 @@ export interface ExpectedRecord {
   queueOffset: number;
 }
 
+const layout = newLayout();
+
 /**
  * Why the `b.length` bytes of `b` are not the valid record stored at commit-log `offset` (and, when
  * `expected` is given, the record of that topic, queue and queue offset), or null when they are.
@@ -35,12 +38,47 @@ export function recordProblem(
   isUtf8: (bytes: Uint8Array) => boolean,
   expected?: ExpectedRecord,
 ): string | null {
+  return (
+    framingProblem(b, offset, checkCRC) ??
+    contentProblem(b, layout, isUtf8) ??
+    (expected ? identityProblem(b, layout, expected) : null)
+  );
+}
+
+/**
+ * `recordProblem` for a record this store wrote in this run and still holds in memory (the read cache):
+ * its content was checked before it was stored (`storedRecordProblem`) and its CRC computed here, so
+ * only that these bytes frame the record asked for is checked — a damaged consume-queue unit can still
+ * point at the wrong bytes.
+ */
+export function cachedRecordProblem(b: Buffer, offset: number, expected: ExpectedRecord): string | null {
+  return framingProblem(b, offset, false) ?? identityProblem(b, layout, expected);
+}
+
+/**
+ * Why an encoded record about to be stored would not pass `recordProblem` once stored, or null: a record
+ * the read path would refuse is refused on the way in instead (its offset is not known yet).
+ */
+export function storedRecordProblem(b: Buffer, isUtf8: (bytes: Uint8Array) => boolean): string | null {
+  const c = checkRecordLayout(b, 0, false, layout);
+  if (c.kind !== 'message') return c.kind === 'blank' ? 'a segment-end filler' : c.reason;
+  if (c.size !== b.length) return `TOTALSIZE does not frame the ${b.length} bytes`;
+  return contentProblem(b, layout, isUtf8);
+}
+
+/** The record's structure (TOTALSIZE, magic, lengths, optionally the body CRC) and its stated offset; fills `layout`. */
+function framingProblem(b: Buffer, offset: number, checkCRC: boolean): string | null {
   if (b.length < 8 || b.readInt32BE(0) !== b.length) return `TOTALSIZE does not frame the ${b.length} bytes read`;
-  const c = checkRecord(b, 0, { checkCRC });
+  const c = checkRecordLayout(b, 0, checkCRC, layout);
   if (c.kind !== 'message') return c.kind === 'blank' ? 'a segment-end filler' : c.reason;
   const stated = b.readUInt32BE(28) * 0x1_0000_0000 + b.readUInt32BE(32);
   if (stated !== offset) return `the record says it is at ${stated}`;
-  const sysFlag = b.readInt32BE(36);
+  return null;
+}
+
+/** The fields a reader decodes, of a record whose structure `l` holds. */
+function contentProblem(b: Buffer, l: RecordLayout, isUtf8: (bytes: Uint8Array) => boolean): string | null {
+  const sysFlag = l.sysFlag;
   if ((sysFlag & ~STORED_SYSFLAG_BITS) !== 0) return `sysFlag 0x${(sysFlag >>> 0).toString(16)} has undefined bits`;
   const compression = (sysFlag & MessageSysFlag.COMPRESSION_TYPE_MASK) >> 8;
   const compressed = (sysFlag & MessageSysFlag.COMPRESSED_FLAG) !== 0;
@@ -49,8 +87,8 @@ export function recordProblem(
   }
   const queueId = b.readInt32BE(12);
   if (queueId < 0) return `queueId ${queueId}`;
-  const bornLength = (sysFlag & MessageSysFlag.BORNHOST_V6_FLAG) === 0 ? 8 : 20;
-  const storeLength = (sysFlag & MessageSysFlag.STOREHOSTADDRESS_V6_FLAG) === 0 ? 8 : 20;
+  const bornLength = l.bornLength + 4;
+  const storeLength = l.storeLength + 4;
   // TOTALSIZE MAGIC CRC QUEUEID FLAG QUEUEOFFSET PHYSICALOFFSET SYSFLAG BORNTIMESTAMP BORNHOST
   // STORETIMESTAMP STOREHOST RECONSUMETIMES PREPAREDTXOFFSET BODYLENGTH BODY TOPICLENGTH TOPIC ...
   // Fields a reader decodes: 64-bit values within JavaScript's safe range, never negative, and ports
@@ -75,29 +113,33 @@ export function recordProblem(
     if (port < 0 || port > 65535) return `${name} port ${port}`;
   }
   if (b.readInt32BE(reconsumeAt) < 0) return `reconsumeTimes ${b.readInt32BE(reconsumeAt)}`;
-  const bodyLenAt = reconsumeAt + 4 + 8;
-  const bodyLength = b.readInt32BE(bodyLenAt);
-  const bodyAt = bodyLenAt + 4;
-  const version2 = b.readInt32BE(4) === MAGIC_CODE_V2;
-  const topicLenAt = bodyAt + bodyLength;
-  const topicLength = version2 ? b.readUInt16BE(topicLenAt) : b.readUInt8(topicLenAt);
-  const topicAt = topicLenAt + (version2 ? 2 : 1);
-  const propsAt = topicAt + topicLength + 2;
-  const topicBytes = b.subarray(topicAt, topicAt + topicLength);
-  const props = b.subarray(propsAt, b.length);
+  const topicBytes = b.subarray(l.topicStart, l.topicStart + l.topicLength);
+  const props = b.subarray(l.propsStart, l.contentEnd);
   if (!isUtf8(topicBytes) || !isUtf8(props)) return 'topic or properties are not UTF-8';
   if (!propertiesWellFormed(props)) return 'properties are not name\\u0001value pairs separated by \\u0002';
-  if (compressed && bodyLength > 0 && !looksCompressed(b.subarray(bodyAt, bodyAt + bodyLength), compression)) {
+  if (
+    compressed &&
+    l.bodyLength > 0 &&
+    !looksCompressed(b.subarray(l.bodyStart, l.bodyStart + l.bodyLength), compression)
+  ) {
     return 'a body flagged compressed does not start like compressed data';
   }
-  if (expected) {
-    const topic = topicBytes.toString('utf8');
-    if (topic !== expected.topic) return `topic ${JSON.stringify(topic)}, the queue's is ${expected.topic}`;
-    if (queueId !== expected.queueId) return `queueId ${queueId}, the queue's is ${expected.queueId}`;
-    const queueOffset = b.readUInt32BE(20) * 0x1_0000_0000 + b.readUInt32BE(24);
-    if (queueOffset !== expected.queueOffset)
-      return `queue offset ${queueOffset}, the unit's is ${expected.queueOffset}`;
+  return null;
+}
+
+/** Whether the record is the one of `expected`'s topic, queue and queue offset (topics are ASCII by their naming rules). */
+function identityProblem(b: Buffer, l: RecordLayout, expected: ExpectedRecord): string | null {
+  const topic = expected.topic;
+  let same = l.topicLength === topic.length;
+  for (let i = 0; same && i < topic.length; i++) same = b[l.topicStart + i] === topic.charCodeAt(i);
+  if (!same) {
+    const stored = b.toString('utf8', l.topicStart, l.topicStart + l.topicLength);
+    return `topic ${JSON.stringify(stored)}, the queue's is ${topic}`;
   }
+  const queueId = b.readInt32BE(12);
+  if (queueId !== expected.queueId) return `queueId ${queueId}, the queue's is ${expected.queueId}`;
+  const queueOffset = b.readUInt32BE(20) * 0x1_0000_0000 + b.readUInt32BE(24);
+  if (queueOffset !== expected.queueOffset) return `queue offset ${queueOffset}, the unit's is ${expected.queueOffset}`;
   return null;
 }
 
@@ -106,13 +148,18 @@ export function recordProblem(
  * Every pair holds its \u0001 (a value may hold more), and the string ends with \u0002.
  */
 function propertiesWellFormed(p: Buffer): boolean {
-  if (p.length === 0) return true;
-  if (p[p.length - 1] !== 2) return false;
-  for (let at = 0; at < p.length;) {
-    const end = p.indexOf(2, at);
-    const sep = p.indexOf(1, at);
-    if (sep < 0 || sep > end) return false;
-    at = end + 1;
+  const n = p.length;
+  if (n === 0) return true;
+  if (p[n - 1] !== 2) return false;
+  // A byte loop: a search call per pair costs more than reading a few dozen bytes.
+  let separated = false;
+  for (let i = 0; i < n; i++) {
+    const c = p[i];
+    if (c === 1) separated = true;
+    else if (c === 2) {
+      if (!separated) return false;
+      separated = false;
+    }
   }
   return true;
 }

@@ -168,8 +168,12 @@ const checkLayout = newLayout();
  * record runs past the end of `buffer` (a torn tail) rather than holding wrong bytes.
  */
 export function checkRecord(buffer: Uint8Array, offset = 0, options: CheckRecordOptions = {}): RecordCheck {
+  return checkRecordLayout(buffer, offset, options.checkCRC ?? true, checkLayout);
+}
+
+/** `checkRecord`, leaving the record's layout in `l` (valid when the answer is `message`). */
+export function checkRecordLayout(buffer: Uint8Array, offset: number, checkCRC: boolean, l: RecordLayout): RecordCheck {
   if (!(buffer instanceof Uint8Array)) return { kind: 'invalid', reason: 'not a buffer', truncated: false };
-  const l = checkLayout;
   const reason = scanRecord(buffer, offset, l);
   if (reason === 'blank') {
     return l.totalSize >= BLANK_RECORD_LENGTH
@@ -186,7 +190,7 @@ export function checkRecord(buffer: Uint8Array, offset = 0, options: CheckRecord
       truncated: false,
     };
   }
-  if (options.checkCRC ?? true) {
+  if (checkCRC) {
     const stored = readInt32(buffer, offset + 8);
     if (crc32Masked(buffer, l.bodyStart, l.bodyLength) !== stored) {
       return { kind: 'invalid', reason: 'body CRC mismatch', truncated: false };

@@ -405,6 +405,9 @@ export function runMessageStoreConformance(name: string, factory: StoreFactory):
       expect(fs.existsSync(path.join(dir, '..', 'escape'))).toBe(false);
       expect((await s.putMessage(msg(uniqueTopic(), Buffer.alloc(1001)))).status).toBe('MESSAGE_ILLEGAL');
       expect((await s.putMessage(msg(uniqueTopic(), Buffer.alloc(5000)))).status).toBe('MESSAGE_ILLEGAL');
+      // A record the read path could never serve (flagged compressed, the body is not) is not stored.
+      const flagged = await s.putMessage(msg(uniqueTopic(), 'plain', { sysFlag: 1 }));
+      expect(flagged).toMatchObject({ status: 'MESSAGE_ILLEGAL', remark: expect.stringMatching(/compressed/) });
       const big = { X: 'y'.repeat(40000) };
       expect((await s.putMessage(msg(uniqueTopic(), 'p', { properties: big }))).status).toBe(
         'PROPERTIES_SIZE_EXCEEDED',

@@ -14,6 +14,7 @@ import {
   responseHeaderFromExtFields,
   toSendMessageV2Keys,
 } from '../../../src/protocol/ext-fields.js';
+import { COMMANDS } from '../../../src/protocol/commands/index.js';
 import { RequestCode } from '../../../src/protocol/request-code.js';
 import { remotingVectors, type FrameCase, type HeaderDecodeCase } from '../remoting/vectors.js';
 
@@ -182,6 +183,81 @@ describe('agreement with RocketMQ decodeCommandCustomHeader', () => {
       const typed = requestHeaderFromExtFields(target.code, c.extFields);
       const ext = requestHeaderToExtFields(target.code, typed);
       for (const [k, v] of Object.entries(ext)) expect([k, v]).toEqual([k, c.extFields[k]]);
+    }
+  });
+});
+
+describe('extFields → typed header: the plain-field path agrees with the schema', () => {
+  // Most headers are strings, bounded integers and booleans: they are checked without a schema parse.
+  // Whatever path runs, the header (or the error) must be what the schema's parse gives.
+  const values = [
+    '',
+    'x',
+    '0',
+    '-1',
+    '+7',
+    '2147483647',
+    '2147483648',
+    '-2147483649',
+    '9007199254740991',
+    '9007199254740992',
+    '1.5',
+    'true',
+    'FALSE',
+    ' 1',
+    null,
+    undefined,
+  ];
+  const viaSchema = (s: z.ZodObject, ext: Record<string, string | null | undefined>): unknown => {
+    try {
+      return extFieldsToHeader(s, ext);
+    } catch (e) {
+      return (e as Error).message;
+    }
+  };
+  const reference = (s: z.ZodObject, ext: Record<string, string | null | undefined>): unknown => {
+    // The schema alone, fed what extFieldsToHeader coerced: strings for strings, numbers, booleans.
+    const raw: Record<string, unknown> = {};
+    for (const [name, field] of Object.entries(s.shape)) {
+      const v = ext[name];
+      if (v === null || v === undefined) continue;
+      let t = field as z.ZodType;
+      for (let inner = (t._zod.def as { innerType?: z.ZodType }).innerType; inner;) {
+        t = inner;
+        inner = (t._zod.def as { innerType?: z.ZodType }).innerType;
+      }
+      const type = (t._zod.def as { type: string }).type;
+      if (type === 'number') {
+        if (!/^[+-]?\d+$/.test(v)) return 'not an integer';
+        raw[name] = Number(v);
+      } else if (type === 'boolean') raw[name] = v.toLowerCase() === 'true';
+      else raw[name] = v;
+    }
+    const r = s.safeParse(raw);
+    return r.success ? r.data : 'refused';
+  };
+  const schemas = [
+    ...[...COMMANDS.values()].flatMap((c) => [c.requestHeader, c.responseHeader]),
+    z.object({ a: z.int().gt(0).lt(10), b: z.int().min(-3).max(3).optional(), c: z.string().min(2).optional() }),
+  ] as z.ZodObject[];
+
+  test.each(schemas.map((s, i) => [i, s] as const))('schema %i', (_i, s) => {
+    const names = Object.keys(s.shape);
+    let seed = 7;
+    const next = (n: number): number => {
+      seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+      return seed % n;
+    };
+    for (let round = 0; round < 60; round++) {
+      const ext: Record<string, string | null | undefined> = {};
+      for (const n of names) ext[n] = values[next(values.length)];
+      const got = viaSchema(s, ext);
+      const want = reference(s, ext);
+      if (typeof got === 'string') expect(typeof want).toBe('string');
+      else {
+        expect(got).toEqual(want);
+        expect(Object.keys(got as object)).toEqual(Object.keys(want as object));
+      }
     }
   });
 });

@@ -1,0 +1,39 @@
+import { MAX_POOLED_BYTES, acquirePullBody, releasePullBody } from '../../../src/store/pull-body-pool.js';
+
+describe('pull body pool', () => {
+  test('a body handed back is reused for the next pull of its size class', () => {
+    const a = acquirePullBody(36_000);
+    expect(a.length).toBe(36_000);
+    releasePullBody(a);
+    const b = acquirePullBody(40_000);
+    expect(b.buffer).toBe(a.buffer);
+    expect(b.length).toBe(40_000);
+    // Not handed back: the next one is other memory.
+    const c = acquirePullBody(40_000);
+    expect(c.buffer).not.toBe(b.buffer);
+    releasePullBody(b);
+    releasePullBody(c);
+  });
+
+  test('a body handed back twice is reused once; foreign buffers and views are ignored', () => {
+    const a = acquirePullBody(1000);
+    releasePullBody(a);
+    releasePullBody(a);
+    const b = acquirePullBody(1000);
+    const c = acquirePullBody(1000);
+    expect(b.buffer).toBe(a.buffer);
+    expect(c.buffer).not.toBe(a.buffer);
+    releasePullBody(c.subarray(10)); // a view inside a body is not the body
+    expect(acquirePullBody(1000).buffer).not.toBe(c.buffer);
+    const foreign = Buffer.alloc(70_000);
+    releasePullBody(foreign);
+    expect(acquirePullBody(70_000).buffer).not.toBe(foreign.buffer);
+  });
+
+  test('bodies above the largest class are plain allocations, never pooled', () => {
+    const big = acquirePullBody(MAX_POOLED_BYTES + 1);
+    releasePullBody(big);
+    expect(acquirePullBody(MAX_POOLED_BYTES + 1).buffer).not.toBe(big.buffer);
+    expect(acquirePullBody(0).length).toBe(0);
+  });
+});
