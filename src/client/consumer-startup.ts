@@ -62,6 +62,59 @@ export async function probeHeldPulls(
   );
 }
 
+/** What `createConsumerStartup` needs of a consumer. */
+export interface ConsumerStartupSetup {
+  instance: MQClientInstance;
+  group: string;
+  /** Settle only when true (CLUSTERING, subscribe mode); `quietMs` 0 turns it off too. */
+  settle: boolean;
+  quietMs: number;
+  maxMs: number;
+  clock: Clock;
+  logger: Logger;
+  ready: Deferred<void>;
+  onReady(event: ReadyEvent): void;
+}
+
+/**
+ * The start-up of a consumer whose heartbeat the brokers have accepted: the settle asks every master
+ * broker for the group's members (and looks again at once on the broker's membership news), and the
+ * `ready` probe follows the first pulls.
+ */
+export function createConsumerStartup(s: ConsumerStartupSetup): ConsumerStartup {
+  const { instance, group, clock, logger } = s;
+  const settle =
+    s.settle && s.quietMs > 0
+      ? {
+          members: () =>
+            Promise.all(instance.masterBrokerAddrs().map((addr) => instance.api.getConsumerIdListByGroup(addr, group))),
+          quietMs: s.quietMs,
+          maxMs: Math.max(s.quietMs, s.maxMs),
+          pollMs: Math.max(20, Math.floor(s.quietMs / 4)),
+          clock,
+          logger,
+        }
+      : undefined;
+  const startup = new ConsumerStartup(
+    {
+      settle,
+      probe: (queues, signal) => probeHeldPulls(instance, group, queues, signal, clock),
+      now: () => clock.now(),
+      logger,
+      onReady: s.onReady,
+    },
+    s.ready,
+  );
+  if (settle) {
+    const onNews = (g: string): void => {
+      if (g === group) startup.membershipNews();
+    };
+    instance.events.on('consumerIdsChanged', onNews);
+    void startup.settled.then(() => instance.events.off('consumerIdsChanged', onNews));
+  }
+  return startup;
+}
+
 /** A promise with its resolve and reject; rejections nobody awaits are not reported as unhandled. */
 export class Deferred<T> {
   readonly promise: Promise<T>;

@@ -58,6 +58,14 @@ export interface LitePullConsumerOptions extends ClientOptions {
   consumerTimeoutMsWhenSuspend?: number;
   /** BROADCASTING only: the directory of the local offset files. Default `<os.tmpdir()>/rocketmq-ts-offsets`. */
   offsetStoreDir?: string;
+  /**
+   * CLUSTERING, `subscribe` mode: after `start()`, the first division of the queues waits until the
+   * group's membership has not changed for this long, ms, so that members starting together never
+   * pull the same queue. Default 300; 0 turns the settle off.
+   */
+  startSettleMs?: number;
+  /** The longest a start-up settle waits while the membership keeps changing, ms. Default 3000. */
+  startSettleMaxMs?: number;
   /** Aborting this signal shuts the consumer down (as `shutdown()`). */
   signal?: AbortSignal;
 }
@@ -76,6 +84,8 @@ export const DEFAULT_LITE_PULL_CONSUMER_OPTIONS = Object.freeze({
   pullTimeDelayMsWhenException: 1000,
   brokerSuspendMaxTimeMs: 20_000,
   consumerTimeoutMsWhenSuspend: 30_000,
+  startSettleMs: 300,
+  startSettleMaxMs: 3000,
 });
 
 const D = DEFAULT_LITE_PULL_CONSUMER_OPTIONS;
@@ -118,6 +128,8 @@ const schema = z.object({
   brokerSuspendMaxTimeMs: intIn(0, 600_000).default(D.brokerSuspendMaxTimeMs),
   consumerTimeoutMsWhenSuspend: intIn(1, 900_000).default(D.consumerTimeoutMsWhenSuspend),
   offsetStoreDir: z.string().min(1).optional(),
+  startSettleMs: intIn(0, 10_000).default(D.startSettleMs),
+  startSettleMaxMs: intIn(0, 60_000).default(D.startSettleMaxMs),
   signal: z.custom<AbortSignal>((v) => v instanceof AbortSignal, { message: 'must be an AbortSignal' }).optional(),
 });
 
@@ -139,6 +151,8 @@ export interface ResolvedLitePullConsumerOptions extends ResolvedClientOptions {
   brokerSuspendMaxTimeMs: number;
   consumerTimeoutMsWhenSuspend: number;
   offsetStoreDir: string;
+  startSettleMs: number;
+  startSettleMaxMs: number;
   signal: AbortSignal | undefined;
 }
 

@@ -46,7 +46,7 @@ import type { MQConsumerInner } from './mq-consumer-inner.js';
 import { ReadOffsetType, type OffsetPersistedEvent, type OffsetStore } from './offset-store.js';
 import { ProcessQueue } from './process-queue.js';
 import { PullAPIWrapper } from './pull-api-wrapper.js';
-import { ConsumerStartup, Deferred, probeHeldPulls, type ReadyEvent } from './consumer-startup.js';
+import { createConsumerStartup, Deferred, type ConsumerStartup, type ReadyEvent } from './consumer-startup.js';
 import { PullMessageService } from './pull-message-service.js';
 import { createPullRequest, type PullRequest } from './pull-request.js';
 import { createOffsetStore } from './push-consumer-run.js';
@@ -342,21 +342,26 @@ export class LitePullConsumer implements AsyncIterable<MessageExt> {
       instance.registerConsumer(o.consumerGroup, this.#consumerInner());
       await instance.start();
       this.#state = 'RUNNING';
-      this.#startup = new ConsumerStartup(
-        {
-          settle: undefined,
-          probe: (queues, signal) => probeHeldPulls(instance, o.consumerGroup, queues, signal, o.clock),
-          now: () => o.clock.now(),
+      const startup = (settle: boolean): ConsumerStartup =>
+        createConsumerStartup({
+          instance,
+          group: o.consumerGroup,
+          settle,
+          quietMs: o.startSettleMs,
+          maxMs: o.startSettleMaxMs,
+          clock: o.clock,
           logger: this.#logger,
+          ready: this.#ready,
           onReady: (e) => void this.events.emit('ready', e),
-        },
-        this.#ready,
-      );
+        });
       if (this.#mode === 'subscribe') {
         await Promise.all([...this.#subscriptions.keys()].map((t) => this.#routes.refreshRoute(t)));
         await instance.sendHeartbeatToAllBrokers();
+        // The brokers count this member now: it settles before its first division of the queues.
+        this.#startup = startup(o.messageModel === MessageModel.CLUSTERING);
         instance.rebalanceImmediately();
       } else {
+        this.#startup = startup(false);
         if (this.#mode === 'assign') await this.#applyAssignment(this.#assignedWanted);
         this.#startup.afterPass(true, this.#queues.values());
         if (this.#mode === 'assign') await instance.sendHeartbeatToAllBrokers();
@@ -394,8 +399,13 @@ export class LitePullConsumer implements AsyncIterable<MessageExt> {
         // A paused queue is not pulled on purpose: keep the rebalance from treating it as idle.
         const now = o.clock.now();
         for (const q of this.#queues.values()) if (this.#paused.has(q.key)) q.pq.lastPullTimestamp = now;
+        // Members starting together divide the queues only once the membership is quiet.
+        const startup = this.#startup;
+        if (!startup) return true; // start() has not sent its heartbeat yet: it rebalances right after
+        await startup.settled;
+        if (this.#state !== 'RUNNING') return true;
         const balanced = await run.rebalance.doRebalance();
-        this.#startup?.afterPass(balanced, run.rebalance.processQueueTable.values());
+        startup.afterPass(balanced, run.rebalance.processQueueTable.values());
         return balanced;
       },
       persistConsumerOffset: async () => {

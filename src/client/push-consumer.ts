@@ -64,7 +64,7 @@ import {
 import { QueueLocker } from './queue-locker.js';
 import { releaseAfterFailedStart, shutdownRun } from './push-consumer-shutdown.js';
 import { reachBrokers } from './client-start.js';
-import { ConsumerStartup, Deferred, probeHeldPulls } from './consumer-startup.js';
+import { createConsumerStartup, Deferred, type ConsumerStartup } from './consumer-startup.js';
 import { PushConsumerTasks } from './push-consumer-tasks.js';
 import { createRebalancePushImpl } from './rebalance-push-impl.js';
 import { SafeEventEmitter } from './safe-emitter.js';
@@ -480,40 +480,20 @@ export class PushConsumer {
   /** The settle and the `ready` signal of this start. */
   #createStartup(instance: MQClientInstance): ConsumerStartup {
     const o = this.options;
-    const group = o.consumerGroup;
-    const settle =
-      o.messageModel === MessageModel.CLUSTERING && o.startSettleMs > 0
-        ? {
-            members: () =>
-              Promise.all(
-                instance.masterBrokerAddrs().map((addr) => instance.api.getConsumerIdListByGroup(addr, group)),
-              ),
-            quietMs: o.startSettleMs,
-            maxMs: Math.max(o.startSettleMs, o.startSettleMaxMs),
-            pollMs: Math.max(20, Math.floor(o.startSettleMs / 4)),
-            clock: o.clock,
-            logger: this.#logger,
-          }
-        : undefined;
-    const startup = new ConsumerStartup(
-      {
-        settle,
-        probe: (queues, signal) => probeHeldPulls(instance, group, queues, signal, o.clock),
-        now: () => o.clock.now(),
-        logger: this.#logger,
-        onReady: (e) => {
-          this.#logger.info(e, 'PushConsumer ready');
-          this.events.emit('ready', e);
-        },
+    return createConsumerStartup({
+      instance,
+      group: o.consumerGroup,
+      settle: o.messageModel === MessageModel.CLUSTERING,
+      quietMs: o.startSettleMs,
+      maxMs: o.startSettleMaxMs,
+      clock: o.clock,
+      logger: this.#logger,
+      ready: this.#ready,
+      onReady: (e) => {
+        this.#logger.info(e, 'PushConsumer ready');
+        this.events.emit('ready', e);
       },
-      this.#ready,
-    );
-    const onNews = (g: string): void => {
-      if (g === group) startup.membershipNews();
-    };
-    instance.events.on('consumerIdsChanged', onNews);
-    void startup.settled.then(() => instance.events.off('consumerIdsChanged', onNews));
-    return startup;
+    });
   }
 
   /**

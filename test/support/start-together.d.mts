@@ -10,4 +10,6 @@ export function twoProcessRound(
   options: Record<string, unknown>,
   topic: string,
   backlog: number,
+  kind?: 'push' | 'lite',
+  staggerMs?: number,
 ): Promise<TwoProcessRoundResult>;

@@ -19,9 +19,9 @@ async function until(cond, timeoutMs, what) {
   }
 }
 
-/** A child process with two members (`options`: PushConsumer options) of `topic`, started on `go`. */
-function spawnPair(options, topic) {
-  const script = `
+/** How each kind of member is made and consumes (the child prints `consumed <body>` per message). */
+const members = {
+  push: (options, topic) => `
     const { PushConsumer } = await import(${JSON.stringify(dist)});
     const members = [0, 1].map(() => {
       const c = new PushConsumer(${JSON.stringify(options)});
@@ -32,14 +32,44 @@ function spawnPair(options, topic) {
       });
       return c;
     });
+    const consume = () => undefined;`,
+  lite: (options, topic) => `
+    const { LitePullConsumer } = await import(${JSON.stringify(dist)});
+    const members = [0, 1].map((i) => {
+      // A client of its own per member, as separate deployments have.
+      const instanceName = ${JSON.stringify(String(options.consumerGroup))} + '_' + process.pid + '_' + i;
+      const c = new LitePullConsumer({ ...${JSON.stringify(options)}, instanceName });
+      c.subscribe(${JSON.stringify(topic)}, '*');
+      return c;
+    });
+    const consume = async (c) => {
+      for await (const m of c) process.stdout.write('consumed ' + m.body.toString() + '\\n');
+    };`,
+};
+
+/**
+ * A child process with two members (`kind` 'push' or 'lite'; `options`: its consumer options) of
+ * `topic`, started on `go`.
+ */
+function spawnPair(options, topic, kind) {
+  const script = `${members[kind](options, topic)}
     process.stdout.write('loaded\\n');
     let started;
+    let loops = [];
     process.stdin.on('data', async (d) => {
       const s = d.toString();
-      if (s.includes('go')) started = Promise.all(members.map((c) => c.start().then(() => c.ready)));
+      if (s.includes('go'))
+        started = Promise.all(
+          members.map(async (c) => {
+            await c.start();
+            loops.push(consume(c));
+            await c.ready;
+          }),
+        );
       if (s.includes('stop')) {
         await started?.catch(() => undefined);
         await Promise.all(members.map((c) => c.shutdown()));
+        await Promise.all(loops);
         process.exit(0);
       }
     });
@@ -68,15 +98,20 @@ async function stopPair(p) {
 }
 
 /**
- * One round: two child processes with two members each of a new group start together on `topic`,
- * which holds `backlog` messages; resolves once every message was consumed and the children stopped.
+ * One round: two child processes with two members each (PushConsumers, or LitePullConsumers consuming
+ * with `for await`, by `kind`) of a new group start together on `topic`, which holds `backlog`
+ * messages; resolves once every message was consumed and the children stopped. `staggerMs`: the second
+ * child is told to start this long after the first (members of a deployment never start in the same
+ * millisecond).
  * @returns {Promise<{ consumed: number, duplicates: number, perProcess: number[] }>}
  */
-export async function twoProcessRound(options, topic, backlog) {
-  const pairs = [spawnPair(options, topic), spawnPair(options, topic)];
+export async function twoProcessRound(options, topic, backlog, kind = 'push', staggerMs = 0) {
+  const pairs = [spawnPair(options, topic, kind), spawnPair(options, topic, kind)];
   try {
     await until(() => pairs.every((p) => p.loaded), 60_000, 'the children');
-    for (const p of pairs) p.child.stdin.write('go\n');
+    pairs[0].child.stdin.write('go\n');
+    if (staggerMs > 0) await sleep(staggerMs);
+    pairs[1].child.stdin.write('go\n');
     await until(() => new Set(pairs.flatMap((p) => p.bodies)).size === backlog, 120_000, 'the backlog');
   } finally {
     await Promise.all(pairs.map(stopPair));
