@@ -11,6 +11,7 @@ import { writeFileSync } from 'node:fs';
 import { PerformanceObserver, monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import process from 'node:process';
 import { setInterval } from 'node:timers';
+import { pathToFileURL } from 'node:url';
 
 const role = process.env.PROBE_ROLE ?? 'process';
 const topicPrefix = process.env.PROBE_TOPIC ?? '';
@@ -40,7 +41,9 @@ new PerformanceObserver((list) => {
   }
 }).observe({ entryTypes: ['gc'] });
 
-const dist = new URL('../dist/', import.meta.url);
+const dist = process.env.PROBE_DIST
+  ? pathToFileURL(`${process.env.PROBE_DIST}/`)
+  : new URL('../dist/', import.meta.url);
 
 if (role === 'broker') {
   const { MessageStore } = await import(new URL('store/message-store.js', dist).href);

@@ -3,6 +3,8 @@
 //
 //   npm run build && node bench/latency-probe.mjs [--transport http|tcp] [--kind push|lite]
 //                       [--rate 2000] [--seconds 10] [--body-bytes 1024] [--backlog 0] [--runs 1]
+//   PROBE_DIST=/other/checkout/dist  runs another build (A/B); PROBE_CPU_PROF=DIR  CPU profiles of the
+//   broker and the consumer into DIR.
 //
 // Starts our CLI broker and one consumer in child processes (both with bench/latency-probe-hooks.mjs
 // loaded, which traces the broker's store and long-polling steps and the consumer's pulls), waits until
@@ -23,11 +25,15 @@ import process from 'node:process';
 import { createInterface } from 'node:readline';
 import { clearInterval, setInterval } from 'node:timers';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '..');
 const hooks = path.join(here, 'latency-probe-hooks.mjs');
+/** The build under test: this checkout's dist/, or PROBE_DIST (another checkout's dist/, for an A/B run). */
+const dist = path.resolve(process.env.PROBE_DIST ?? path.join(root, 'dist'));
+process.env.PROBE_DIST = dist;
+const distUrl = (file) => pathToFileURL(path.join(dist, file)).href;
 const nowMs = () => Number(process.hrtime.bigint()) / 1e6;
 
 function parse(argv) {
@@ -57,7 +63,7 @@ const opts = parse(process.argv.slice(2));
 
 if (opts.role === 'consumer') {
   const cfg = opts.config;
-  const lib = await import('../dist/index.js');
+  const lib = await import(distUrl('index.js'));
   const seen = [];
   const address = cfg.endpoints ? { endpoints: cfg.endpoints } : { namesrvAddr: cfg.namesrvAddr };
   const base = {
@@ -138,7 +144,7 @@ function lines(c, onLine) {
 
 async function startBroker(dir, topicPrefix) {
   const store = path.join(dir, 'store');
-  const args = [path.join(root, 'dist/cli.js'), 'broker', '--store', store, '--port', '0', '--log-level', 'warn'];
+  const args = [path.join(dist, 'cli.js'), 'broker', '--store', store, '--port', '0', '--log-level', 'warn'];
   if (opts.transport === 'tcp') args.push('--remoting-port', '0');
   const b = child(args, { PROBE_ROLE: 'broker', PROBE_TOPIC: topicPrefix, PROBE_OUT: path.join(dir, 'broker.json') });
   let err = '';
@@ -195,7 +201,7 @@ function body(seq, stamp) {
 async function main() {
   process.env.PROBE_ROLE = 'producer';
   const { rec: producerRec } = await import('./latency-probe-hooks.mjs');
-  const lib = await import('../dist/index.js');
+  const lib = await import(distUrl('index.js'));
   for (let run = 1; run <= opts.runs; run++) {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'rmq-latency-probe-'));
     const tag = `${Date.now()}`;

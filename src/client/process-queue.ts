@@ -52,8 +52,13 @@ export class ProcessQueue {
   lastLockTimestamp = 0;
   lastPullTimestamp: number;
   lastConsumeTimestamp: number;
-  /** The pull of this queue on its way to the broker, if any: aborted and awaited by `settlePull()`. */
-  pullInFlight: { abort: AbortController; settled: Promise<void> } | undefined;
+  /** The pull of this queue on its way to the broker, if any (settles, never rejects): awaited by `settlePull()`. */
+  pullInFlight: Promise<void> | undefined;
+  /** Aborts this queue's pulls (`settlePull()`); replaced once aborted. */
+  #pullAbort: AbortController | undefined;
+  /** The signal `pullSignal` gave for `#pullSignalTopic`. */
+  #pullSignal: AbortSignal | undefined;
+  #pullSignalTopic: AbortSignal | undefined;
 
   constructor(now: number) {
     this.lastPullTimestamp = now;
@@ -73,8 +78,27 @@ export class ProcessQueue {
   async settlePull(): Promise<void> {
     const p = this.pullInFlight;
     if (!p) return;
-    p.abort.abort();
-    await p.settled;
+    this.#pullAbort?.abort();
+    await p;
+  }
+
+  /**
+   * The signal for this queue's pulls: aborted when `topicSignal` aborts or `settlePull()` runs. One
+   * signal serves every pull of the queue (rebuilt only after either aborts): a pull every few
+   * milliseconds each with its own AbortController and AbortSignal.any cost more CPU and young-generation
+   * garbage than the rest of the pull's bookkeeping.
+   */
+  pullSignal(topicSignal: AbortSignal): AbortSignal {
+    let own = this.#pullAbort;
+    if (own === undefined || own.signal.aborted) {
+      own = this.#pullAbort = new AbortController();
+      this.#pullSignal = undefined;
+    }
+    if (this.#pullSignal === undefined || this.#pullSignalTopic !== topicSignal) {
+      this.#pullSignal = AbortSignal.any([topicSignal, own.signal]);
+      this.#pullSignalTopic = topicSignal;
+    }
+    return this.#pullSignal;
   }
 
   /** RocketMQ: isPullExpired — no pull for more than 120 s. */

@@ -70,7 +70,6 @@ export async function pullMessage(host: PushConsumerHost, run: PushConsumerRun, 
   const postSub = o.postSubscriptionWhenPull && !sd.classFilterMode;
   const sysFlag = buildPullSysFlag(clustering && commitOffsetValue > 0, true, postSub, sd.classFilterMode);
   let result: PullResult;
-  const abort = new AbortController();
   try {
     const call = run.wrapper.pullKernelImpl({
       mq,
@@ -83,13 +82,16 @@ export async function pullMessage(host: PushConsumerHost, run: PushConsumerRun, 
       commitOffset: Math.max(commitOffsetValue, 0),
       brokerSuspendMaxTimeMillis: o.brokerSuspendMaxTimeMs,
       timeoutMillis: o.consumerTimeoutMsWhenSuspend,
-      signal: AbortSignal.any([host.topicPullSignal(mq.topic), abort.signal]),
+      signal: pq.pullSignal(host.topicPullSignal(mq.topic)),
     });
-    const inFlight = { abort, settled: call.then(noop, noop) };
+    const inFlight = call.then(noop, noop);
     pq.pullInFlight = inFlight;
-    const raw = await call.finally(() => {
+    let raw;
+    try {
+      raw = await call;
+    } finally {
       if (pq.pullInFlight === inFlight) pq.pullInFlight = undefined;
-    });
+    }
     if (host.subscriptions.get(mq.topic) !== sd) return pullAgainWithNewSubscription(run, req);
     const processed = run.wrapper.processPullResult(mq, raw, sd);
     for (const u of processed.undecodable ?? []) {

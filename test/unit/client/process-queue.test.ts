@@ -185,4 +185,40 @@ describe('ProcessQueue (RocketMQ: committed offset = smallest offset still in fl
       expect(removed.length).toBe(16);
     });
   });
+
+  it('one pull signal serves every pull until the topic signal or settlePull aborts it', async () => {
+    const pq = new ProcessQueue(0);
+    let topic = new AbortController();
+    const first = pq.pullSignal(topic.signal);
+    expect(pq.pullSignal(topic.signal)).toBe(first);
+    expect(first.aborted).toBe(false);
+
+    // The topic's subscription changed: its signal aborts, and with it the queue's pull signal.
+    topic.abort(new Error('resubscribed'));
+    expect(first.aborted).toBe(true);
+    topic = new AbortController();
+    const second = pq.pullSignal(topic.signal);
+    expect(second).not.toBe(first);
+    expect(second.aborted).toBe(false);
+
+    // settlePull aborts the pull in flight and waits for it; the next pull gets a live signal.
+    let settle!: () => void;
+    pq.pullInFlight = new Promise<void>((r) => (settle = r));
+    second.addEventListener('abort', () => settle());
+    await pq.settlePull();
+    expect(second.aborted).toBe(true);
+    expect(topic.signal.aborted).toBe(false);
+    const third = pq.pullSignal(topic.signal);
+    expect(third.aborted).toBe(false);
+    expect(third).not.toBe(second);
+  });
+
+  it('settlePull without a pull in flight aborts nothing', async () => {
+    const pq = new ProcessQueue(0);
+    const topic = new AbortController();
+    const signal = pq.pullSignal(topic.signal);
+    await pq.settlePull();
+    expect(signal.aborted).toBe(false);
+    expect(pq.pullSignal(topic.signal)).toBe(signal);
+  });
 });
