@@ -7,7 +7,7 @@
 //     each arrival announcement, each held pull suspended and woken, each getMessage of a probe topic;
 //   - in the consumer (PROBE_ROLE=consumer): each pull sent and answered.
 // At exit it writes everything as JSON to $PROBE_OUT. Only topics starting with $PROBE_TOPIC are traced.
-import { writeFileSync } from 'node:fs';
+import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { PerformanceObserver, monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import process from 'node:process';
 import { setInterval } from 'node:timers';
@@ -27,7 +27,7 @@ let cpuBefore = process.cpuUsage();
 setInterval(() => {
   const c = process.cpuUsage(cpuBefore);
   cpuBefore = process.cpuUsage();
-  rec.cpu.push({ at: now(), ms: (c.user + c.system) / 1000 });
+  rec.cpu.push({ at: now(), ms: (c.user + c.system) / 1000, sysMs: c.system / 1000 });
 }, 100).unref();
 setInterval(() => {
   rec.eld.push({ at: now(), p99: eld.percentile(99) / 1e6, max: eld.max / 1e6, mean: eld.mean / 1e6 });
@@ -102,6 +102,23 @@ if (role === 'consumer') {
   };
 }
 
+/** CPU ms so far of the main thread and of the others (V8's GC and compiler workers, libuv's pool). */
+export function threadCpu() {
+  const byName = {};
+  for (const tid of readdirSync('/proc/self/task')) {
+    try {
+      const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+      const name = Number(tid) === process.pid ? 'main' : 'other threads';
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      byName[name] = (byName[name] ?? 0) + ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+    } catch {
+      // the thread ended
+    }
+  }
+  return byName;
+}
+
 process.on('exit', () => {
+  rec.threads = threadCpu();
   if (out) writeFileSync(out, JSON.stringify(rec));
 });

@@ -200,7 +200,7 @@ function body(seq, stamp) {
 
 async function main() {
   process.env.PROBE_ROLE = 'producer';
-  const { rec: producerRec } = await import('./latency-probe-hooks.mjs');
+  const { rec: producerRec, threadCpu } = await import('./latency-probe-hooks.mjs');
   const lib = await import(distUrl('index.js'));
   for (let run = 1; run <= opts.runs; run++) {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'rmq-latency-probe-'));
@@ -235,6 +235,7 @@ async function main() {
       await exited(broker.proc);
       const brokerRec = JSON.parse(readFileSync(path.join(dir, 'broker.json'), 'utf8'));
       const consumerRec = JSON.parse(readFileSync(path.join(dir, 'consumer.json'), 'utf8'));
+      producerRec.threads = threadCpu();
       console.log(`\n## run ${run}: ${opts.kind} over ${opts.transport}, ${opts.rate} msg/s x ${opts.seconds} s`);
       report(sends, seen, brokerRec, consumerRec, producerRec);
     } finally {
@@ -341,11 +342,20 @@ function report(sends, seen, broker, consumer, producer) {
   }
   const missing = sends.length - msgs.length;
   const cpuUs = (rec, from, to) => {
-    const ms = rec.cpu.filter((e) => e.at - 50 >= from && e.at - 50 < to).reduce((a, e) => a + e.ms, 0);
+    const within = rec.cpu.filter((e) => e.at - 50 >= from && e.at - 50 < to);
+    const ms = within.reduce((a, e) => a + e.ms, 0);
+    const sysMs = within.reduce((a, e) => a + e.sysMs, 0);
     const n = sends.filter((x) => x[0] >= from && x[0] < to).length;
-    return f((ms * 1000) / n);
+    return `${f((ms * 1000) / n)} (system ${f((sysMs * 1000) / n)})`;
   };
   const end = sends.at(-1)[0];
+  const threads = (rec) =>
+    Object.entries(rec.threads ?? {})
+      .map(([name, ms]) => `${name} ${f(ms)}`)
+      .join(', ');
+  console.log(`CPU ms per thread over the whole process life: producer: ${threads(producer)}`);
+  console.log(`  broker: ${threads(broker)}`);
+  console.log(`  consumer: ${threads(consumer)}`);
   for (const [label, from, to] of [
     ['first second', t0, t0 + 1000],
     ['after it', t0 + 1000, end],
@@ -355,6 +365,7 @@ function report(sends, seen, broker, consumer, producer) {
     );
   }
   const sorted = msgs.map((m) => m.lat).sort((a, b) => a - b);
+  console.log(`first send at ${f(t0)} ms (process.hrtime; CPU profiles count µs on the same clock)`);
   console.log(
     `all: n=${msgs.length} (missing ${missing}) p50 ${f(pct(sorted, 50))} p99 ${f(pct(sorted, 99))} ` +
       `p99.9 ${f(pct(sorted, 99.9))} max ${f(sorted.at(-1))} ms; send-ack p99 ${f(

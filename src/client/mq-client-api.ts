@@ -185,7 +185,9 @@ export class MQClientAPI {
     opts: CallOptions & { lite?: boolean } = {},
   ): Promise<RawPullResponse> {
     const code = opts.lite ? RequestCode.LITE_PULL_MESSAGE : RequestCode.PULL_MESSAGE;
-    const res = await this.invoke(addr, { code, header }, opts);
+    // Every pull header is built by PullAPIWrapper from checked options, queues and offsets; checking it
+    // again per pull cost more than the rest of the request's encoding (tens of µs a pull until warm).
+    const res = await this.invoke(addr, { code, header, headerChecked: true }, opts);
     return {
       code: res.code,
       remark: res.remark,
