@@ -133,7 +133,8 @@ export class MQClientAPI {
 
   /**
    * SEND_MESSAGE (10) or, when `header.batch` is true, SEND_BATCH_MESSAGE (320). The header is sent as
-   * given. RocketMQ: processSendResponse.
+   * given, without a second schema check: the producer and the send-back build it from checked messages
+   * and options. RocketMQ: processSendResponse.
    */
   async sendMessage(
     addr: string,
@@ -142,7 +143,7 @@ export class MQClientAPI {
     opts: CallOptions = {},
   ): Promise<SendResponse> {
     const code = header.batch === true ? RequestCode.SEND_BATCH_MESSAGE : RequestCode.SEND_MESSAGE;
-    const res = await this.invoke(addr, { code, header, body }, opts);
+    const res = await this.invoke(addr, { code, header, body, headerChecked: true }, opts);
     let sendStatus: SendStatus;
     switch (res.code) {
       case ResponseCode.SUCCESS:
@@ -185,7 +186,9 @@ export class MQClientAPI {
     opts: CallOptions & { lite?: boolean } = {},
   ): Promise<RawPullResponse> {
     const code = opts.lite ? RequestCode.LITE_PULL_MESSAGE : RequestCode.PULL_MESSAGE;
-    const res = await this.invoke(addr, { code, header }, opts);
+    // Every pull header is built by PullAPIWrapper from checked options, queues and offsets; checking it
+    // again per pull cost more than the rest of the request's encoding (tens of µs a pull until warm).
+    const res = await this.invoke(addr, { code, header, headerChecked: true }, opts);
     return {
       code: res.code,
       remark: res.remark,

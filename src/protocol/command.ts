@@ -9,6 +9,12 @@ export interface RemotingRequest<H = Record<string, unknown>> {
   code: number;
   header: H;
   body?: Buffer | undefined;
+  /**
+   * The client built the header itself from values it had already checked (a pull's header): the
+   * transport sends it without checking it against the command's schema again. The broker still checks
+   * every header it receives.
+   */
+  headerChecked?: boolean | undefined;
 }
 
 export interface RemotingResponse<H = Record<string, unknown>> {

@@ -32,7 +32,7 @@ export function requestToWire(request: RemotingRequest): { extFields: Record<str
   const header = request.header ?? {};
   let extFields: Record<string, string>;
   if (spec || usesSendMessageV2Keys(request.code)) {
-    if (spec) {
+    if (spec && request.headerChecked !== true) {
       const checked = spec.requestHeader.safeParse(header);
       if (!checked.success) {
         const { field, message } = describeZodError(checked.error);
