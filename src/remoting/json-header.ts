@@ -50,6 +50,80 @@ function fieldOf(key: string): string | undefined {
 export function decodeJsonHeader(bytes: Uint8Array, offset: number): RemotingCommand {
   // Invalid UTF-8 becomes U+FFFD, as in Java's decoder.
   const text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
+  return decodeStandardJsonHeader(text) ?? decodeLenientJsonHeader(text, offset);
+}
+
+const INT32_MIN = -0x80000000;
+const INT32_MAX = 0x7fffffff;
+/** A key that a JavaScript object would list before the others (an array index). */
+const INDEX_KEY = /^\d+$/;
+
+/**
+ * The header as RocketMQ writes it — standard JSON, the exact property names, 32-bit integers, a
+ * language name, string remark and extFields values — read with `JSON.parse`, which is several times
+ * faster than the lenient reader. Anything else (numbers as strings, nulls, other names, unknown
+ * properties, index-like extFields keys whose order an object would change, malformed text) gives
+ * undefined, and the lenient reader decides: both readers agree wherever this one answers.
+ */
+function decodeStandardJsonHeader(text: string): RemotingCommand | undefined {
+  let root: unknown;
+  try {
+    root = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  if (root === null || typeof root !== 'object' || Array.isArray(root)) return undefined;
+  const cmd: RemotingCommand = {
+    code: 0,
+    language: 'JAVA',
+    version: 0,
+    opaque: 0,
+    flag: 0,
+    remark: null,
+    extFields: null,
+    body: null,
+  };
+  const fields = root as Record<string, unknown>;
+  for (const key of Object.keys(fields)) {
+    const value = fields[key];
+    switch (key) {
+      case 'code':
+      case 'flag':
+      case 'opaque':
+      case 'version':
+        if (typeof value !== 'number' || !Number.isInteger(value) || value < INT32_MIN || value > INT32_MAX)
+          return undefined;
+        cmd[key] = value;
+        break;
+      case 'language':
+        if (typeof value !== 'string') return undefined;
+        cmd.language = Object.hasOwn(LanguageCode, value) ? (value as LanguageName) : null;
+        break;
+      case 'remark':
+        if (typeof value !== 'string') return undefined;
+        cmd.remark = value;
+        break;
+      case 'extFields': {
+        if (value === null || typeof value !== 'object' || Array.isArray(value)) return undefined;
+        const map = value as Record<string, unknown>;
+        const keys = Object.keys(map);
+        for (const k of keys) if (typeof map[k] !== 'string' || INDEX_KEY.test(k)) return undefined;
+        const out: ExtFields = {};
+        for (const k of javaHashMapOrder(keys, 16)) setOwn(out, k, map[k] as string);
+        cmd.extFields = out;
+        break;
+      }
+      case 'serializeTypeCurrentRPC':
+        break;
+      default:
+        return undefined;
+    }
+  }
+  return cmd;
+}
+
+/** fastjson's leniency: any order, smart-matched names, numbers as strings, unknown properties ignored. */
+function decodeLenientJsonHeader(text: string, offset: number): RemotingCommand {
   let root: JsonValue;
   try {
     root = parseLenientJson(text);

@@ -161,6 +161,23 @@ describe('JSON header (fastjson)', () => {
   });
 
   test.each([
+    ['names', '"minOffset":"0","b":"x","a":"1","maxOffset":"9","nextBeginOffset":"32","suggestWhichBrokerId":"0"'],
+    ['index-like names', '"b":"x","10":"ten","a":"1","2":"two","nextBeginOffset":"32"'],
+  ])('a header as RocketMQ writes it (extFields with %s) reads as the lenient reader reads it', (_n, ext) => {
+    // The first form is standard JSON; the second needs the lenient reader.
+    const standard = decodeRemotingCommand(
+      jsonFrame(`{"code":0,"extFields":{${ext}},"flag":1,"language":"GO","opaque":-5,"remark":"FOUND","version":405}`),
+    );
+    const lenient = decodeRemotingCommand(
+      jsonFrame(`{code:'0',extFields:{${ext}},flag:1,language:'GO',opaque:'-5',remark:'FOUND',version:405,}`),
+    );
+    expect(standard).toEqual(lenient);
+    // Java's HashMap order, whatever order the text had (index-like keys included).
+    expect(Object.keys(standard.extFields ?? {})).toEqual(Object.keys(lenient.extFields ?? {}));
+    expect(standard).toMatchObject({ code: 0, flag: 1, language: 'GO', opaque: -5, remark: 'FOUND', version: 405 });
+  });
+
+  test.each([
     ['not JSON', 'hello'],
     ['an array', '[1]'],
     ['null', 'null'],
