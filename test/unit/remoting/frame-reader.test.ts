@@ -111,6 +111,47 @@ describe('FrameReader', () => {
     expect(decodeRemotingCommand(frames[1] as Buffer).body?.toString()).toBe('hello');
   });
 
+  test('reusesChunks: frames from any split of one reused buffer are their own copies', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.uint8Array({ minLength: 4, maxLength: 64 }), { minLength: 1, maxLength: 8 }),
+        fc.array(fc.integer({ min: 1, max: 40 }), { minLength: 1, maxLength: 50 }),
+        (payloads, cuts) => {
+          const stream = Buffer.concat(payloads.map((p) => frameOf(Buffer.from(p))));
+          const r = new FrameReader({ reusesChunks: true });
+          // One buffer for every read, as a socket with `onread` uses it; scribbled over after each push.
+          const shared = Buffer.alloc(64);
+          const frames: Buffer[] = [];
+          let pos = 0;
+          let i = 0;
+          while (pos < stream.length) {
+            const n = Math.min(cuts[i++ % cuts.length] as number, stream.length - pos);
+            stream.copy(shared, 0, pos, pos + n);
+            frames.push(...r.push(shared.subarray(0, n)));
+            shared.fill(0xee);
+            pos += n;
+          }
+          expect(frames.map((f) => f.toString('hex'))).toEqual(payloads.map((p) => Buffer.from(p).toString('hex')));
+          expect(r.buffered).toBe(0);
+        },
+      ),
+    );
+  });
+
+  test('reusesChunks: a large announced length allocates nothing before its bytes come; limits still apply', () => {
+    const r = new FrameReader({ maxFrameLength: 0x7fffffff + 4, reusesChunks: true });
+    const head = Buffer.alloc(4);
+    head.writeInt32BE(0x7fffffff, 0);
+    expect(r.push(head)).toEqual([]);
+    expect(r.push(Buffer.alloc(1000))).toEqual([]);
+    expect(r.buffered).toBe(1004);
+    const small = new FrameReader({ maxFrameLength: 64, reusesChunks: true });
+    head.writeInt32BE(61, 0);
+    expect(() => small.push(head)).toThrow(RemotingFrameTooLargeError);
+    head.writeInt32BE(2, 0);
+    expect(() => new FrameReader({ reusesChunks: true }).push(head)).toThrow(/frame length 2/);
+  });
+
   test('the option is validated', () => {
     expect(() => new FrameReader({ maxFrameLength: 3 })).toThrow(InvalidArgumentError);
     expect(() => new FrameReader({ maxFrameLength: 1.5 })).toThrow(/maxFrameLength/);
