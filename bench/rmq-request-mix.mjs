@@ -13,7 +13,7 @@
 //   node bench/rmq-request-mix.mjs [--messages N (50000)] [--only ours,java,ours-on-java-topic] [--no-proxy]
 // (ours-on-java-topic: after the Java drain, ours drains the topic Java's producer filled, with a new group.)
 //
-// Ports: RMQ_NAMESRV_PORT / RMQ_BROKER_PORT (default 35150 / 35155; the broker also takes port-2 and port+1).
+// Ports: RMQ_NAMESRV_PORT / RMQ_BROKER_PORT, else idle ones in 35100-35199 (the broker also takes port-2 and port+1).
 import { Buffer } from 'node:buffer';
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
@@ -40,8 +40,16 @@ const MESSAGES = Number(arg('--messages', '50000'));
 const ONLY = arg('--only', 'ours,java').split(',');
 const QUEUES = 8;
 const kitDir = findKitDir(root, process.env.RMQ_KIT_DIR, existsSync);
-const nsPort = process.env.RMQ_NAMESRV_PORT ?? '35150';
-const brokerPort = process.env.RMQ_BROKER_PORT ?? '35155';
+/** A NameServer port `ns` (broker at ns + 5, fast port ns + 3, HA port ns + 6) whose ports no socket uses now. */
+function idlePorts(from, to) {
+  const used = new Set();
+  for (const m of execFileSync('ss', ['-Htan'], { encoding: 'utf8' }).matchAll(/:(\d+)\s/g)) used.add(Number(m[1]));
+  for (let ns = from; ns + 6 <= to; ns++) if ([0, 3, 5, 6].every((d) => !used.has(ns + d))) return ns;
+  throw new Error(`no idle ports in ${from}-${to}`);
+}
+const base = process.env.RMQ_NAMESRV_PORT ? undefined : idlePorts(35100, 35199);
+let nsPort = process.env.RMQ_NAMESRV_PORT ?? String(base);
+let brokerPort = process.env.RMQ_BROKER_PORT ?? String(base + 5);
 const USE_PROXY = !args.includes('--no-proxy');
 const PROXY_HOST = USE_PROXY ? '127.0.0.2' : '127.0.0.1';
 
@@ -252,7 +260,7 @@ process.on('SIGINT', () => {
   process.exit(130);
 });
 
-const namesrvAddr = `127.0.0.1:${nsPort}`;
+let namesrvAddr = `127.0.0.1:${nsPort}`;
 
 /** Our producer sends MESSAGES x 1 KiB to a new topic, in batches of 64 from 4 senders. */
 async function preload(topic) {
@@ -294,7 +302,7 @@ async function oursDrain(topic) {
     kind: 'push',
     namesrvAddr,
     topic,
-    group: `MixG_${topic}`,
+    group: `MixG_${topic}_${Date.now()}`,
     consumers: 1,
     mode: 'drain',
     messages: MESSAGES,
@@ -357,9 +365,24 @@ async function javaDrain() {
   });
 }
 
-const proxy = USE_PROXY ? await startProxy() : undefined;
+let proxy;
 try {
-  run('bin/start-namesrv');
+  // Ports in the ephemeral range may be held by anyone's outgoing connection for a while: a start-up that
+  // finds one taken moves both ports on by 10.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      run('bin/start-namesrv');
+      break;
+    } catch (e) {
+      if (attempt >= 5 || !/Address already in use/.test(`${e.stderr}`)) throw e;
+      cleanup();
+      nsPort = String(Number(nsPort) + 10);
+      brokerPort = String(Number(brokerPort) + 10);
+      Object.assign(env, { RMQ_NAMESRV_PORT: nsPort, RMQ_BROKER_PORT: brokerPort });
+      namesrvAddr = `127.0.0.1:${nsPort}`;
+    }
+  }
+  proxy = USE_PROXY ? await startProxy() : undefined;
   brokerPid = Number(/pid (\d+)/.exec(run('bin/start-broker'))?.[1]);
   if (ONLY.includes('ours')) {
     const topic = `MixOurs_${Date.now()}`;

@@ -5,7 +5,7 @@
 // header check and encoding, the write, frame reassembly, header decoding, correlation by opaque, response
 // header reading. Message decoding is not included. `npm run build` first.
 //
-//   node bench/tcp-client.bench.mjs     env: TCB_PULLS [40000]  TCB_ROUNDS [3]
+//   node bench/tcp-client.bench.mjs     env: TCB_PULLS [20000]  TCB_ROUNDS [3]
 //                                            TCB_DIST [dist; TCB_DIST=/other/dist,dist alternates two builds per round]
 //                                            TCB_CPU_PROF [dir: --cpu-prof of the client children]
 import { Buffer } from 'node:buffer';
@@ -16,7 +16,7 @@ import process from 'node:process';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const PULLS = Number(process.env.TCB_PULLS ?? 40_000);
+const PULLS = Number(process.env.TCB_PULLS ?? 20_000);
 const ROUNDS = Number(process.env.TCB_ROUNDS ?? 3);
 const DISTS = (process.env.TCB_DIST ?? 'dist').split(',').map((d) => path.resolve(root, d));
 const CPU_PROF = process.env.TCB_CPU_PROF ?? '';

@@ -18,7 +18,16 @@ export const DEFAULT_MAX_FRAME_LENGTH = 16 * 1024 * 1024;
 export interface FrameReaderOptions {
   /** Largest frame accepted, in bytes, the 4-byte length included. Default 16 MiB. */
   maxFrameLength?: number | undefined;
+  /**
+   * The caller reuses each chunk's memory once `push` returns (a socket reading into one buffer):
+   * every frame returned is then its own copy, and the part of a frame that has come so far is
+   * copied as it arrives. Default false: frames within one chunk are views of it.
+   */
+  reusesChunks?: boolean | undefined;
 }
+
+/** Up to this size (prefix excluded) a frame that has only begun to arrive gets its whole buffer at once. */
+const PREALLOCATE_LIMIT = 1024 * 1024;
 
 /**
  * Splits socket data into RocketMQ remoting frames: `push(chunk)` returns every frame completed so
@@ -27,17 +36,21 @@ export interface FrameReaderOptions {
  */
 export class FrameReader {
   readonly maxFrameLength: number;
+  readonly #reusesChunks: boolean;
   #chunks: Buffer[] = [];
   #buffered = 0;
   /** Length of the frame being assembled (prefix included), or -1 while its prefix is incomplete. */
   #need = -1;
   #failed: RemotingDecodeError | null = null;
+  /** With `reusesChunks`: the buffer of the frame being assembled, when it was allocated whole. */
+  #partial: Buffer | null = null;
 
   constructor(options: FrameReaderOptions = {}) {
     const max = options.maxFrameLength ?? DEFAULT_MAX_FRAME_LENGTH;
     if (!Number.isInteger(max) || max < 8 || max > 0x7fffffff + 4)
       throw new InvalidArgumentError('maxFrameLength', `must be an integer between 8 and 2^31+3, got ${String(max)}`);
     this.maxFrameLength = max;
+    this.#reusesChunks = options.reusesChunks === true;
   }
 
   /** Bytes received and not yet returned as a frame. */
@@ -54,24 +67,14 @@ export class FrameReader {
     if (this.#failed) throw this.#failed;
     const frames: Buffer[] = [];
     if (chunk.length === 0) return frames;
-    this.#chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength));
+    const buf = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+    if (this.#reusesChunks) return this.#pushCopying(buf, frames);
+    this.#chunks.push(buf);
     this.#buffered += chunk.length;
     for (;;) {
       if (this.#need < 0) {
         if (this.#buffered < 4) break;
-        const length = this.#peekInt32();
-        if (length < 4) {
-          this.#failed = new RemotingDecodeError(
-            `frame length ${length} is ${length < 0 ? 'negative' : 'too short for a header length'}`,
-            0,
-          );
-          throw this.#failed;
-        }
-        if (length + 4 > this.maxFrameLength) {
-          this.#failed = new RemotingFrameTooLargeError(length + 4, this.maxFrameLength);
-          throw this.#failed;
-        }
-        this.#need = length + 4;
+        this.#need = this.#checkLength(this.#peekInt32()) + 4;
       }
       if (this.#buffered < this.#need) break;
       frames.push(this.#take(this.#need).subarray(4));
@@ -80,8 +83,77 @@ export class FrameReader {
     return frames;
   }
 
+  /** The frame length a prefix announced, or a failure (kept: the reader stays failed). */
+  #checkLength(length: number): number {
+    if (length < 4) {
+      this.#failed = new RemotingDecodeError(
+        `frame length ${length} is ${length < 0 ? 'negative' : 'too short for a header length'}`,
+        0,
+      );
+      throw this.#failed;
+    }
+    if (length + 4 > this.maxFrameLength) {
+      this.#failed = new RemotingFrameTooLargeError(length + 4, this.maxFrameLength);
+      throw this.#failed;
+    }
+    return length;
+  }
+
+  /**
+   * `push` for a chunk whose memory is reused afterwards: whole frames are copied out of it, and a
+   * frame that continues in later chunks is copied part by part — into its own buffer at once when it
+   * is small enough, else (a large announced length allocates nothing before its bytes come) into
+   * copies joined when it is complete.
+   */
+  #pushCopying(chunk: Buffer, frames: Buffer[]): Buffer[] {
+    let p = 0;
+    while (p < chunk.length) {
+      if (this.#need < 0) {
+        if (this.#buffered === 0 && chunk.length - p >= 4) {
+          this.#need = this.#checkLength(chunk.readInt32BE(p)) + 4;
+          p += 4;
+          this.#buffered = 4;
+        } else {
+          // A split length prefix: its bytes wait in #chunks (copied) until all four are here.
+          const n = Math.min(4 - this.#buffered, chunk.length - p);
+          this.#chunks.push(Buffer.from(chunk.subarray(p, p + n)));
+          this.#buffered += n;
+          p += n;
+          if (this.#buffered < 4) break;
+          const head = Buffer.concat(this.#chunks, 4);
+          this.#chunks = [];
+          this.#need = this.#checkLength(head.readInt32BE(0)) + 4;
+        }
+        const length = this.#need - 4;
+        if (chunk.length - p >= length) {
+          frames.push(Buffer.from(chunk.subarray(p, p + length)));
+          p += length;
+          this.#need = -1;
+          this.#buffered = 0;
+          continue;
+        }
+        if (length <= PREALLOCATE_LIMIT) this.#partial = Buffer.allocUnsafe(length);
+      }
+      const n = Math.min(this.#need - this.#buffered, chunk.length - p);
+      const part = chunk.subarray(p, p + n);
+      if (this.#partial) this.#partial.set(part, this.#buffered - 4);
+      else this.#chunks.push(Buffer.from(part));
+      this.#buffered += n;
+      p += n;
+      if (this.#buffered === this.#need) {
+        frames.push(this.#partial ?? Buffer.concat(this.#chunks, this.#need - 4));
+        this.#partial = null;
+        this.#chunks = [];
+        this.#need = -1;
+        this.#buffered = 0;
+      }
+    }
+    return frames;
+  }
+
   /** Drops whatever is buffered and forgets a failure (for a new connection). */
   reset(): void {
+    this.#partial = null;
     this.#chunks = [];
     this.#buffered = 0;
     this.#need = -1;

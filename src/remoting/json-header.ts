@@ -53,6 +53,11 @@ export function decodeJsonHeader(bytes: Uint8Array, offset: number): RemotingCom
   return decodeStandardJsonHeader(text) ?? decodeLenientJsonHeader(text, offset);
 }
 
+/** What a header that leaves everything out reads as: code 0, JAVA, version 0, no remark or extFields. */
+function defaultCommand(): RemotingCommand {
+  return { code: 0, language: 'JAVA', version: 0, opaque: 0, flag: 0, remark: null, extFields: null, body: null };
+}
+
 const INT32_MIN = -0x80000000;
 const INT32_MAX = 0x7fffffff;
 /** A key that a JavaScript object would list before the others (an array index). */
@@ -73,16 +78,7 @@ function decodeStandardJsonHeader(text: string): RemotingCommand | undefined {
     return undefined;
   }
   if (root === null || typeof root !== 'object' || Array.isArray(root)) return undefined;
-  const cmd: RemotingCommand = {
-    code: 0,
-    language: 'JAVA',
-    version: 0,
-    opaque: 0,
-    flag: 0,
-    remark: null,
-    extFields: null,
-    body: null,
-  };
+  const cmd = defaultCommand();
   const fields = root as Record<string, unknown>;
   for (const key of Object.keys(fields)) {
     const value = fields[key];
@@ -131,16 +127,7 @@ function decodeLenientJsonHeader(text: string, offset: number): RemotingCommand 
     throw new RemotingDecodeError(`malformed JSON header: ${(e as Error).message}`, offset, { cause: e });
   }
   if (!(root instanceof Map)) throw new RemotingDecodeError('the JSON header is not an object', offset);
-  const cmd: RemotingCommand = {
-    code: 0,
-    language: 'JAVA',
-    version: 0,
-    opaque: 0,
-    flag: 0,
-    remark: null,
-    extFields: null,
-    body: null,
-  };
+  const cmd = defaultCommand();
   for (const [key, value] of root) {
     const field = fieldOf(key);
     switch (field) {

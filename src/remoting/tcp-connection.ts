@@ -10,6 +10,9 @@ import { FrameReader } from './frame-reader.js';
 import { TickWriter } from './tick-writer.js';
 import { decodeRemotingCommand, isResponse, type RemotingCommand } from './remoting-command.js';
 
+/** Bytes one socket read may bring: several pull answers of 32 x 1 KiB when they are queued. */
+const READ_BUFFER_BYTES = 256 * 1024;
+
 export interface PendingCall {
   resolve(cmd: RemotingCommand): void;
   reject(err: Error): void;
@@ -43,8 +46,22 @@ export class TcpConnection {
     this.addr = addr;
     this.#events = options.events;
     this.#logger = options.logger;
-    this.#reader = new FrameReader({ maxFrameLength: options.maxFrameLength });
-    const socket = net.connect({ host, port });
+    this.#reader = new FrameReader({ maxFrameLength: options.maxFrameLength, reusesChunks: true });
+    // The socket reads into one buffer that this connection keeps: no new buffer per read, and the frames
+    // (copied out of it) are the only memory a read leaves behind — a pull answer no longer holds on to
+    // the read buffers it arrived in, and the garbage collector runs far less often.
+    const readBuffer = Buffer.allocUnsafe(READ_BUFFER_BYTES);
+    const socket = net.connect({
+      host,
+      port,
+      onread: {
+        buffer: readBuffer,
+        callback: (n: number, buf: Uint8Array): boolean => {
+          this.#onData(buf.subarray(0, n));
+          return true;
+        },
+      },
+    });
     this.#socket = socket;
     this.#writer = new TickWriter(socket);
     socket.setNoDelay(true);
@@ -64,7 +81,6 @@ export class TcpConnection {
     });
     // A connect failure is reported through `ready`; nobody may be awaiting it yet.
     this.ready.catch(() => undefined);
-    socket.on('data', (chunk: Buffer) => this.#onData(chunk));
     socket.on('error', (err) => {
       this.#closed ??= err;
     });
@@ -126,7 +142,7 @@ export class TcpConnection {
     this.#socket.destroy();
   }
 
-  #onData(chunk: Buffer): void {
+  #onData(chunk: Uint8Array): void {
     let frames: Buffer[];
     try {
       frames = this.#reader.push(chunk);

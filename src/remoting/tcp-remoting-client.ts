@@ -130,7 +130,9 @@ export class TcpRemotingClient implements RemotingClient {
   readonly #backoff = new Map<string, Backoff>();
   readonly #handlers = new Map<number, ServerRequestHandler>();
   /** Calls in flight (oneway writes included until written), for close(). */
-  readonly #inFlight = new Set<Promise<unknown>>();
+  #inFlight = 0;
+  /** Resolved when the last call in flight settles (only while close() waits for it). */
+  #idle: (() => void) | undefined;
   #opaque = 0;
   #closing: Promise<void> | undefined;
 
@@ -190,14 +192,15 @@ export class TcpRemotingClient implements RemotingClient {
     return p;
   }
 
+  /** Counts `p` in flight until it settles (a counter: no promise or set entry per call). */
   #track(p: Promise<unknown>): void {
-    const settled = p.then(
-      () => undefined,
-      () => undefined,
-    );
-    this.#inFlight.add(settled);
-    void settled.then(() => this.#inFlight.delete(settled));
+    this.#inFlight++;
+    p.then(this.#untrack, this.#untrack);
   }
+
+  readonly #untrack = (): void => {
+    if (--this.#inFlight === 0) this.#idle?.();
+  };
 
   async #invoke(addr: string, request: RemotingRequest, opts: InvokeOptions, oneway: boolean): Promise<unknown> {
     if (this.#closing) throw new ClosedError('the remoting client is closed');
@@ -390,7 +393,11 @@ export class TcpRemotingClient implements RemotingClient {
       timer = this.#clock.setTimeout(resolve, this.#closeTimeoutMs);
     });
     try {
-      await Promise.race([Promise.all([...this.#inFlight]), deadline]);
+      const idle = new Promise<void>((resolve) => {
+        if (this.#inFlight === 0) resolve();
+        else this.#idle = resolve;
+      });
+      await Promise.race([idle, deadline]);
     } finally {
       if (timer !== undefined) this.#clock.clearTimeout(timer);
     }

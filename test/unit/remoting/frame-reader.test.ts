@@ -35,28 +35,38 @@ describe('FrameReader', () => {
     expect(frames.map((f) => f.toString('hex'))).toEqual([a.toString('hex'), b.toString('hex')]);
   });
 
-  test('assembles a frame from any split of the stream, byte by byte included', () => {
-    fc.assert(
-      fc.property(
-        fc.array(fc.uint8Array({ minLength: 4, maxLength: 64 }), { minLength: 1, maxLength: 8 }),
-        fc.array(fc.integer({ min: 1, max: 40 }), { minLength: 1, maxLength: 50 }),
-        (payloads, cuts) => {
-          const stream = Buffer.concat(payloads.map((p) => frameOf(Buffer.from(p))));
-          const r = new FrameReader();
-          const out: string[] = [];
-          let pos = 0;
-          let i = 0;
-          while (pos < stream.length) {
-            const n = cuts[i++ % cuts.length] as number;
-            for (const f of r.push(stream.subarray(pos, pos + n))) out.push(f.toString('hex'));
-            pos += n;
-          }
-          expect(out).toEqual(payloads.map((p) => Buffer.from(p).toString('hex')));
-          expect(r.buffered).toBe(0);
-        },
-      ),
-    );
-  });
+  test.each([false, true])(
+    'assembles a frame from any split of the stream, byte by byte included (reusesChunks %s)',
+    (reusesChunks) => {
+      fc.assert(
+        fc.property(
+          fc.array(fc.uint8Array({ minLength: 4, maxLength: 64 }), { minLength: 1, maxLength: 8 }),
+          fc.array(fc.integer({ min: 1, max: 40 }), { minLength: 1, maxLength: 50 }),
+          (payloads, cuts) => {
+            const stream = Buffer.concat(payloads.map((p) => frameOf(Buffer.from(p))));
+            const r = new FrameReader({ reusesChunks });
+            // With reusesChunks, one buffer serves every read (as a socket with `onread` uses it) and is
+            // scribbled over after each push: the frames must be copies.
+            const shared = Buffer.alloc(64);
+            const frames: Buffer[] = [];
+            let pos = 0;
+            let i = 0;
+            while (pos < stream.length) {
+              const n = Math.min(cuts[i++ % cuts.length] as number, stream.length - pos);
+              const chunk = reusesChunks
+                ? shared.subarray(0, stream.copy(shared, 0, pos, pos + n))
+                : stream.subarray(pos, pos + n);
+              frames.push(...r.push(chunk));
+              shared.fill(0xee);
+              pos += n;
+            }
+            expect(frames.map((f) => f.toString('hex'))).toEqual(payloads.map((p) => Buffer.from(p).toString('hex')));
+            expect(r.buffered).toBe(0);
+          },
+        ),
+      );
+    },
+  );
 
   test('a frame over the configured limit is refused from its length alone, before its bytes arrive', () => {
     const r = new FrameReader({ maxFrameLength: 64 });
@@ -109,6 +119,20 @@ describe('FrameReader', () => {
     const frames = [...r.push(wire.subarray(0, 7)), ...r.push(wire.subarray(7))];
     expect(frames.map((f) => decodeRemotingCommand(f).opaque)).toEqual([1, 1]);
     expect(decodeRemotingCommand(frames[1] as Buffer).body?.toString()).toBe('hello');
+  });
+
+  test('reusesChunks: a large announced length allocates nothing before its bytes come; limits still apply', () => {
+    const r = new FrameReader({ maxFrameLength: 0x7fffffff + 4, reusesChunks: true });
+    const head = Buffer.alloc(4);
+    head.writeInt32BE(0x7fffffff, 0);
+    expect(r.push(head)).toEqual([]);
+    expect(r.push(Buffer.alloc(1000))).toEqual([]);
+    expect(r.buffered).toBe(1004);
+    const small = new FrameReader({ maxFrameLength: 64, reusesChunks: true });
+    head.writeInt32BE(61, 0);
+    expect(() => small.push(head)).toThrow(RemotingFrameTooLargeError);
+    head.writeInt32BE(2, 0);
+    expect(() => new FrameReader({ reusesChunks: true }).push(head)).toThrow(/frame length 2/);
   });
 
   test('the option is validated', () => {
