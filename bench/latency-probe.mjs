@@ -403,6 +403,17 @@ function report(sends, seen, broker, consumer, producer) {
         `${f(cpuIn(producer, s))} ${f(cpuIn(broker, s))} ${f(cpuIn(consumer, s))}`,
     );
   }
+  // perf_hooks GC kinds: 1 minor (scavenge), 2 major (mark-compact), 4 incremental marking, 8 weak callbacks.
+  const longestGc = (rec) =>
+    [...rec.gc]
+      .filter((g) => g.at >= t0 && g.at <= end)
+      .sort((a, b) => b.ms - a.ms)
+      .slice(0, 4)
+      .map((g) => `${f(g.ms)} ms kind ${g.kind} at +${f(g.at - t0)} ms`)
+      .join('; ');
+  console.log(`longest GC pauses: producer ${longestGc(producer)}`);
+  console.log(`  broker ${longestGc(broker)}`);
+  console.log(`  consumer ${longestGc(consumer)}`);
   const names = [
     'send->store',
     'store->written',
