@@ -27,6 +27,7 @@ import { createInterface } from 'node:readline';
 import { clearInterval, setInterval } from 'node:timers';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { brokerAddresses, xreadgroupArgs } from './compare-lib.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '..');
@@ -154,11 +155,9 @@ async function startBroker(dir, topicPrefix) {
   b.stderr.on('data', (d) => (err = (err + d).slice(-4000)));
   const found = await new Promise((resolve, reject) => {
     let text = '';
-    const got = {};
     b.stdout.on('data', (d) => {
       text += d;
-      got.http ??= /broker listening on (\S+)/.exec(text)?.[1];
-      got.tcp ??= /remoting listening on (\S+)/.exec(text)?.[1]?.replace(/^[a-z]+:\/\//, '');
+      const got = brokerAddresses(text);
       if (got.http && (opts.transport === 'http' || got.tcp)) resolve(got);
     });
     b.once('exit', (code) => reject(new Error(`broker exited with ${code}: ${err}`)));
@@ -352,18 +351,7 @@ function redisConsumer(cfg, seen, stopping) {
     loop() {
       loop = (async () => {
         while (!stopping()) {
-          const res = await r.xreadgroupBuffer(
-            'GROUP',
-            cfg.group,
-            'c0',
-            'COUNT',
-            32,
-            'BLOCK',
-            200,
-            'STREAMS',
-            cfg.topic,
-            '>',
-          );
+          const res = await r.xreadgroupBuffer(...xreadgroupArgs(cfg.group, 'c0', cfg.topic));
           if (res === null) continue;
           const at = nowMs();
           const ids = [];
