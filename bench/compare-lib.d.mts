@@ -86,3 +86,5 @@ export interface SummaryRow {
 }
 export declare function summarise(runs: readonly object[], systems: readonly string[]): SummaryRow[];
 export declare function formatTable(rows: readonly SummaryRow[]): string;
+export declare function brokerAddresses(text: string): { http?: string; tcp?: string };
+export declare function xreadgroupArgs(group: string, name: string, stream: string): (string | number)[];

@@ -332,3 +332,21 @@ export function formatTable(rows) {
   }
   return lines.join('\n');
 }
+
+/**
+ * The addresses a CLI broker printed so far in `text` (its stdout): `http` (the HTTP base URL) and `tcp`
+ * (host:port of the remoting listener), each once printed.
+ */
+export function brokerAddresses(text) {
+  const found = {};
+  const http = /broker listening on (\S+)/.exec(text);
+  const tcp = /remoting listening on (\S+)/.exec(text);
+  if (http) found.http = http[1];
+  if (tcp) found.tcp = tcp[1].replace(/^[a-z]+:\/\//, '');
+  return found;
+}
+
+/** XREADGROUP's arguments for consumer `name` of `group` on `stream`: new entries, 32 at most, blocking 200 ms. */
+export function xreadgroupArgs(group, name, stream) {
+  return ['GROUP', group, name, 'COUNT', 32, 'BLOCK', 200, 'STREAMS', stream, '>'];
+}

@@ -14,7 +14,7 @@ import { Buffer } from 'node:buffer';
 import process from 'node:process';
 import { createInterface } from 'node:readline';
 import { setInterval, clearInterval, setTimeout } from 'node:timers';
-import { SeqCounter } from './compare-lib.mjs';
+import { SeqCounter, xreadgroupArgs } from './compare-lib.mjs';
 
 const cfg = JSON.parse(process.argv[2] ?? '{}');
 const nowMs = () => Number(process.hrtime.bigint()) / 1e6;
@@ -127,18 +127,7 @@ function startRedis(i) {
   const issued = new Promise((resolve) => (firstRead = resolve));
   const consume = async () => {
     while (!stopping) {
-      const read = r.xreadgroupBuffer(
-        'GROUP',
-        cfg.group,
-        `c${i}`,
-        'COUNT',
-        32,
-        'BLOCK',
-        200,
-        'STREAMS',
-        cfg.topic,
-        '>',
-      );
+      const read = r.xreadgroupBuffer(...xreadgroupArgs(cfg.group, `c${i}`, cfg.topic));
       firstRead();
       const res = await read;
       if (res === null) continue;

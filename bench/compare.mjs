@@ -30,6 +30,7 @@ import { fileURLToPath } from 'node:url';
 import {
   DRAINS,
   SeqCounter,
+  brokerAddresses,
   UsageError,
   cpuTicksFromStat,
   findKitDir,
@@ -212,13 +213,9 @@ async function startOurBroker(remoting) {
   child.stderr.on('data', (d) => (err = (err + d).slice(-4000)));
   const addresses = await new Promise((resolve, reject) => {
     let out = '';
-    const found = {};
     child.stdout.on('data', (d) => {
       out += d;
-      const http = /broker listening on (\S+)/.exec(out);
-      const tcp = /remoting listening on (\S+)/.exec(out);
-      if (http) found.http = http[1];
-      if (tcp) found.tcp = tcp[1].replace(/^[a-z]+:\/\//, '');
+      const found = brokerAddresses(out);
       if (found.http && (!remoting || found.tcp)) resolve(found);
     });
     child.once('exit', (code) => reject(new Error(`our broker exited with ${code} before serving: ${err.trim()}`)));

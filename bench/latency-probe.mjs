@@ -19,6 +19,7 @@
 import { Buffer } from 'node:buffer';
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import process from 'node:process';
@@ -26,6 +27,7 @@ import { createInterface } from 'node:readline';
 import { clearInterval, setInterval } from 'node:timers';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { brokerAddresses, xreadgroupArgs } from './compare-lib.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '..');
@@ -42,7 +44,7 @@ function parse(argv) {
     const [flag, v] = [argv[i], argv[i + 1]];
     i++;
     if (flag === '--transport' && (v === 'http' || v === 'tcp')) o.transport = v;
-    else if (flag === '--kind' && (v === 'push' || v === 'lite')) o.kind = v;
+    else if (flag === '--kind' && (v === 'push' || v === 'lite' || v === 'redis')) o.kind = v;
     else if (flag === '--role') o.role = v;
     else if (flag === '--config') o.config = JSON.parse(v);
     else if (['--rate', '--seconds', '--body-bytes', '--backlog', '--runs'].includes(flag) && Number(v) >= 0) {
@@ -78,7 +80,8 @@ if (opts.role === 'consumer') {
   let stopping = false;
   let loop;
   let c;
-  if (cfg.kind === 'push') {
+  if (cfg.kind === 'redis') c = redisConsumer(cfg, seen, () => stopping);
+  else if (cfg.kind === 'push') {
     c = new lib.PushConsumer({ ...base, consumeMessageBatchMaxSize: 32 });
     c.subscribe(cfg.topic, '*');
     c.registerMessageListener((msgs) => {
@@ -91,6 +94,7 @@ if (opts.role === 'consumer') {
   }
   await c.start();
   await c.ready;
+  if (cfg.kind === 'redis') loop = c.loop();
   if (cfg.kind === 'lite') {
     loop = (async () => {
       for await (const m of c) {
@@ -151,11 +155,9 @@ async function startBroker(dir, topicPrefix) {
   b.stderr.on('data', (d) => (err = (err + d).slice(-4000)));
   const found = await new Promise((resolve, reject) => {
     let text = '';
-    const got = {};
     b.stdout.on('data', (d) => {
       text += d;
-      got.http ??= /broker listening on (\S+)/.exec(text)?.[1];
-      got.tcp ??= /remoting listening on (\S+)/.exec(text)?.[1]?.replace(/^[a-z]+:\/\//, '');
+      const got = brokerAddresses(text);
       if (got.http && (opts.transport === 'http' || got.tcp)) resolve(got);
     });
     b.once('exit', (code) => reject(new Error(`broker exited with ${code}: ${err}`)));
@@ -210,15 +212,22 @@ async function main() {
     let consumer;
     let producer;
     try {
-      broker = await startBroker(dir, topic);
-      const address = opts.transport === 'tcp' ? { namesrvAddr: broker.tcp } : { endpoints: broker.http };
-      const admin = new lib.AdminClient({ endpoints: broker.http });
-      await admin.createTopic(topic, { queueNums: 8 });
-      if (opts.backlog > 0) await admin.createTopic(`Backlog_${tag}`, { queueNums: 8 });
-      await admin.shutdown();
-      producer = new lib.Producer({ ...address, sendMsgTimeoutMs: 30_000 });
-      await producer.start();
-      if (opts.backlog > 0) await backlog(lib, producer, address, `Backlog_${tag}`);
+      let address;
+      if (opts.kind === 'redis') {
+        broker = await startRedis(dir);
+        address = { redisPort: broker.port };
+        producer = await redisProducer(broker.port, topic, `ProbeG_${tag}`);
+      } else {
+        broker = await startBroker(dir, topic);
+        address = opts.transport === 'tcp' ? { namesrvAddr: broker.tcp } : { endpoints: broker.http };
+        const admin = new lib.AdminClient({ endpoints: broker.http });
+        await admin.createTopic(topic, { queueNums: 8 });
+        if (opts.backlog > 0) await admin.createTopic(`Backlog_${tag}`, { queueNums: 8 });
+        await admin.shutdown();
+        producer = new lib.Producer({ ...address, sendMsgTimeoutMs: 30_000 });
+        await producer.start();
+        if (opts.backlog > 0) await backlog(lib, producer, address, `Backlog_${tag}`);
+      }
       consumer = startConsumer(dir, { ...address, kind: opts.kind, topic, group: `ProbeG_${tag}` }, topic);
       await consumer.next('ready');
       const sends = await publish(producer, topic);
@@ -233,10 +242,14 @@ async function main() {
       producer = undefined;
       broker.proc.kill('SIGTERM');
       await exited(broker.proc);
-      const brokerRec = JSON.parse(readFileSync(path.join(dir, 'broker.json'), 'utf8'));
+      const brokerRec =
+        opts.kind === 'redis'
+          ? { eld: [], gc: [], cpu: [], put: [], arrival: [], suspend: [], wake: [], get: [] }
+          : JSON.parse(readFileSync(path.join(dir, 'broker.json'), 'utf8'));
       const consumerRec = JSON.parse(readFileSync(path.join(dir, 'consumer.json'), 'utf8'));
       producerRec.threads = threadCpu();
-      console.log(`\n## run ${run}: ${opts.kind} over ${opts.transport}, ${opts.rate} msg/s x ${opts.seconds} s`);
+      const over = opts.kind === 'redis' ? 'redis-server (XADD, XREADGROUP COUNT 32, XACK)' : opts.transport;
+      console.log(`\n## run ${run}: ${opts.kind} over ${over}, ${opts.rate} msg/s x ${opts.seconds} s`);
       report(sends, seen, brokerRec, consumerRec, producerRec);
     } finally {
       if (producer) await producer.shutdown().catch(() => undefined);
@@ -285,6 +298,77 @@ async function publish(producer, topic) {
   }
   await Promise.all(inflight);
   return sends;
+}
+
+// ---------------------------------------------------------------- Redis Streams, the outside reference
+
+/** Debian's redis-server on a free port in `dir`, no persistence. */
+async function startRedis(dir) {
+  const port = await new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port: p } = srv.address();
+      srv.close(() => resolve(p));
+    });
+  });
+  const args = ['--port', `${port}`, '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'no'];
+  const proc = spawn('redis-server', args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  children.add(proc);
+  proc.once('exit', () => children.delete(proc));
+  await new Promise((resolve, reject) => {
+    let text = '';
+    proc.stdout.on('data', (d) => {
+      text += d;
+      if (/Ready to accept connections/.test(text)) resolve();
+    });
+    proc.once('exit', (code) => reject(new Error(`redis-server exited with ${code}: ${text.slice(-500)}`)));
+  });
+  return { proc, port };
+}
+
+/** `send` and `shutdown` as the Producer's, on XADD; the group reads from the stream's end. */
+async function redisProducer(port, topic, group) {
+  const Redis = (await import('ioredis')).default;
+  const r = new Redis({ host: '127.0.0.1', port });
+  await r.xgroup('CREATE', topic, group, '$', 'MKSTREAM');
+  return {
+    send: (m) => r.xadd(m.topic, '*', 'd', m.body).then(() => ({ messageQueue: { queueId: 0 }, queueOffset: -1 })),
+    shutdown: async () => void r.disconnect(),
+  };
+}
+
+/** The consumer child's Redis side: XREADGROUP COUNT 32 BLOCK 200, then XACK, as bench/compare-worker.mjs. */
+function redisConsumer(cfg, seen, stopping) {
+  let r;
+  let loop;
+  return {
+    ready: Promise.resolve(),
+    async start() {
+      const Redis = (await import('ioredis')).default;
+      r = new Redis({ host: '127.0.0.1', port: cfg.redisPort });
+    },
+    loop() {
+      loop = (async () => {
+        while (!stopping()) {
+          const res = await r.xreadgroupBuffer(...xreadgroupArgs(cfg.group, 'c0', cfg.topic));
+          if (res === null) continue;
+          const at = nowMs();
+          const ids = [];
+          for (const [id, fields] of res[0][1]) {
+            ids.push(id);
+            seen.push([fields[1].readUInt32BE(0), 0, -1, at]);
+          }
+          await r.xack(cfg.topic, cfg.group, ...ids);
+        }
+      })();
+      return loop;
+    },
+    async shutdown() {
+      await loop;
+      r.disconnect();
+    },
+  };
 }
 
 // ---------------------------------------------------------------- the report
@@ -403,6 +487,17 @@ function report(sends, seen, broker, consumer, producer) {
         `${f(cpuIn(producer, s))} ${f(cpuIn(broker, s))} ${f(cpuIn(consumer, s))}`,
     );
   }
+  // perf_hooks GC kinds: 1 minor (scavenge), 2 major (mark-compact), 4 incremental marking, 8 weak callbacks.
+  const longestGc = (rec) =>
+    [...rec.gc]
+      .filter((g) => g.at >= t0 && g.at <= end)
+      .sort((a, b) => b.ms - a.ms)
+      .slice(0, 4)
+      .map((g) => `${f(g.ms)} ms kind ${g.kind} at +${f(g.at - t0)} ms`)
+      .join('; ');
+  console.log(`longest GC pauses: producer ${longestGc(producer)}`);
+  console.log(`  broker ${longestGc(broker)}`);
+  console.log(`  consumer ${longestGc(consumer)}`);
   const names = [
     'send->store',
     'store->written',

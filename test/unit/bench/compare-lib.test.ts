@@ -2,6 +2,8 @@ import path from 'node:path';
 import {
   SeqCounter,
   UsageError,
+  brokerAddresses,
+  xreadgroupArgs,
   cpuTicksFromStat,
   findKitDir,
   formatTable,
@@ -170,5 +172,30 @@ describe('comparison harness: pure helpers', () => {
     // every row has as many cells as the header
     const cells = (l: string) => l.split('|').length;
     expect(new Set(lines.map(cells)).size).toBe(1);
+  });
+
+  test('brokerAddresses: what the CLI broker printed so far, the remoting address without its scheme', () => {
+    expect(brokerAddresses('')).toEqual({});
+    const http = 'broker listening on http://127.0.0.1:40001\n';
+    expect(brokerAddresses(http)).toEqual({ http: 'http://127.0.0.1:40001' });
+    expect(brokerAddresses(`${http}remoting listening on tcp://127.0.0.1:40002\n`)).toEqual({
+      http: 'http://127.0.0.1:40001',
+      tcp: '127.0.0.1:40002',
+    });
+  });
+
+  test('xreadgroupArgs: new entries of the stream for one consumer, 32 at most, blocking 200 ms', () => {
+    expect(xreadgroupArgs('G', 'c0', 'S')).toEqual([
+      'GROUP',
+      'G',
+      'c0',
+      'COUNT',
+      32,
+      'BLOCK',
+      200,
+      'STREAMS',
+      'S',
+      '>',
+    ]);
   });
 });
