@@ -92,6 +92,23 @@ function ipv4At(b: Buffer, p: number): string {
   return s;
 }
 
+/**
+ * The first 16 hex digits of an offset message id (store IPv4 address and port), by address and port:
+ * the same for every record a broker stores, so only the commit-log offset is formatted per record.
+ */
+const storePrefixCache = new Map<number, string>();
+
+function storeIdPrefix(b: Buffer, p: number, port: number): string {
+  const key = (readInt32(b, p) >>> 0) * 65536 + port;
+  let s = storePrefixCache.get(key);
+  if (s === undefined) {
+    s = hex32(readInt32(b, p)) + hex32(port);
+    if (storePrefixCache.size >= 4096) storePrefixCache.clear();
+    storePrefixCache.set(key, s);
+  }
+  return s;
+}
+
 function topicAt(b: Buffer, start: number, length: number): string {
   const cached = lastTopicBytes;
   if (cached.length === length) {
@@ -207,7 +224,7 @@ function build(b: Buffer, p: number, l: RecordLayout, o: ResolvedOptions, shared
   // address decodes as IPv4, its 8 bytes are written into a 28-byte id buffer, leaving 12 zero bytes.
   let offsetMsgId: string;
   if (l.storeLength === 4) {
-    offsetMsgId = hex32(readInt32(b, storeAddr)) + hex32(storePort) + hex64(commitLogOffset);
+    offsetMsgId = storeIdPrefix(b, storeAddr, storePort) + hex64(commitLogOffset);
   } else if (isIPv4Mapped(b, storeAddr)) {
     offsetMsgId =
       hex32(readInt32(b, storeAddr + 12)) + hex32(storePort) + hex64(commitLogOffset) + '000000000000000000000000';
