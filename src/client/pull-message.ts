@@ -5,6 +5,7 @@
  * path hands the same request back to the PullMessageService exactly once, or lets it die with its
  * dropped queue.
  */
+import { onAbort } from '../common/abort.js';
 import { RocketMQError } from '../common/errors.js';
 import { buildPullSysFlag } from '../protocol/pull-sys-flag.js';
 import { ResponseCode } from '../protocol/response-code.js';
@@ -70,7 +71,13 @@ export async function pullMessage(host: PushConsumerHost, run: PushConsumerRun, 
   const postSub = o.postSubscriptionWhenPull && !sd.classFilterMode;
   const sysFlag = buildPullSysFlag(clustering && commitOffsetValue > 0, true, postSub, sd.classFilterMode);
   let result: PullResult;
+  // The pull's own signal, aborted by settlePull() or with the topic's (a subscription change, shutdown).
+  // Linked for the pull's lifetime only, and not with AbortSignal.any: Node 20 keeps a combined signal
+  // that has an 'abort' listener alive for as long as its sources live, and with it what the listener's
+  // call held — a fast drain kept every pull's answer (about 1.2 MiB per 1,000 messages of 1 KiB).
   const abort = new AbortController();
+  const topicSignal = host.topicPullSignal(mq.topic);
+  const unlink = onAbort(topicSignal, () => abort.abort(topicSignal.reason));
   try {
     const call = run.wrapper.pullKernelImpl({
       mq,
@@ -83,11 +90,12 @@ export async function pullMessage(host: PushConsumerHost, run: PushConsumerRun, 
       commitOffset: Math.max(commitOffsetValue, 0),
       brokerSuspendMaxTimeMillis: o.brokerSuspendMaxTimeMs,
       timeoutMillis: o.consumerTimeoutMsWhenSuspend,
-      signal: AbortSignal.any([host.topicPullSignal(mq.topic), abort.signal]),
+      signal: abort.signal,
     });
     const inFlight = { abort, settled: call.then(noop, noop) };
     pq.pullInFlight = inFlight;
     const raw = await call.finally(() => {
+      unlink();
       if (pq.pullInFlight === inFlight) pq.pullInFlight = undefined;
     });
     if (host.subscriptions.get(mq.topic) !== sd) return pullAgainWithNewSubscription(run, req);
@@ -101,6 +109,7 @@ export async function pullMessage(host: PushConsumerHost, run: PushConsumerRun, 
     }
     result = processed;
   } catch (err) {
+    unlink();
     if (host.pullSignal.aborted || run.pulls.isStopped || pq.dropped) return;
     if (host.subscriptions.get(mq.topic) !== sd) return pullAgainWithNewSubscription(run, req);
     const retryInMs =
