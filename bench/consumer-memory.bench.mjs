@@ -8,11 +8,14 @@
 //
 // Env (defaults in brackets):
 //   CM_PHASES [import,slow,drain]  CM_KINDS [push,lite]  CM_TRANSPORT [http] (or tcp)
-//   CM_SLOW_MESSAGES [1000000]  CM_SLOW_SECONDS [20]  CM_SLOW_MS [5] (listener delay per message)
+//   CM_SLOW_MESSAGES [1000000]  CM_SLOW_SECONDS [20]  CM_SLOW_MS [5] (the push listener's delay per message,
+//     consumeMessageBatchMaxSize 1, 20 at a time; the lite loop's per batch of up to 32)
 //   CM_DRAIN_MESSAGES [200000]  CM_BODY_BYTES [1024]  CM_ROUNDS [1] (rounds alternate the kinds)
 //   CM_CHILD_NODE_ARGS (node flags for the consumer children, e.g. --trace-gc; with --expose-gc each
 //     sample collects garbage first, so the peaks are of live memory)
-//   CM_ROOT [this checkout] (the package whose dist/ runs, broker included: A/B against another build)
+//   CM_ROOT [this checkout] (the package whose dist/ runs: broker, producer and the `ours` consumers)
+//   CM_BASELINE (another checkout: its consumers run too, alternating with ours in every round; the
+//     figures are then prefixed base. and ours.)
 // One line per figure: name, value, unit.
 import { Buffer } from 'node:buffer';
 import { fork, spawn } from 'node:child_process';
@@ -37,8 +40,16 @@ const QUEUES = 8;
 if (TRANSPORT !== 'http' && TRANSPORT !== 'tcp') throw new Error(`CM_TRANSPORT must be http or tcp, got ${TRANSPORT}`);
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-/** The package whose dist/ is measured: this one, or CM_ROOT (e.g. another checkout, for an A/B run). */
+/** The package whose dist/ runs the broker and the producer: this one, or CM_ROOT. */
 const root = path.resolve(env('CM_ROOT', path.resolve(here, '..')));
+/**
+ * The builds whose consumers are measured, interleaved in each round: this one (`ours`), and with
+ * CM_BASELINE=<checkout> that checkout's dist/ too (`base`), e.g. CM_BASELINE=/work/main.
+ */
+const BUILDS = [
+  ...(process.env.CM_BASELINE ? [{ name: 'base', root: path.resolve(process.env.CM_BASELINE) }] : []),
+  { name: 'ours', root },
+];
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const MiB = 1048576;
 const report = (name, value, unit) => console.log(`${name} ${Number(Number(value).toFixed(1))} ${unit}`);
@@ -48,7 +59,7 @@ const rssOf = (pid) => Number(readFileSync(`/proc/${pid}/statm`, 'utf8').split('
 if (process.argv[2] === 'child') {
   const cfg = JSON.parse(process.argv[3]);
   const bare = process.memoryUsage().rss;
-  const lib = await import(path.join(root, 'dist/index.js'));
+  const lib = await import(path.join(cfg.root, 'dist/index.js'));
   const imported = process.memoryUsage().rss;
   const peak = { rss: imported, heapUsed: 0, external: 0, arrayBuffers: 0 };
   let received = 0;
@@ -195,12 +206,15 @@ async function main() {
     `# consumer memory: ${TRANSPORT}, kinds ${KINDS.join(',')}, slow ${SLOW_N} x ${BODY} B for ${SLOW_SECONDS} s ` +
       `(${SLOW_MS} ms a message), drain ${DRAIN_N}, rounds ${ROUNDS}, node ${process.version}`,
   );
+  const tag = (build) => (BUILDS.length === 1 ? '' : `${build.name}.`);
   if (PHASES.has('import')) {
     for (let round = 0; round < ROUNDS; round++) {
-      const c = startConsumer({ phase: 'import' });
-      await c.exited;
-      report('import.rss.bare', c.report.bare / MiB, 'MiB');
-      report('import.rss.sdk_imported', c.report.imported / MiB, 'MiB');
+      for (const build of BUILDS) {
+        const c = startConsumer({ phase: 'import', root: build.root });
+        await c.exited;
+        report(`${tag(build)}import.rss.bare`, c.report.bare / MiB, 'MiB');
+        report(`${tag(build)}import.rss.sdk_imported`, c.report.imported / MiB, 'MiB');
+      }
     }
   }
   if (!PHASES.has('slow') && !PHASES.has('drain')) return;
@@ -225,36 +239,43 @@ async function main() {
       console.log(`# slow backlog of ${SLOW_N} sent in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
       for (let round = 0; round < ROUNDS; round++) {
         for (const kind of KINDS) {
-          const c = startConsumer({
-            phase: 'slow',
-            kind,
-            connect,
-            topic,
-            group: `BenchMemSlow_${kind}_${round}`,
-            slowMs: SLOW_MS,
-          });
-          await sleep(SLOW_SECONDS * 1000);
-          const r = await finish(c);
-          printReport(`${kind}.slow`, r);
-          report(`${kind}.slow.consumed`, r.received, 'msgs');
+          for (const build of BUILDS) {
+            // A new group per consumer: each starts from the first offset of the same backlog.
+            const c = startConsumer({
+              phase: 'slow',
+              kind,
+              root: build.root,
+              connect,
+              topic,
+              group: `BenchMemSlow_${kind}_${build.name}_${round}`,
+              slowMs: SLOW_MS,
+            });
+            await sleep(SLOW_SECONDS * 1000);
+            const r = await finish(c);
+            printReport(`${tag(build)}${kind}.slow`, r);
+            report(`${tag(build)}${kind}.slow.consumed`, r.received, 'msgs');
+          }
         }
       }
     }
     if (PHASES.has('drain')) {
+      const topic = 'BenchMemDrain';
+      await backlog(admin, producer, topic, DRAIN_N);
       for (let round = 0; round < ROUNDS; round++) {
         for (const kind of KINDS) {
-          const topic = `BenchMemDrain_${kind}_${round}`;
-          await backlog(admin, producer, topic, DRAIN_N);
-          const c = startConsumer({ phase: 'drain', kind, connect, topic, group: `${topic}_g`, slowMs: 0 });
-          const t0 = performance.now();
-          while (c.received < DRAIN_N) {
-            if (c.child.exitCode !== null) throw new Error('the consumer child exited');
-            await sleep(100);
+          for (const build of BUILDS) {
+            const group = `BenchMemDrain_${kind}_${build.name}_${round}`;
+            const c = startConsumer({ phase: 'drain', kind, root: build.root, connect, topic, group, slowMs: 0 });
+            const t0 = performance.now();
+            while (c.received < DRAIN_N) {
+              if (c.child.exitCode !== null) throw new Error('the consumer child exited');
+              await sleep(100);
+            }
+            const secs = (performance.now() - t0) / 1000;
+            const r = await finish(c);
+            printReport(`${tag(build)}${kind}.drain`, r);
+            report(`${tag(build)}${kind}.drain.msg_per_s`, DRAIN_N / secs, 'msg/s');
           }
-          const secs = (performance.now() - t0) / 1000;
-          const r = await finish(c);
-          printReport(`${kind}.drain`, r);
-          report(`${kind}.drain.msg_per_s`, DRAIN_N / secs, 'msg/s');
         }
       }
     }
