@@ -17,14 +17,14 @@
 //   CM_BASELINE (another checkout: its consumers run too, alternating with ours in every round; the
 //     figures are then prefixed base. and ours.)
 // One line per figure: name, value, unit.
-import { Buffer } from 'node:buffer';
-import { fork, spawn } from 'node:child_process';
+import { fork } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { clearInterval, setInterval, setTimeout } from 'node:timers';
 import { fileURLToPath } from 'node:url';
+import { sendBacklog, startCliBroker } from './bench-broker.mjs';
 
 const env = (name, dflt) => (process.env[name] === undefined ? dflt : process.env[name]);
 const PHASES = new Set(env('CM_PHASES', 'import,slow,drain').split(','));
@@ -159,46 +159,9 @@ function printReport(prefix, r) {
   report(`${prefix}.array_buffers.peak`, r.peak.arrayBuffers / MiB, 'MiB');
 }
 
-async function startBroker(storePath) {
-  const child = spawn(
-    process.execPath,
-    [
-      path.join(root, 'dist/cli.js'),
-      'broker',
-      '--store',
-      storePath,
-      '--port',
-      '0',
-      ...(TRANSPORT === 'tcp' ? ['--remoting-port', '0'] : []),
-    ],
-    { stdio: ['ignore', 'pipe', 'inherit'] },
-  );
-  const found = await new Promise((resolve, reject) => {
-    let out = '';
-    child.stdout.on('data', (d) => {
-      out += d;
-      const http = /listening on (\S+)/.exec(out);
-      const tcp = /remoting listening on (\S+)/.exec(out);
-      if (http && (TRANSPORT === 'http' || tcp)) resolve({ http: http[1], tcp: tcp?.[1] });
-    });
-    child.on('exit', (code) => reject(new Error(`broker exited with ${code}`)));
-  });
-  return { child, ...found };
-}
-
 async function backlog(admin, producer, topic, n) {
   await admin.createTopic(topic, { queueNums: QUEUES });
-  const body = Buffer.alloc(BODY, 0x61);
-  const perBatch = Math.max(1, Math.min(256, Math.floor(MiB / (BODY + 64))));
-  let sent = 0;
-  const worker = async () => {
-    while (sent < n) {
-      const k = Math.min(perBatch, n - sent);
-      sent += k;
-      await producer.sendBatch(Array.from({ length: k }, () => ({ topic, body })));
-    }
-  };
-  await Promise.all(Array.from({ length: 4 }, worker));
+  await sendBacklog(producer, topic, n, BODY);
 }
 
 async function main() {
@@ -219,7 +182,7 @@ async function main() {
   }
   if (!PHASES.has('slow') && !PHASES.has('drain')) return;
   const storePath = mkdtempSync(path.join(os.tmpdir(), 'rmq-bench-mem-'));
-  const broker = await startBroker(storePath);
+  const broker = await startCliBroker({ root, storePath, tcp: TRANSPORT === 'tcp' });
   const connect = TRANSPORT === 'http' ? { endpoints: broker.http } : { namesrvAddr: broker.tcp };
   const { AdminClient, Producer } = await import(path.join(root, 'dist/index.js'));
   const admin = new AdminClient({ endpoints: broker.http });
