@@ -1,12 +1,13 @@
 // Consumer groups: membership-news latency (a join / a leave → a held WATCH_CONSUMER_IDS answered),
 // CONSUMER_SEND_MSG_BACK throughput (to %RETRY% through the delay topic, and to %DLQ%), and the delivery
 // of a burst of delayed messages when due. In-process broker over loopback HTTP; imports the compiled
-// package (npm run build). One line per figure: name, value, unit.
+// package (npm run build). One line per figure: name, value, unit; the last is the process's peak RSS
+// (broker and this bench's calls together, sampled every 100 ms).
 import { Buffer } from 'node:buffer';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { setImmediate, setTimeout } from 'node:timers';
+import { clearInterval, setImmediate, setInterval, setTimeout } from 'node:timers';
 import { Agent, request } from 'undici';
 import { Broker } from '../dist/broker/index.js';
 import { decodeMessages, messageProperties2String } from '../dist/common/codec/index.js';
@@ -15,6 +16,8 @@ import { decodeFrame, encodeFrame } from '../dist/protocol/index.js';
 const storePath = mkdtempSync(path.join(os.tmpdir(), 'rmq-bench-groups-'));
 const broker = await Broker.start({ storePath, port: 0, store: { messageDelayLevel: '1s 1s 1s' } });
 const agent = new Agent({ connections: 64 });
+let rssPeak = process.memoryUsage().rss;
+const rssSampler = setInterval(() => (rssPeak = Math.max(rssPeak, process.memoryUsage().rss)), 100);
 
 async function call(command, header, body) {
   const res = await request(`${broker.address}/v1/${command}`, {
@@ -157,6 +160,8 @@ report('send_back_to_dlq_throughput', (await sendBackAll(offsets, 'BenchDlqGroup
   report('delayed_delivery_throughput', N / (Math.max(1, done - (retry.start + 1000)) / 1000), 'msg/s');
 }
 
+clearInterval(rssSampler);
+report('process_rss_peak', Math.max(rssPeak, process.memoryUsage().rss) / 1048576, 'MiB');
 await agent.close();
 await broker.shutdown();
 rmSync(storePath, { recursive: true, force: true });

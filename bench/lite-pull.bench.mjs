@@ -16,6 +16,7 @@ import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import { clearInterval, setInterval, setTimeout } from 'node:timers';
 import { ConsumeConcurrentlyStatus, LitePullConsumer, Producer, PushConsumer } from '../dist/index.js';
+import { sendBacklog, startCliBroker } from './bench-broker.mjs';
 
 const env = (name, dflt) => (process.env[name] === undefined ? dflt : Number(process.env[name]));
 const DRAIN_N = env('LP_DRAIN_MESSAGES', 200_000);
@@ -60,38 +61,6 @@ if (process.argv[2] === '--memory-child') {
 }
 
 const storePath = mkdtempSync(path.join(os.tmpdir(), 'rmq-bench-lite-'));
-
-async function startBrokerChild() {
-  const child = spawn(
-    process.execPath,
-    [path.join(root, 'dist/cli.js'), 'broker', '--store', storePath, '--port', '0'],
-    { stdio: ['ignore', 'pipe', 'inherit'] },
-  );
-  const address = await new Promise((resolve, reject) => {
-    let out = '';
-    child.stdout.on('data', (d) => {
-      out += d;
-      const m = /listening on (\S+)/.exec(out);
-      if (m) resolve(m[1]);
-    });
-    child.on('exit', (code) => reject(new Error(`broker exited with ${code}`)));
-  });
-  return { child, address };
-}
-
-async function backlog(producer, topic, n, bodyBytes) {
-  const body = Buffer.alloc(bodyBytes, 0x61);
-  const perBatch = Math.max(1, Math.min(256, Math.floor((1024 * 1024) / (bodyBytes + 64))));
-  let sent = 0;
-  const worker = async () => {
-    while (sent < n) {
-      const k = Math.min(perBatch, n - sent);
-      sent += k;
-      await producer.sendBatch(Array.from({ length: k }, () => ({ topic, body })));
-    }
-  };
-  await Promise.all(Array.from({ length: 4 }, worker));
-}
 
 async function drainPush(address, topic, total) {
   let consumed = 0;
@@ -141,7 +110,7 @@ async function drainLite(address, topic, total) {
   return ((consumed - 1) / ms) * 1000;
 }
 
-const { child: brokerProcess, address } = await startBrokerChild();
+const { child: brokerProcess, http: address } = await startCliBroker({ root, storePath });
 const producer = new Producer({ endpoints: address, defaultTopicQueueNums: QUEUES });
 await producer.start();
 console.log(
@@ -152,7 +121,7 @@ try {
   {
     const topic = 'BenchLiteDrain';
     await producer.send({ topic, body: Buffer.from('warm') });
-    await backlog(producer, topic, DRAIN_N, DRAIN_BODY);
+    await sendBacklog(producer, topic, DRAIN_N, DRAIN_BODY);
     const total = DRAIN_N + 1;
     const push = await drainPush(address, topic, total);
     report('lite.compare.push.drain.throughput', push, 'msg/s');
@@ -165,7 +134,7 @@ try {
     const topic = 'BenchLiteMemory';
     await producer.send({ topic, body: Buffer.from('warm') });
     const t0 = performance.now();
-    await backlog(producer, topic, MEM_N, MEM_BODY);
+    await sendBacklog(producer, topic, MEM_N, MEM_BODY);
     console.log(`# memory backlog of ${MEM_N} sent in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
     const child = spawn(process.execPath, [self, '--memory-child', address, topic, String(MEM_SECONDS)], {
       stdio: ['ignore', 'pipe', 'inherit'],

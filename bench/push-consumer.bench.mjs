@@ -25,7 +25,6 @@
 //     consumer runs in a child process; its RSS bare, with the SDK imported and at its peak, and the
 //     broker's, are printed)
 import { Buffer } from 'node:buffer';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -33,6 +32,7 @@ import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import { clearInterval, setInterval, setTimeout } from 'node:timers';
 import { ConsumeConcurrentlyStatus, Producer, PushConsumer } from '../dist/index.js';
+import { sendBacklog, startCliBroker } from './bench-broker.mjs';
 import {
   ChildDrainHost,
   DrainHost,
@@ -70,49 +70,6 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const storePath = mkdtempSync(path.join(os.tmpdir(), 'rmq-bench-push-'));
-
-async function startBrokerChild() {
-  const child = spawn(
-    process.execPath,
-    [
-      ...brokerNodeArgs,
-      path.join(root, 'dist/cli.js'),
-      'broker',
-      '--store',
-      storePath,
-      '--port',
-      '0',
-      ...(TRANSPORT === 'tcp' ? ['--remoting-port', '0'] : []),
-    ],
-    { stdio: ['ignore', 'pipe', 'inherit'] },
-  );
-  const address = await new Promise((resolve, reject) => {
-    let out = '';
-    child.stdout.on('data', (d) => {
-      if (brokerNodeArgs.length > 0) process.stderr.write(d);
-      out += d;
-      const m = TRANSPORT === 'tcp' ? /remoting listening on (\S+)/.exec(out) : /listening on (\S+)/.exec(out);
-      if (m) resolve(m[1]);
-    });
-    child.on('exit', (code) => reject(new Error(`broker exited with ${code}`)));
-  });
-  return { child, address };
-}
-
-/** Sends `n` messages of `bodyBytes` to `topic` in batches, spread over the queues by the producer. */
-async function backlog(producer, topic, n, bodyBytes) {
-  const body = Buffer.alloc(bodyBytes, 0x61);
-  const perBatch = Math.max(1, Math.min(256, Math.floor((1024 * 1024) / (bodyBytes + 64))));
-  let sent = 0;
-  const worker = async () => {
-    while (sent < n) {
-      const k = Math.min(perBatch, n - sent);
-      sent += k;
-      await producer.sendBatch(Array.from({ length: k }, () => ({ topic, body })));
-    }
-  };
-  await Promise.all(Array.from({ length: 4 }, worker));
-}
 
 /**
  * Sends one message every 1/rate s for `seconds` (on schedule, not waiting for acks); the body is
@@ -153,7 +110,7 @@ async function drain(round, consumers, processes) {
   const topic = `BenchDrain_${round}_${consumers}_${processes}`;
   await producer.send({ topic, body: Buffer.from('warm') });
   const t0 = performance.now();
-  await backlog(producer, topic, DRAIN_N, DRAIN_BODY);
+  await sendBacklog(producer, topic, DRAIN_N, DRAIN_BODY);
   report(`${name}.backlog.send`, (DRAIN_N / (performance.now() - t0)) * 1000, 'msg/s');
   const total = DRAIN_N + 1;
   const config = {
@@ -208,7 +165,15 @@ async function drain(round, consumers, processes) {
   return { rate };
 }
 
-const { child: brokerProcess, address } = await startBrokerChild();
+const started = await startCliBroker({
+  root,
+  storePath,
+  tcp: TRANSPORT === 'tcp',
+  nodeArgs: brokerNodeArgs,
+  echo: brokerNodeArgs.length > 0,
+});
+const brokerProcess = started.child;
+const address = TRANSPORT === 'tcp' ? started.tcp : started.http;
 // The broker child never outlives the bench, even when it fails outside the `finally` below.
 process.on('exit', () => brokerProcess.kill('SIGKILL'));
 const connect = TRANSPORT === 'tcp' ? { namesrvAddr: address } : { endpoints: address };
@@ -312,7 +277,7 @@ try {
     const topic = 'BenchMemory';
     await producer.send({ topic, body: Buffer.from('warm') });
     const t0 = performance.now();
-    await backlog(producer, topic, MEM_N, MEM_BODY);
+    await sendBacklog(producer, topic, MEM_N, MEM_BODY);
     console.log(`# memory backlog of ${MEM_N} sent in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
     const host = new ChildDrainHost({
       connect,

@@ -6,44 +6,23 @@
 import { LitePullConsumer } from '../../../src/client/lite-pull-consumer.js';
 import type { LitePullConsumerOptions } from '../../../src/client/lite-pull-consumer-options.js';
 import type { ReadyEvent } from '../../../src/client/consumer-startup.js';
-import type { Producer } from '../../../src/client/producer.js';
-import { startBroker, waitFor, type BrokerFixture } from '../../support/broker-fixture.js';
+import { waitFor } from '../../support/broker-fixture.js';
 import { twoProcessRound } from '../../support/start-together.mjs';
-import { sendMany, startProducer, uniq } from './push-consumer-support.js';
+import { useBrokerAndProducer, topicWithBacklog, uniq } from './push-consumer-support.js';
 
 const QUEUES = 16;
 const BACKLOG = 400;
 /** The staggered two-process start: enough that the first process is still busy when the second joins. */
 const STAGGERED_BACKLOG = 4000;
 
-let fx: BrokerFixture;
-let producer: Producer;
-beforeAll(async () => {
-  fx = await startBroker({ remotingPort: 0 });
-  producer = await startProducer(fx.broker.address);
-});
-afterAll(async () => {
-  await producer.shutdown();
-  await fx.close();
-});
+const env = useBrokerAndProducer(8, { remotingPort: 0 });
 
 type Transport = 'http' | 'tcp';
 const addressing = (t: Transport): Partial<LitePullConsumerOptions> =>
-  t === 'http' ? { endpoints: fx.broker.address } : { namesrvAddr: fx.broker.remotingAddress ?? '' };
+  t === 'http' ? { endpoints: env.fx.broker.address } : { namesrvAddr: env.fx.broker.remotingAddress ?? '' };
 
-/** A topic of QUEUES queues holding BACKLOG messages. */
-async function backlogTopic(backlog = BACKLOG): Promise<string> {
-  const topic = uniq('LiteTogether');
-  const created = await fx.client.call('UPDATE_AND_CREATE_TOPIC', {
-    topic,
-    readQueueNums: QUEUES,
-    writeQueueNums: QUEUES,
-    perm: 6,
-  });
-  expect(created.code).toBe(0);
-  await sendMany(producer, topic, backlog, 'm', () => ({}), 16);
-  return topic;
-}
+/** A topic of QUEUES queues holding `backlog` messages. */
+const backlogTopic = (backlog = BACKLOG): Promise<string> => topicWithBacklog(env, 'LiteTogether', QUEUES, backlog, 16);
 
 /** Consumes with `for await`, counting deliveries per body; resolves when the consumer shuts down. */
 function drain(c: LitePullConsumer, counts: Map<string, number>): Promise<void> {
@@ -151,7 +130,7 @@ it('assign mode and startSettleMs 0 do not settle', async () => {
   assigned.events.on('ready', (e) => events.push(e));
   try {
     await off.start();
-    await assigned.assign([{ topic, brokerName: fx.broker.options.brokerName, queueId: 0 }]);
+    await assigned.assign([{ topic, brokerName: env.fx.broker.options.brokerName, queueId: 0 }]);
     await assigned.start();
     await Promise.all([off.ready, assigned.ready]);
     expect(events.map((e) => e.settleMs)).toEqual([0, 0]);

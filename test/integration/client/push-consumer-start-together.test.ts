@@ -8,44 +8,23 @@ import { LitePullConsumer } from '../../../src/client/lite-pull-consumer.js';
 import { PushConsumer } from '../../../src/client/push-consumer.js';
 import type { PushConsumerOptions } from '../../../src/client/push-consumer-options.js';
 import type { ReadyEvent } from '../../../src/client/push-consumer-events.js';
-import type { Producer } from '../../../src/client/producer.js';
 import { startBroker, waitFor, type BrokerFixture } from '../../support/broker-fixture.js';
 import { twoProcessRound } from '../../support/start-together.mjs';
-import { sendMany, startProducer, uniq } from './push-consumer-support.js';
+import { useBrokerAndProducer, startProducer, topicWithBacklog, uniq } from './push-consumer-support.js';
 
 const QUEUES = 16;
 const BACKLOG = 400;
 /** Rounds per transport here; the soak runs 20. */
 const ROUNDS = Number(process.env.START_TOGETHER_ROUNDS ?? 2);
 
-let fx: BrokerFixture;
-let producer: Producer;
-beforeAll(async () => {
-  fx = await startBroker({ remotingPort: 0 });
-  producer = await startProducer(fx.broker.address);
-});
-afterAll(async () => {
-  await producer.shutdown();
-  await fx.close();
-});
+const env = useBrokerAndProducer(8, { remotingPort: 0 });
 
 type Transport = 'http' | 'tcp';
-const addressing = (t: Transport, on: BrokerFixture = fx): Partial<PushConsumerOptions> =>
+const addressing = (t: Transport, on: BrokerFixture = env.fx): Partial<PushConsumerOptions> =>
   t === 'http' ? { endpoints: on.broker.address } : { namesrvAddr: on.broker.remotingAddress ?? '' };
 
 /** A topic of QUEUES queues holding BACKLOG messages. */
-async function backlogTopic(): Promise<string> {
-  const topic = uniq('Together');
-  const created = await fx.client.call('UPDATE_AND_CREATE_TOPIC', {
-    topic,
-    readQueueNums: QUEUES,
-    writeQueueNums: QUEUES,
-    perm: 6,
-  });
-  expect(created.code).toBe(0);
-  await sendMany(producer, topic, BACKLOG, 'm', () => ({}), 8);
-  return topic;
-}
+const backlogTopic = (): Promise<string> => topicWithBacklog(env, 'Together', QUEUES, BACKLOG);
 
 /** Counts deliveries per body. */
 class Tally {
@@ -60,7 +39,7 @@ class Tally {
   }
 }
 
-function member(t: Transport, group: string, topic: string, tally: Tally, on: BrokerFixture = fx): PushConsumer {
+function member(t: Transport, group: string, topic: string, tally: Tally, on: BrokerFixture = env.fx): PushConsumer {
   const c = new PushConsumer({
     ...addressing(t, on),
     consumerGroup: group,

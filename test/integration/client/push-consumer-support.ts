@@ -51,14 +51,14 @@ export async function startProducer(endpoints: string, defaultTopicQueueNums = 8
  * A broker and a producer shared by one describe block: started in its beforeAll, closed in its afterAll.
  * Read them inside tests (`env.fx`, `env.producer`), where they exist.
  */
-export function useBrokerAndProducer(defaultTopicQueueNums: number): {
-  readonly fx: BrokerFixture;
-  readonly producer: Producer;
-} {
+export function useBrokerAndProducer(
+  defaultTopicQueueNums: number,
+  brokerOptions?: Parameters<typeof startBroker>[0],
+): BrokerWithProducer {
   let fx: BrokerFixture | undefined;
   let producer: Producer | undefined;
   beforeAll(async () => {
-    fx = await startBroker();
+    fx = await startBroker(brokerOptions);
     producer = await startProducer(fx.broker.address, defaultTopicQueueNums);
   });
   afterAll(async () => {
@@ -116,4 +116,30 @@ export function topicAssignments(consumers: PushConsumer[], topic: string): stri
 export function settled(consumers: PushConsumer[], topic: string, total: number): boolean {
   const all = topicAssignments(consumers, topic).flat();
   return all.length === total && new Set(all).size === total;
+}
+
+/** What `useBrokerAndProducer` gives. */
+export interface BrokerWithProducer {
+  readonly fx: BrokerFixture;
+  readonly producer: Producer;
+}
+
+/** A new topic (named after `prefix`) of `queues` queues holding `n` messages `m-0` ... `m-<n-1>`. */
+export async function topicWithBacklog(
+  env: BrokerWithProducer,
+  prefix: string,
+  queues: number,
+  n: number,
+  concurrency = 8,
+): Promise<string> {
+  const topic = uniq(prefix);
+  const created = await env.fx.client.call('UPDATE_AND_CREATE_TOPIC', {
+    topic,
+    readQueueNums: queues,
+    writeQueueNums: queues,
+    perm: 6,
+  });
+  expect(created.code).toBe(0);
+  await sendMany(env.producer, topic, n, 'm', () => ({}), concurrency);
+  return topic;
 }

@@ -1,0 +1,54 @@
+// What several benches share: the bundled broker as a child process (the CLI), and a backlog sent in
+// batches. Not a bench on its own (bench/run.mjs runs only *.bench.mjs).
+import { Buffer } from 'node:buffer';
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+
+/**
+ * Starts `<root>/dist/cli.js broker` on a free port with its store in `storePath` (and a remoting port
+ * when `tcp`); resolves once it listens, with its HTTP address and (when `tcp`) its remoting address.
+ * `echo` copies its output to this process's stderr.
+ */
+export async function startCliBroker({ root, storePath, tcp = false, nodeArgs = [], echo = false }) {
+  const child = spawn(
+    process.execPath,
+    [
+      ...nodeArgs,
+      path.join(root, 'dist/cli.js'),
+      'broker',
+      '--store',
+      storePath,
+      '--port',
+      '0',
+      ...(tcp ? ['--remoting-port', '0'] : []),
+    ],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  const found = await new Promise((resolve, reject) => {
+    let out = '';
+    child.stdout.on('data', (d) => {
+      if (echo) process.stderr.write(d);
+      out += d;
+      const http = /listening on (\S+)/.exec(out);
+      const remoting = /remoting listening on (\S+)/.exec(out);
+      if (http && (!tcp || remoting)) resolve({ http: http[1], tcp: remoting?.[1] });
+    });
+    child.on('exit', (code) => reject(new Error(`broker exited with ${code}`)));
+  });
+  return { child, ...found };
+}
+
+/** Sends `n` messages of `bodyBytes` to `topic` in batches (about 1 MiB each), four batches at a time. */
+export async function sendBacklog(producer, topic, n, bodyBytes) {
+  const body = Buffer.alloc(bodyBytes, 0x61);
+  const perBatch = Math.max(1, Math.min(256, Math.floor((1024 * 1024) / (bodyBytes + 64))));
+  let sent = 0;
+  const worker = async () => {
+    while (sent < n) {
+      const k = Math.min(perBatch, n - sent);
+      sent += k;
+      await producer.sendBatch(Array.from({ length: k }, () => ({ topic, body })));
+    }
+  };
+  await Promise.all(Array.from({ length: 4 }, worker));
+}
