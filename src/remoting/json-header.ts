@@ -53,6 +53,18 @@ export function decodeJsonHeader(bytes: Uint8Array, offset: number): RemotingCom
   return decodeStrictJsonHeader(text) ?? decodeLenientJsonHeader(text, offset);
 }
 
+/** What a header that sets nothing reads as: language JAVA, numbers 0, nothing else. */
+const defaultCommand = (): RemotingCommand => ({
+  code: 0,
+  language: 'JAVA',
+  version: 0,
+  opaque: 0,
+  flag: 0,
+  remark: null,
+  extFields: null,
+  body: null,
+});
+
 /** An array-index key: a JavaScript object would list it before the others, not in source order. */
 const INDEX_KEY = /^(?:0|[1-9]\d{0,9})$/;
 
@@ -70,16 +82,7 @@ export function decodeStrictJsonHeader(text: string): RemotingCommand | undefine
     return undefined;
   }
   if (typeof root !== 'object' || root === null || Array.isArray(root)) return undefined;
-  const cmd: RemotingCommand = {
-    code: 0,
-    language: 'JAVA',
-    version: 0,
-    opaque: 0,
-    flag: 0,
-    remark: null,
-    extFields: null,
-    body: null,
-  };
+  const cmd = defaultCommand();
   const r = root as Record<string, unknown>;
   for (const key of Object.keys(r)) {
     const value = r[key];
@@ -130,16 +133,7 @@ export function decodeLenientJsonHeader(text: string, offset: number): RemotingC
     throw new RemotingDecodeError(`malformed JSON header: ${(e as Error).message}`, offset, { cause: e });
   }
   if (!(root instanceof Map)) throw new RemotingDecodeError('the JSON header is not an object', offset);
-  const cmd: RemotingCommand = {
-    code: 0,
-    language: 'JAVA',
-    version: 0,
-    opaque: 0,
-    flag: 0,
-    remark: null,
-    extFields: null,
-    body: null,
-  };
+  const cmd = defaultCommand();
   for (const [key, value] of root) {
     const field = fieldOf(key);
     switch (field) {
