@@ -20,6 +20,7 @@ import {
 import type { BrokerRequest, ConnectionInfo } from './broker-context.js';
 import type { ConnectionLimits } from './connection-limits.js';
 import { lookupCommand, requestCodeNotSupported, validateRequest } from './dispatch.js';
+import { releasePullBody } from '../store/index.js';
 
 export interface HttpServerOptions {
   host: string;
@@ -320,7 +321,9 @@ export class HttpServer {
     if (body && body.length > 0) {
       res.cork();
       res.write(headFrame);
-      res.end(body); // end() uncorks: both buffers leave in one write
+      // end() uncorks: both buffers leave in one write. Once they are handed to the socket nothing reads
+      // the body again, so a pull body's memory is reused.
+      res.end(body, () => releasePullBody(body));
     } else {
       res.end(headFrame);
     }

@@ -50,61 +50,66 @@ function fieldOf(key: string): string | undefined {
 export function decodeJsonHeader(bytes: Uint8Array, offset: number): RemotingCommand {
   // Invalid UTF-8 becomes U+FFFD, as in Java's decoder.
   const text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
-  return decodeStandardJsonHeader(text) ?? decodeLenientJsonHeader(text, offset);
+  return decodeStrictJsonHeader(text) ?? decodeLenientJsonHeader(text, offset);
 }
 
-/** What a header that leaves everything out reads as: code 0, JAVA, version 0, no remark or extFields. */
-function defaultCommand(): RemotingCommand {
-  return { code: 0, language: 'JAVA', version: 0, opaque: 0, flag: 0, remark: null, extFields: null, body: null };
-}
+/** What a header that sets nothing reads as: language JAVA, numbers 0, nothing else. */
+const defaultCommand = (): RemotingCommand => ({
+  code: 0,
+  language: 'JAVA',
+  version: 0,
+  opaque: 0,
+  flag: 0,
+  remark: null,
+  extFields: null,
+  body: null,
+});
 
-const INT32_MIN = -0x80000000;
-const INT32_MAX = 0x7fffffff;
-/** A key that a JavaScript object would list before the others (an array index). */
-const INDEX_KEY = /^\d+$/;
+/** An array-index key: a JavaScript object would list it before the others, not in source order. */
+const INDEX_KEY = /^(?:0|[1-9]\d{0,9})$/;
 
 /**
- * The header as RocketMQ writes it — standard JSON, the exact property names, 32-bit integers, a
- * language name, string remark and extFields values — read with `JSON.parse`, which is several times
- * faster than the lenient reader. Anything else (numbers as strings, nulls, other names, unknown
- * properties, index-like extFields keys whose order an object would change, malformed text) gives
- * undefined, and the lenient reader decides: both readers agree wherever this one answers.
+ * The header as every RocketMQ client writes it — strict JSON, the bean's own property names, integers,
+ * string extFields values — read with the built-in parser; undefined for anything else, which
+ * `decodeLenientJsonHeader` reads (and explains). Both give the same command for the same text.
+ * @internal
  */
-function decodeStandardJsonHeader(text: string): RemotingCommand | undefined {
+export function decodeStrictJsonHeader(text: string): RemotingCommand | undefined {
   let root: unknown;
   try {
     root = JSON.parse(text);
   } catch {
     return undefined;
   }
-  if (root === null || typeof root !== 'object' || Array.isArray(root)) return undefined;
+  if (typeof root !== 'object' || root === null || Array.isArray(root)) return undefined;
   const cmd = defaultCommand();
-  const fields = root as Record<string, unknown>;
-  for (const key of Object.keys(fields)) {
-    const value = fields[key];
+  const r = root as Record<string, unknown>;
+  for (const key of Object.keys(r)) {
+    const value = r[key];
     switch (key) {
       case 'code':
       case 'flag':
       case 'opaque':
       case 'version':
-        if (typeof value !== 'number' || !Number.isInteger(value) || value < INT32_MIN || value > INT32_MAX)
+        if (!Number.isInteger(value) || (value as number) < -0x80000000 || (value as number) > 0x7fffffff)
           return undefined;
-        cmd[key] = value;
+        cmd[key] = value as number;
         break;
       case 'language':
-        if (typeof value !== 'string') return undefined;
-        cmd.language = Object.hasOwn(LanguageCode, value) ? (value as LanguageName) : null;
+        if (typeof value !== 'string' || !Object.hasOwn(LanguageCode, value)) return undefined;
+        cmd.language = value as LanguageName;
         break;
       case 'remark':
         if (typeof value !== 'string') return undefined;
         cmd.remark = value;
         break;
       case 'extFields': {
-        if (value === null || typeof value !== 'object' || Array.isArray(value)) return undefined;
+        if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
         const map = value as Record<string, unknown>;
         const keys = Object.keys(map);
         for (const k of keys) if (typeof map[k] !== 'string' || INDEX_KEY.test(k)) return undefined;
         const out: ExtFields = {};
+        // fastjson fills a `new HashMap()` (16 buckets to start with).
         for (const k of javaHashMapOrder(keys, 16)) setOwn(out, k, map[k] as string);
         cmd.extFields = out;
         break;
@@ -112,14 +117,15 @@ function decodeStandardJsonHeader(text: string): RemotingCommand | undefined {
       case 'serializeTypeCurrentRPC':
         break;
       default:
-        return undefined;
+        // A name fastjson's smart match would map to a property is left to the lenient reader.
+        if (fieldOf(key) !== undefined) return undefined;
     }
   }
   return cmd;
 }
 
-/** fastjson's leniency: any order, smart-matched names, numbers as strings, unknown properties ignored. */
-function decodeLenientJsonHeader(text: string, offset: number): RemotingCommand {
+/** Decodes a JSON header as leniently as fastjson; `offset` places error positions in the frame. @internal */
+export function decodeLenientJsonHeader(text: string, offset: number): RemotingCommand {
   let root: JsonValue;
   try {
     root = parseLenientJson(text);
