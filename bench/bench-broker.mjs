@@ -3,6 +3,7 @@
 import { Buffer } from 'node:buffer';
 import { spawn } from 'node:child_process';
 import path from 'node:path';
+import { brokerAddresses } from './compare-lib.mjs';
 
 /**
  * Starts `<root>/dist/cli.js broker` on a free port with its store in `storePath` (and a remoting port
@@ -29,9 +30,8 @@ export async function startCliBroker({ root, storePath, tcp = false, nodeArgs = 
     child.stdout.on('data', (d) => {
       if (echo) process.stderr.write(d);
       out += d;
-      const http = /listening on (\S+)/.exec(out);
-      const remoting = /remoting listening on (\S+)/.exec(out);
-      if (http && (!tcp || remoting)) resolve({ http: http[1], tcp: remoting?.[1] });
+      const found = brokerAddresses(out);
+      if (found.http && (!tcp || found.tcp)) resolve(found);
     });
     child.on('exit', (code) => reject(new Error(`broker exited with ${code}`)));
   });
