@@ -12,6 +12,10 @@ export class ReadCache {
   private high = 0;
   /** Nothing below this offset is cached (set at start, after evictions and oversized records). */
   private low = 0;
+  /** `high` when the ring was allocated: the ring's first pass holds offsets from here on. */
+  private firstPassFrom = 0;
+  /** Ring bytes of the offsets below this were touched once (written or pre-faulted). */
+  private touchedEnd = 0;
 
   constructor(private readonly capacityBytes: number) {}
 
@@ -33,15 +37,54 @@ export class ReadCache {
       this.low = this.high = offset + buf.length;
       return;
     }
-    this.ring ??= Buffer.allocUnsafeSlow(cap);
+    const ring = this.ring ?? this.allocate();
     const at = offset % cap;
     const first = Math.min(buf.length, cap - at);
-    if (first === buf.length) this.ring.set(buf, at);
+    if (first === buf.length) ring.set(buf, at);
     else {
-      this.ring.set(buf.subarray(0, first), at);
-      this.ring.set(buf.subarray(first), 0);
+      ring.set(buf.subarray(0, first), at);
+      ring.set(buf.subarray(first), 0);
     }
     this.high = offset + buf.length;
+  }
+
+  private allocate(): Buffer {
+    const ring = Buffer.allocUnsafeSlow(this.capacityBytes);
+    this.ring = ring;
+    this.firstPassFrom = this.touchedEnd = this.high;
+    return ring;
+  }
+
+  /**
+   * Bytes of the ring still to touch so that the next `leadBytes` appended land on memory touched
+   * before. The ring is allocated untouched: the first write to each of its pages is a page fault (the
+   * kernel maps and zeroes the page), which costs more than copying the bytes of a message.
+   */
+  untouchedAhead(leadBytes: number): number {
+    if (this.capacityBytes <= 0) return 0;
+    // Before allocation, the first pass starts where the next append goes.
+    const passFrom = this.ring === null ? this.high : this.firstPassFrom;
+    const from = this.ring === null ? this.high : Math.max(this.touchedEnd, this.high);
+    return Math.max(0, Math.min(this.high + leadBytes, passFrom + this.capacityBytes) - from);
+  }
+
+  /**
+   * Touches (zeroes) up to `maxBytes` of the ring where the next `leadBytes` appended will go, on the
+   * ring's first pass only, so that those appends find their pages already mapped. Only ring bytes
+   * that hold nothing cached are touched. Returns the bytes touched (0 when there was nothing to do).
+   */
+  prefault(maxBytes: number, leadBytes: number): number {
+    const n = Math.min(maxBytes, this.untouchedAhead(leadBytes));
+    if (n <= 0) return 0;
+    const ring = this.ring ?? this.allocate();
+    const cap = this.capacityBytes;
+    const from = Math.max(this.touchedEnd, this.high);
+    const at = from % cap;
+    const first = Math.min(n, cap - at);
+    ring.fill(0, at, at + first);
+    if (first < n) ring.fill(0, 0, n - first);
+    this.touchedEnd = from + n;
+    return n;
   }
 
   /** A copy of `[offset, offset + size)` when all of it is cached, else undefined. */
@@ -85,6 +128,6 @@ export class ReadCache {
 
   clear(): void {
     this.ring = null;
-    this.low = this.high = 0;
+    this.low = this.high = this.firstPassFrom = this.touchedEnd = 0;
   }
 }

@@ -120,4 +120,29 @@ describe('read cache (ring)', () => {
     c.add(130, Buffer.alloc(17));
     expect(c.get(128, 2)).toBeUndefined();
   });
+  test('pre-faulting touches only ring bytes ahead of the writer, on the first pass, up to the lead', () => {
+    const c = new ReadCache(16);
+    c.startAt(100);
+    expect(c.untouchedAhead(6)).toBe(6);
+    expect(c.prefault(4, 6)).toBe(4);
+    expect(c.prefault(4, 6)).toBe(2);
+    expect(c.prefault(4, 6)).toBe(0);
+    c.add(100, Buffer.from('abcdef'));
+    c.add(106, Buffer.from('gh'));
+    // 8 bytes cached, 8 untouched left; a lead of 5 from 108 stops at 113.
+    expect(c.prefault(100, 5)).toBe(5);
+    expect(c.get(100, 8)?.toString()).toBe('abcdefgh');
+    // The rest of the first pass, never past it: what is cached is never touched.
+    expect(c.prefault(100, 100)).toBe(3);
+    expect(c.prefault(100, 100)).toBe(0);
+    expect(c.get(100, 8)?.toString()).toBe('abcdefgh');
+    c.add(108, Buffer.from('ijklmnopqr')); // wraps over 100..101
+    expect(c.get(102, 16)?.toString()).toBe('cdefghijklmnopqr');
+    expect(c.untouchedAhead(100)).toBe(0);
+  });
+  test('pre-faulting with no ring capacity does nothing', () => {
+    const c = new ReadCache(0);
+    expect(c.untouchedAhead(10)).toBe(0);
+    expect(c.prefault(10, 10)).toBe(0);
+  });
 });
