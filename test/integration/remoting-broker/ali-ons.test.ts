@@ -28,6 +28,13 @@ const require = createRequire(import.meta.url);
 let Consumer: OnsConsumerClass | undefined;
 let missing = '';
 try {
+  // ali-ons's scheduled loops wait with timers (up to 30 s) that outlive close() and kept Jest's worker
+  // process alive after the file ended. Its sleep is loaded first, with timers that do not hold the process.
+  const onsRequire = createRequire(require.resolve('ali-ons'));
+  onsRequire('mz-modules/sleep');
+  const sleepModule = onsRequire.cache[onsRequire.resolve('mz-modules/sleep')];
+  if (!sleepModule) throw new Error('ali-ons: its sleep module was not loaded through require');
+  sleepModule.exports = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms).unref());
   Consumer = (require('ali-ons') as { Consumer: OnsConsumerClass }).Consumer;
 } catch (e) {
   missing = (e as Error).message;
