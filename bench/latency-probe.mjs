@@ -36,6 +36,8 @@ const hooks = path.join(here, 'latency-probe-hooks.mjs');
 const dist = path.resolve(process.env.PROBE_DIST ?? path.join(root, 'dist'));
 process.env.PROBE_DIST = dist;
 const distUrl = (file) => pathToFileURL(path.join(dist, file)).href;
+/** PROBE_PRODUCER_OPTIONS (JSON): extra Producer options, e.g. '{"connectionsPerBroker":4}' to A/B a setting. */
+const producerOptions = JSON.parse(process.env.PROBE_PRODUCER_OPTIONS ?? '{}');
 const nowMs = () => Number(process.hrtime.bigint()) / 1e6;
 
 function parse(argv) {
@@ -224,7 +226,7 @@ async function main() {
         await admin.createTopic(topic, { queueNums: 8 });
         if (opts.backlog > 0) await admin.createTopic(`Backlog_${tag}`, { queueNums: 8 });
         await admin.shutdown();
-        producer = new lib.Producer({ ...address, sendMsgTimeoutMs: 30_000 });
+        producer = new lib.Producer({ ...address, sendMsgTimeoutMs: 30_000, ...producerOptions });
         await producer.start();
         if (opts.backlog > 0) await backlog(lib, producer, address, `Backlog_${tag}`);
       }
