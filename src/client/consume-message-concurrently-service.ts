@@ -13,6 +13,7 @@ import { MessageConst, retryTopic } from '../common/message.js';
 import { ConsumeConcurrentlyStatus, MessageModel } from './consumer-constants.js';
 import type { OffsetStore } from './offset-store.js';
 import type { ProcessQueue } from './process-queue.js';
+import { handOut } from './pull-answer-memory.js';
 
 /** RocketMQ: ConsumeConcurrentlyContext.ackIndex default, Integer.MAX_VALUE. */
 export const ACK_INDEX_ALL = 2147483647;
@@ -240,7 +241,7 @@ export class ConsumeMessageConcurrentlyService {
     };
     let answer: unknown;
     try {
-      answer = this.d.listener(msgs.slice(), context);
+      answer = this.d.listener(handOut(msgs), context);
     } catch (err) {
       return this.consumed(undefined, err, true, context, msgs, pq, mq);
     }
@@ -334,7 +335,7 @@ export class ConsumeMessageConcurrentlyService {
     const failed = msgs.slice(failedFrom);
     const event: ConsumeFailureEvent = {
       messageQueue: mq,
-      messages: failed,
+      messages: handOut(failed),
       status,
       sentBack: 0,
       retriedLocally: 0,
