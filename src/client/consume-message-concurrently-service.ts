@@ -13,7 +13,6 @@ import { MessageConst, retryTopic } from '../common/message.js';
 import { ConsumeConcurrentlyStatus, MessageModel } from './consumer-constants.js';
 import type { OffsetStore } from './offset-store.js';
 import type { ProcessQueue } from './process-queue.js';
-import { handOut } from './pull-answer-memory.js';
 
 /** RocketMQ: ConsumeConcurrentlyContext.ackIndex default, Integer.MAX_VALUE. */
 export const ACK_INDEX_ALL = 2147483647;
@@ -241,7 +240,7 @@ export class ConsumeMessageConcurrentlyService {
     };
     let answer: unknown;
     try {
-      answer = this.d.listener(handOut(msgs), context);
+      answer = this.d.listener(msgs.slice(), context);
     } catch (err) {
       return this.consumed(undefined, err, true, context, msgs, pq, mq);
     }
@@ -335,7 +334,7 @@ export class ConsumeMessageConcurrentlyService {
     const failed = msgs.slice(failedFrom);
     const event: ConsumeFailureEvent = {
       messageQueue: mq,
-      messages: handOut(failed),
+      messages: failed,
       status,
       sentBack: 0,
       retriedLocally: 0,

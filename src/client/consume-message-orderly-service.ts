@@ -22,7 +22,6 @@ import { MessageConst, retryTopic, type MessageExt, type MessageQueue } from '..
 import { MessageModel } from './consumer-constants.js';
 import type { OffsetStore } from './offset-store.js';
 import type { ProcessQueue } from './process-queue.js';
-import { handOut } from './pull-answer-memory.js';
 
 /** What an orderly listener returns (RocketMQ's ConsumeOrderlyStatus). */
 export const ConsumeOrderlyStatus = Object.freeze({
@@ -538,7 +537,7 @@ export class ConsumeMessageOrderlyService {
     };
     let answer: unknown;
     try {
-      answer = this.#d.listener(handOut(msgs), context);
+      answer = this.#d.listener(msgs.slice(), context);
     } catch (err) {
       return onError(err);
     }
@@ -599,7 +598,7 @@ export class ConsumeMessageOrderlyService {
   }
 
   #emitSuspend(st: QueueState, msgs: MessageExt[], error: unknown, deadLettered: number, suspendMs: number): void {
-    const e: OrderlySuspendEvent = { messageQueue: st.mq, messages: handOut(msgs), deadLettered, suspendMs };
+    const e: OrderlySuspendEvent = { messageQueue: st.mq, messages: msgs, deadLettered, suspendMs };
     if (error !== undefined) e.error = error;
     this.#d.onSuspend(e);
   }

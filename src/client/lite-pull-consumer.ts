@@ -46,7 +46,6 @@ import type { MQConsumerInner } from './mq-consumer-inner.js';
 import { ReadOffsetType, type OffsetPersistedEvent, type OffsetStore } from './offset-store.js';
 import { ProcessQueue } from './process-queue.js';
 import { PullAPIWrapper } from './pull-api-wrapper.js';
-import { handOut } from './pull-answer-memory.js';
 import { createConsumerStartup, Deferred, type ConsumerStartup, type ReadyEvent } from './consumer-startup.js';
 import { PullMessageService } from './pull-message-service.js';
 import { createPullRequest, type PullRequest } from './pull-request.js';
@@ -559,8 +558,7 @@ export class LitePullConsumer implements AsyncIterable<MessageExt> {
     for (;;) {
       if (this.#state !== 'RUNNING' || signal?.aborted) return null;
       const r = this.#cache.take(available);
-      // The application gets copies; the ProcessQueue keeps the originals (offsets find them there).
-      if (r) return { queue: r.queue, request: r.request, messages: handOut(r.messages) };
+      if (r) return r;
       const left = deadline - clock.now();
       if (left <= 0) return null;
       await this.#cache.wait(left, clock, signal);

@@ -143,7 +143,7 @@ export async function litePullMessage(host: LitePullHost, req: PullRequest): Pro
       timeoutMillis: o.consumerTimeoutMsWhenSuspend,
       signal: host.signal,
     });
-    result = host.wrapper.processPullResult(q.mq, raw, sd, true);
+    result = host.wrapper.processPullResult(q.mq, raw, sd);
   } catch (err) {
     if (host.signal.aborted || host.pulls.isStopped || q.request !== req) return;
     const retryInMs =

@@ -15,7 +15,6 @@
  * @pure
  */
 import { MessageConst, type MessageExt } from '../common/message.js';
-import { pinMessage, releaseMessage } from './pull-answer-memory.js';
 
 /** RocketMQ: ProcessQueue.PULL_MAX_IDLE_TIME — a queue not pulled for this long is re-created. */
 export const PULL_MAX_IDLE_TIME_MS = 120_000;
@@ -136,7 +135,6 @@ export class ProcessQueue {
       this.entries[i] = undefined;
       removed++;
       this.msgSize -= prev.body?.length ?? 0;
-      releaseMessage(prev);
     }
     this.msgCount -= removed;
     if (this.msgCount === 0) this.msgSize = 0;
@@ -272,11 +270,7 @@ export class ProcessQueue {
     } else {
       const i = this.lowerBound(off);
       if (this.offsets[i] === off) {
-        const prev = this.entries[i];
-        const had = prev !== undefined;
-        // The replaced message may still be on its way to the listener: neither answer is freed early.
-        if (had) pinMessage(prev);
-        pinMessage(msg);
+        const had = this.entries[i] !== undefined;
         this.entries[i] = msg;
         return !had;
       }

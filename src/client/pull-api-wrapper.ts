@@ -24,7 +24,6 @@ import { ResponseCode } from '../protocol/response-code.js';
 import { errorFromResponse } from '../protocol/response-error.js';
 import type { PullMessageRequestHeader } from '../protocol/commands/index.js';
 import { MASTER_ID, type MQClientInstance } from './mq-client-instance.js';
-import { ownAnswer, trackAnswer } from './pull-answer-memory.js';
 import { PullStatus, type PullResult, type PullResultExt } from './pull-result.js';
 
 /** What one pull asks for (RocketMQ's pullKernelImpl arguments). */
@@ -153,16 +152,11 @@ export class PullAPIWrapper {
    * keeps only messages whose tag is exactly one of the subscription's tags (when it has tags), and
    * sets MIN_OFFSET / MAX_OFFSET (creating the properties map when the message has none), brokerName,
    * queueId and, for `TRAN_MSG=true`, transactionId = UNIQ_KEY.
-   *
-   * With `handedOutLater` (the push and lite consumers, which pass every message through `handOut`
-   * before the application sees it) the answer is decoded from a private copy whose memory is freed
-   * once all its messages have been handed out (pull-answer-memory.ts).
    */
   processPullResult(
     mq: MessageQueue,
     pullResult: PullResultExt,
     subscriptionData: SubscriptionData,
-    handedOutLater = false,
   ): PullResult & { undecodable?: UndecodableMessage[] } {
     this.updatePullFromWhichNode(mq, pullResult.suggestWhichBrokerId);
     const result: PullResult & { undecodable?: UndecodableMessage[] } = {
@@ -175,8 +169,7 @@ export class PullAPIWrapper {
     if (pullResult.pullStatus !== PullStatus.FOUND || !pullResult.messageBinary) return result;
     // The pull body belongs to this pull alone (a RemotingClient never reuses a response body), so the
     // bodies may be views of it: no second copy of the whole body per pull.
-    const binary = handedOutLater ? ownAnswer(pullResult.messageBinary) : pullResult.messageBinary;
-    const decoded = decodeTolerantly(binary, (e) => (result.undecodable ??= []).push(e));
+    const decoded = decodeTolerantly(pullResult.messageBinary, (e) => (result.undecodable ??= []).push(e));
     const kept: MessageExt[] = [];
     const minOffset = String(pullResult.minOffset);
     const maxOffset = String(pullResult.maxOffset);
@@ -193,7 +186,6 @@ export class PullAPIWrapper {
       }
       kept.push(msg);
     }
-    if (handedOutLater) trackAnswer(binary, kept);
     result.msgFoundList = kept;
     return result;
   }

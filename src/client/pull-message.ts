@@ -103,7 +103,7 @@ export async function pullMessage(host: PushConsumerHost, run: PushConsumerRun, 
       unlink();
     }
     if (host.subscriptions.get(mq.topic) !== sd) return pullAgainWithNewSubscription(run, req);
-    const processed = run.wrapper.processPullResult(mq, raw, sd, true);
+    const processed = run.wrapper.processPullResult(mq, raw, sd);
     for (const u of processed.undecodable ?? []) {
       host.logger.warn(
         { err: u.error, mq, queueOffset: u.message.queueOffset, msgId: u.message.msgId },
