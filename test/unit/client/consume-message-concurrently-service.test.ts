@@ -223,6 +223,31 @@ describe('ConsumeRequest (RocketMQ: ConsumeRequest.run)', () => {
     expect(s.store.readOffsetFromMemory(mq)).toBe(8);
   });
 
+  it('cuts batches when they are taken: in submit order, never across two pulls, queued counted in batches', async () => {
+    const batches: number[][] = [];
+    let release: (() => void) | undefined;
+    const s = setup({
+      consumeThreadMax: 1,
+      consumeMessageBatchMaxSize: 3,
+      listener: (ms) => {
+        batches.push(ms.map((m) => m.queueOffset));
+        if (batches.length > 1) return ConsumeConcurrentlyStatus.CONSUME_SUCCESS;
+        return new Promise((r) => (release = () => r(ConsumeConcurrentlyStatus.CONSUME_SUCCESS)));
+      },
+    });
+    const first = Array.from({ length: 4 }, (_, i) => msgAt(i));
+    const second = Array.from({ length: 5 }, (_, i) => msgAt(4 + i));
+    s.pq.putMessage([...first, ...second]);
+    s.svc.submitConsumeRequest(first, s.pq, mq);
+    s.svc.submitConsumeRequest(second, s.pq, mq);
+    await until(() => release !== undefined);
+    expect(s.svc.queued).toBe(3); // [3], then [4..6] and [7, 8] of the second pull
+    release?.();
+    await until(() => s.store.readOffsetFromMemory(mq) === 9);
+    expect(batches).toEqual([[0, 1, 2], [3], [4, 5, 6], [7, 8]]);
+    expect(s.svc.queued).toBe(0);
+  });
+
   it('runs at most consumeThreadMax listeners at once', async () => {
     let active = 0;
     let peak = 0;
