@@ -197,6 +197,25 @@ describe('ConsumeRequest (RocketMQ: ConsumeRequest.run)', () => {
     expect(got?.properties?.CONSUME_START_TIME).toBe(String(s.clock.now()));
   });
 
+  it('stamps each batch with the time its consumption started, also when batches follow in the same ms', async () => {
+    const starts: string[] = [];
+    const s = setup({
+      listener: (ms) => {
+        starts.push(ms[0]?.properties?.CONSUME_START_TIME ?? '');
+        return ConsumeConcurrentlyStatus.CONSUME_SUCCESS;
+      },
+    });
+    const t0 = s.clock.now();
+    const msgs = [msgAt(0), msgAt(1), msgAt(2)];
+    s.pq.putMessage(msgs);
+    s.svc.submitConsumeRequest(msgs.slice(0, 2), s.pq, mq);
+    await until(() => starts.length === 2);
+    s.clock.advance(7);
+    s.svc.submitConsumeRequest(msgs.slice(2), s.pq, mq);
+    await until(() => starts.length === 3);
+    expect(starts).toEqual([String(t0), String(t0), String(t0 + 7)]);
+  });
+
   it('gives the listener the context RocketMQ gives', async () => {
     let c: ConsumeConcurrentlyContext | undefined;
     await runOne((_ms, ctx2) => {
