@@ -16,12 +16,14 @@
 //   CM_ROOT [this checkout] (the package whose dist/ runs: broker, producer and the `ours` consumers)
 //   CM_BASELINE (another checkout: its consumers run too, alternating with ours in every round; the
 //     figures are then prefixed base. and ours.)
-// One line per figure: name, value, unit.
+// One line per figure: name, value, unit. Besides the memory peaks (rss, heap_total, heap_used, external,
+// array_buffers) each consumer reports its collections (gc.major = mark-compacts, gc.minor = scavenges,
+// gc.time) and its CPU time (user + system) per message consumed, from its construction to the stop.
 import { fork } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { performance } from 'node:perf_hooks';
+import { constants as perfConstants, performance, PerformanceObserver } from 'node:perf_hooks';
 import { clearInterval, setInterval, setTimeout } from 'node:timers';
 import { fileURLToPath } from 'node:url';
 import { sendBacklog, startCliBroker } from './bench-broker.mjs';
@@ -61,7 +63,18 @@ if (process.argv[2] === 'child') {
   const bare = process.memoryUsage().rss;
   const lib = await import(path.join(cfg.root, 'dist/index.js'));
   const imported = process.memoryUsage().rss;
-  const peak = { rss: imported, heapUsed: 0, external: 0, arrayBuffers: 0 };
+  const peak = { rss: imported, heapTotal: 0, heapUsed: 0, external: 0, arrayBuffers: 0 };
+  // Collections while consuming, by kind: how often V8 ran a full (mark-compact) collection explains how
+  // much dead memory the peaks carry. CPU time covers the consumer from its construction on.
+  const gcs = { minor: 0, major: 0, ms: 0 };
+  const gcObserver = new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) {
+      if (e.detail?.kind === perfConstants.NODE_PERFORMANCE_GC_MINOR) gcs.minor++;
+      else if (e.detail?.kind === perfConstants.NODE_PERFORMANCE_GC_MAJOR) gcs.major++;
+      gcs.ms += e.duration;
+    }
+  });
+  let cpu0;
   let received = 0;
   // With CM_CHILD_NODE_ARGS=--expose-gc every sample collects first: the peaks are then live memory.
   const gc = globalThis.gc;
@@ -77,7 +90,10 @@ if (process.argv[2] === 'child') {
   const trace = process.env.CM_TRACE === '1';
   let lastTraced = 1;
   const sampler = setInterval(sample, gc ? 250 : 50);
-  const answer = () => ({ type: 'report', bare, imported, peak, received });
+  const answer = () => {
+    const cpu = process.cpuUsage(cpu0);
+    return { type: 'report', bare, imported, peak, received, gcs, cpuMicros: cpu.user + cpu.system };
+  };
   if (cfg.phase === 'import') {
     clearInterval(sampler);
     process.send(answer(), () => process.exit(0));
@@ -89,6 +105,8 @@ if (process.argv[2] === 'child') {
       pullBatchSize: 32,
     };
     let stop;
+    gcObserver.observe({ entryTypes: ['gc'] });
+    cpu0 = process.cpuUsage();
     if (cfg.kind === 'push') {
       const c = new lib.PushConsumer({ ...common, consumeMessageBatchMaxSize: cfg.slowMs > 0 ? 1 : 32 });
       c.subscribe(cfg.topic, '*');
@@ -123,6 +141,7 @@ if (process.argv[2] === 'child') {
       clearInterval(sampler);
       sample();
       const a = answer();
+      gcObserver.disconnect();
       await stop();
       process.send(a, () => process.exit(0));
     });
@@ -157,6 +176,11 @@ function printReport(prefix, r) {
   report(`${prefix}.heap_used.peak`, r.peak.heapUsed / MiB, 'MiB');
   report(`${prefix}.external.peak`, r.peak.external / MiB, 'MiB');
   report(`${prefix}.array_buffers.peak`, r.peak.arrayBuffers / MiB, 'MiB');
+  report(`${prefix}.heap_total.peak`, r.peak.heapTotal / MiB, 'MiB');
+  report(`${prefix}.gc.major`, r.gcs.major, 'collections');
+  report(`${prefix}.gc.minor`, r.gcs.minor, 'collections');
+  report(`${prefix}.gc.time`, r.gcs.ms, 'ms');
+  if (r.received > 0) report(`${prefix}.cpu_per_msg`, r.cpuMicros / r.received, 'us');
 }
 
 async function backlog(admin, producer, topic, n) {

@@ -197,6 +197,25 @@ describe('ConsumeRequest (RocketMQ: ConsumeRequest.run)', () => {
     expect(got?.properties?.CONSUME_START_TIME).toBe(String(s.clock.now()));
   });
 
+  it('stamps each batch with the time its consumption started, also when batches follow in the same ms', async () => {
+    const starts: string[] = [];
+    const s = setup({
+      listener: (ms) => {
+        starts.push(ms[0]?.properties?.CONSUME_START_TIME ?? '');
+        return ConsumeConcurrentlyStatus.CONSUME_SUCCESS;
+      },
+    });
+    const t0 = s.clock.now();
+    const msgs = [msgAt(0), msgAt(1), msgAt(2)];
+    s.pq.putMessage(msgs);
+    s.svc.submitConsumeRequest(msgs.slice(0, 2), s.pq, mq);
+    await until(() => starts.length === 2);
+    s.clock.advance(7);
+    s.svc.submitConsumeRequest(msgs.slice(2), s.pq, mq);
+    await until(() => starts.length === 3);
+    expect(starts).toEqual([String(t0), String(t0), String(t0 + 7)]);
+  });
+
   it('gives the listener the context RocketMQ gives', async () => {
     let c: ConsumeConcurrentlyContext | undefined;
     await runOne((_ms, ctx2) => {
@@ -221,6 +240,31 @@ describe('ConsumeRequest (RocketMQ: ConsumeRequest.run)', () => {
     await s.svc.shutdown(s.clock.now() + 1000);
     expect(sizes).toEqual([3, 3, 2]);
     expect(s.store.readOffsetFromMemory(mq)).toBe(8);
+  });
+
+  it('cuts batches when they are taken: in submit order, never across two pulls, queued counted in batches', async () => {
+    const batches: number[][] = [];
+    let release: (() => void) | undefined;
+    const s = setup({
+      consumeThreadMax: 1,
+      consumeMessageBatchMaxSize: 3,
+      listener: (ms) => {
+        batches.push(ms.map((m) => m.queueOffset));
+        if (batches.length > 1) return ConsumeConcurrentlyStatus.CONSUME_SUCCESS;
+        return new Promise((r) => (release = () => r(ConsumeConcurrentlyStatus.CONSUME_SUCCESS)));
+      },
+    });
+    const first = Array.from({ length: 4 }, (_, i) => msgAt(i));
+    const second = Array.from({ length: 5 }, (_, i) => msgAt(4 + i));
+    s.pq.putMessage([...first, ...second]);
+    s.svc.submitConsumeRequest(first, s.pq, mq);
+    s.svc.submitConsumeRequest(second, s.pq, mq);
+    await until(() => release !== undefined);
+    expect(s.svc.queued).toBe(3); // [3], then [4..6] and [7, 8] of the second pull
+    release?.();
+    await until(() => s.store.readOffsetFromMemory(mq) === 9);
+    expect(batches).toEqual([[0, 1, 2], [3], [4, 5, 6], [7, 8]]);
+    expect(s.svc.queued).toBe(0);
   });
 
   it('runs at most consumeThreadMax listeners at once', async () => {
