@@ -24,6 +24,7 @@ import {
 import { StoreLayoutError } from './store-files.js';
 import { COMMITLOG_DIR, END_FILE_MIN_BLANK_LENGTH, fileNameToOffset, offsetToFileName } from './layout.js';
 import { ReadCache } from './read-cache.js';
+import { acquirePullBody, releasePullBody } from './pull-body-pool.js';
 
 /** A reader's read-ahead buffer (see `viewSync`). */
 export interface ReadWindow {
@@ -34,6 +35,22 @@ export interface ReadWindow {
    * so a read-ahead stops there instead of reading bytes nobody asked for; 0 when unknown.
    */
   wantEnd: number;
+  /**
+   * Buffers `readWindow` took from the pull-body pool for this reader, in order; the reader hands back
+   * the ones nothing refers to any more (`releaseWindows`).
+   */
+  slots?: Buffer[];
+}
+
+/**
+ * Hands back the pooled buffers of `window` except the one `keep` lies in (a pull body that is the
+ * window itself goes back once it was written out). Only once no view of them is kept anywhere.
+ */
+export function releaseWindows(window: ReadWindow, keep?: Uint8Array | null): void {
+  const slots = window.slots;
+  if (!slots) return;
+  window.slots = undefined;
+  for (const slot of slots) if (slot.buffer !== keep?.buffer) releasePullBody(slot);
 }
 
 /** The bytes one batch writes into one segment. */
@@ -732,10 +749,11 @@ export class CommitLog {
     return seg && offset + size <= seg.start + this.o.fileSize ? seg : null;
   }
 
-  /** Bytes a new read window reads: the record, up to `window.wantEnd` or the read-ahead, within its segment. */
+  /** Bytes a new read window reads: the record, up to `window.wantEnd` (else the read-ahead), within its segment. */
   private windowLength(seg: Segment, offset: number, size: number, window: ReadWindow, readAhead: number): number {
+    // A known extent was bounded by the reader (it may pass `readAhead` to cover a whole pull in one read).
     const wanted = window.wantEnd > offset ? window.wantEnd - offset : readAhead;
-    return Math.max(size, Math.min(readAhead, wanted, seg.start + this.o.fileSize - offset, this.writePos - offset));
+    return Math.max(size, Math.min(wanted, seg.start + this.o.fileSize - offset, this.writePos - offset));
   }
 
   /** Makes the `n` bytes read into `buf` the window; the record's view, or null on a short read. */
@@ -759,7 +777,9 @@ export class CommitLog {
   async readWindow(offset: number, size: number, window: ReadWindow, readAheadBytes: number): Promise<Buffer | null> {
     const seg = this.windowSegment(offset, size);
     if (!seg) return null;
-    const buf = Buffer.allocUnsafe(this.windowLength(seg, offset, size, window, readAheadBytes));
+    // Reused memory: a fresh buffer of tens or hundreds of KiB per read costs more in page faults than the read.
+    const buf = acquirePullBody(this.windowLength(seg, offset, size, window, readAheadBytes));
+    (window.slots ??= []).push(buf);
     seg.readers++;
     let n: number;
     try {

@@ -27,7 +27,7 @@ import {
 import { InvalidArgumentError, StateError } from '../common/errors.js';
 import { MessageConst, SCHEDULE_TOPIC, type MessageExt } from '../common/message.js';
 import { GROUP_MAX_LENGTH, nameProblem } from '../common/names.js';
-import { CommitLog, type ReadWindow } from './commit-log.js';
+import { CommitLog, releaseWindows, type ReadWindow } from './commit-log.js';
 import { ConsumeQueue } from './consume-queue.js';
 import { OpenFiles, type OpenFile } from './open-files.js';
 import { computeDeliverTimestamp } from './delay-levels.js';
@@ -60,6 +60,13 @@ const FLUSH_PARALLEL = 16;
 const REBUILD_SCAN_BYTES = 4 * 1024 * 1024;
 /** Bytes read at once when a pull misses the read cache (RocketMQ's on-disk cap per pull is 64 KiB). */
 const READ_AHEAD_BYTES = 64 * 1024;
+/**
+ * The longest stretch of the log one read covers to serve the records of one pull. Records of a queue
+ * whose messages were sent one by one lie between those of the other queues (each send picks the next
+ * queue), so a 32-message pull of 1 KiB messages spans about 300 KiB of log with 8 queues: one read of
+ * the stretch costs far less than one read per 64 KiB of it.
+ */
+const PULL_SPAN_BYTES = 512 * 1024;
 
 export class MessageStore {
   readonly storePath: string;
@@ -524,6 +531,7 @@ export class MessageStore {
     // in one read window. A ring view is only valid until the ring wraps past it: when the scan had to
     // wait for the disk, each is checked still cached, and the pull is read again if one was not.
     const window: ReadWindow = { start: 0, buf: null, wantEnd: 0 };
+    let pullUnits: Buffer | null = null;
     const ringServed: number[] = [];
     let waited = false;
     let step = scan.next();
@@ -537,7 +545,8 @@ export class MessageStore {
           units = await cq.readUnitsFromFile(req.from, req.maxUnits);
         }
         answer = units;
-        window.wantEnd = answer ? unitsSpanEnd(answer, maxMsgNums, READ_AHEAD_BYTES) : 0;
+        pullUnits = units;
+        window.wantEnd = units ? unitsSpanEnd(units, maxMsgNums, units.length > 0 ? unitOffset(units, 0) : 0) : 0;
       } else {
         let b: Buffer | null | undefined = this.commitLog.ringView(req.offset, req.size);
         const cached = b !== undefined;
@@ -546,6 +555,9 @@ export class MessageStore {
           b = windowView(window, req.offset, req.size);
           if (!b) {
             waited = true;
+            // Past the stretch the last read covered: the next read covers the records from here on.
+            if (pullUnits && req.offset >= window.wantEnd)
+              window.wantEnd = unitsSpanEnd(pullUnits, maxMsgNums, req.offset);
             b = await this.commitLog.readWindow(req.offset, req.size, window, READ_AHEAD_BYTES);
           }
         }
@@ -556,11 +568,15 @@ export class MessageStore {
     // Shut down while reading: a read that found its file closed must not be answered as removed data.
     if (waited && !this.running) throw new StateError('the message store is shut down');
     if (waited && !this.stillCached(ringServed)) {
+      releaseWindows(window);
       if (attempt < 3) return this.readMessages(group, topic, queueId, offset, maxMsgNums, filter, attempt + 1);
       throw new StateError('getMessage: the read cache wrapped past the records of a pull three times');
     }
     const r = step.value;
-    Object.assign(result, r, { messageCount: r.messages.length, messagesBuffer: pullBody(r, window) });
+    const body = pullBody(r, window);
+    // The records now lie in `body`: every other read window of this pull goes back to the pool.
+    releaseWindows(window, body);
+    Object.assign(result, r, { messageCount: r.messages.length, messagesBuffer: body });
     return result;
   }
 
@@ -1013,21 +1029,23 @@ function windowView(window: ReadWindow, offset: number, size: number): Buffer | 
   return buf.subarray(offset - window.start, offset - window.start + size);
 }
 
+/** The commit-log offset unit `i` of `units` names. */
+function unitOffset(units: Buffer, i: number): number {
+  return units.readUInt32BE(i * CQ_UNIT_SIZE) * 0x1_0000_0000 + units.readUInt32BE(i * CQ_UNIT_SIZE + 4);
+}
+
 /**
- * Where the records named by the first `maxMsgNums` units end, counting only those within
- * `readAhead` bytes of the first: the extent one read should cover for a pull. 0 for no units.
+ * Where the records named by the first `maxMsgNums` units end, counting only those that start at `from`
+ * or later and end within `PULL_SPAN_BYTES` of it: the extent one read should cover for a pull. 0 for
+ * no such unit.
  */
-function unitsSpanEnd(units: Buffer, maxMsgNums: number, readAhead: number): number {
+function unitsSpanEnd(units: Buffer, maxMsgNums: number, from: number): number {
   const count = Math.min(Math.floor(units.length / CQ_UNIT_SIZE), maxMsgNums);
-  if (count === 0) return 0;
-  const at = (i: number): number =>
-    units.readUInt32BE(i * CQ_UNIT_SIZE) * 0x1_0000_0000 + units.readUInt32BE(i * CQ_UNIT_SIZE + 4);
-  const base = at(0);
   let end = 0;
   for (let i = 0; i < count; i++) {
-    const offset = at(i);
+    const offset = unitOffset(units, i);
     const recordEnd = offset + units.readInt32BE(i * CQ_UNIT_SIZE + 8);
-    if (offset >= base && recordEnd - base <= readAhead && recordEnd > end) end = recordEnd;
+    if (offset >= from && recordEnd - from <= PULL_SPAN_BYTES && recordEnd > end) end = recordEnd;
   }
   return end;
 }

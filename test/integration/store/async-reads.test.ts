@@ -6,7 +6,7 @@
 import { jest } from '@jest/globals';
 import fs from 'node:fs';
 import { bodiesOf, drainBodies, fillAlternating, useTinyStores } from '../../support/store-fixture.js';
-import { uniqueTopic } from './conformance.js';
+import { msg, uniqueTopic } from './conformance.js';
 
 describe('asynchronous pull reads', () => {
   const stores = useTinyStores('rmq-asyncread-');
@@ -81,5 +81,51 @@ describe('asynchronous pull reads', () => {
       }
     });
     expect(open).toEqual([]);
+  });
+
+  /** `n` 1 KiB messages sent one by one to `queues` queues in turn (as a client that sends each message alone). */
+  async function fillRoundRobin(s: Awaited<ReturnType<typeof stores.open>>, topic: string, queues: number, n: number) {
+    for (let i = 0; i < n; i++) {
+      const body = Buffer.alloc(1024, i % 251);
+      body.writeUInt32BE(i, 0);
+      await s.putMessage(msg(topic, body, { queueId: i % queues }));
+    }
+  }
+  const seqs = (r: { messages: Buffer[] }): number[] => r.messages.map((m) => m.readUInt32BE(88));
+
+  test('a pull of a queue whose records lie between those of 7 other queues is one read of the disk', async () => {
+    const topic = uniqueTopic();
+    const big = { mappedFileSizeCommitLog: 4 * 1024 * 1024, mappedFileSizeConsumeQueue: 300 * 20 };
+    const s = await stores.open({ ...big, readCacheSizeBytes: 0 });
+    await fillRoundRobin(s, topic, 8, 8 * 64);
+    const read = jest.spyOn(fs, 'read');
+    // 32 records of 1 KiB, one every 8 records of the log: about 290 KiB of log for one pull.
+    const first = await s.getMessage('G', topic, 3, 0, 32);
+    expect(first.status).toBe('FOUND');
+    expect(seqs(first)).toEqual([...Array(32).keys()].map((i) => 3 + 8 * i));
+    expect(read).toHaveBeenCalledTimes(1);
+    // The pull after it reads the next stretch, again in one read; the bodies are whole.
+    const second = await s.getMessage('G', topic, 3, 32, 32);
+    expect(seqs(second)).toEqual([...Array(32).keys()].map((i) => 3 + 8 * (32 + i)));
+    expect(read).toHaveBeenCalledTimes(2);
+    for (const m of [...first.messages, ...second.messages]) expect(m.length).toBeGreaterThan(1024);
+  });
+
+  test('a pull spread over more log than one read covers is served whole by a few reads, in order', async () => {
+    const topic = uniqueTopic();
+    const big = { mappedFileSizeCommitLog: 8 * 1024 * 1024, mappedFileSizeConsumeQueue: 300 * 20 };
+    const s = await stores.open({ ...big, readCacheSizeBytes: 0 });
+    // 32 records of queue 5 spread over about 2.3 MiB of log (one every 64 records).
+    await fillRoundRobin(s, topic, 64, 64 * 40);
+    const read = jest.spyOn(fs, 'read');
+    const r = await s.getMessage('G', topic, 5, 0, 32);
+    expect(seqs(r)).toEqual([...Array(32).keys()].map((i) => 5 + 64 * i));
+    expect(r.messagesBuffer?.length).toBe(r.bufferTotalSize);
+    // Each read covers at most 512 KiB of log (7 or 8 of these records): 4 or 5 reads, never one per record.
+    expect(read.mock.calls.length).toBeGreaterThanOrEqual(4);
+    expect(read.mock.calls.length).toBeLessThanOrEqual(6);
+    // Read again (new pool slots, some reused): the same records.
+    const again = await s.getMessage('G', topic, 5, 0, 32);
+    expect(seqs(again)).toEqual(seqs(r));
   });
 });
