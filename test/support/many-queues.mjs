@@ -53,6 +53,9 @@ const CONSUMER_TIMINGS = {
   persistConsumerOffsetIntervalMs: 2000,
   watchConsumerIdsHoldMs: 2000,
   stallTimeoutMs: 0,
+  // A control call starved by held pulls would wait for a hold to end (5 s, above): 4.5 s still shows it,
+  // with more room than the default 3 s for a CI worker whose process shares two cores with another test.
+  requestTimeoutMs: 4500,
 };
 
 async function startFixture() {
