@@ -8,7 +8,9 @@
 import { checkManyQueues } from './many-queues-check.js';
 
 // One transport after the other: each run loads the machine on its own (a broker, two consumers and a
-// producer in this process).
+// producer in this process). `npm test` runs this file after the rest, alone: it checks that no call
+// times out, which a second Jest worker's child processes on a two-core machine could cause by CPU
+// starvation alone.
 it('HTTP: one member holds 1,000 queues with no timeout and no eviction; a second member splits them cleanly', async () => {
   await checkManyQueues('http');
 }, 240_000);
