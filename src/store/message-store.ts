@@ -546,7 +546,7 @@ export class MessageStore {
         }
         answer = units;
         pullUnits = units;
-        window.wantEnd = units ? unitsSpanEnd(units, maxMsgNums, units.length > 0 ? unitOffset(units, 0) : 0) : 0;
+        window.wantEnd = units && units.length > 0 ? unitsSpanEnd(units, maxMsgNums, unitOffset(units, 0)) : 0;
       } else {
         let b: Buffer | null | undefined = this.commitLog.ringView(req.offset, req.size);
         const cached = b !== undefined;

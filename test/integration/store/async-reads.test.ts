@@ -92,6 +92,9 @@ describe('asynchronous pull reads', () => {
     }
   }
   const seqs = (r: { messages: Buffer[] }): number[] => r.messages.map((m) => m.readUInt32BE(88));
+  /** The sequence numbers of queue `first`'s 32 records when `queues` queues were filled in turn from `from`. */
+  const every = (first: number, queues: number, from = 0): number[] =>
+    [...Array(32).keys()].map((i) => first + queues * (from + i));
 
   test('a pull of a queue whose records lie between those of 7 other queues is one read of the disk', async () => {
     const topic = uniqueTopic();
@@ -102,11 +105,11 @@ describe('asynchronous pull reads', () => {
     // 32 records of 1 KiB, one every 8 records of the log: about 290 KiB of log for one pull.
     const first = await s.getMessage('G', topic, 3, 0, 32);
     expect(first.status).toBe('FOUND');
-    expect(seqs(first)).toEqual([...Array(32).keys()].map((i) => 3 + 8 * i));
+    expect(seqs(first)).toEqual(every(3, 8));
     expect(read).toHaveBeenCalledTimes(1);
     // The pull after it reads the next stretch, again in one read; the bodies are whole.
     const second = await s.getMessage('G', topic, 3, 32, 32);
-    expect(seqs(second)).toEqual([...Array(32).keys()].map((i) => 3 + 8 * (32 + i)));
+    expect(seqs(second)).toEqual(every(3, 8, 32));
     expect(read).toHaveBeenCalledTimes(2);
     for (const m of [...first.messages, ...second.messages]) expect(m.length).toBeGreaterThan(1024);
   });
@@ -119,7 +122,7 @@ describe('asynchronous pull reads', () => {
     await fillRoundRobin(s, topic, 64, 64 * 40);
     const read = jest.spyOn(fs, 'read');
     const r = await s.getMessage('G', topic, 5, 0, 32);
-    expect(seqs(r)).toEqual([...Array(32).keys()].map((i) => 5 + 64 * i));
+    expect(seqs(r)).toEqual(every(5, 64));
     expect(r.messagesBuffer?.length).toBe(r.bufferTotalSize);
     // Each read covers at most 512 KiB of log (7 or 8 of these records): 4 or 5 reads, never one per record.
     expect(read.mock.calls.length).toBeGreaterThanOrEqual(4);
