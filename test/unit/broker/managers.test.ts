@@ -13,6 +13,7 @@ import { resolveBrokerOptions } from '../../../src/broker/broker-options.js';
 import { pullResponseCode } from '../../../src/broker/processors/pull-message.js';
 import { ResponseCode } from '../../../src/protocol/index.js';
 import { ManualClock } from '../../support/manual-clock.js';
+import { waitFor } from '../../support/broker-fixture.js';
 
 let dir: string;
 /** Managers whose background writes must end before the directory goes (else they recreate it). */
@@ -137,8 +138,8 @@ describe('ConsumerOffsetManager', () => {
     m.start();
     m.commitOffset('c', 'g', 'T', 1, 7);
     clock.advance(5000);
-    await new Promise((r) => setTimeout(r, 50));
-    expect(make().queryOffset('g', 'T', 1)).toBe(7);
+    // The timer's write runs in the background: a fresh manager sees the offset once it has landed.
+    await waitFor(() => make().queryOffset('g', 'T', 1) === 7, 10_000);
     m.commitOffset('c', 'g', '%RETRY%g', 0, 3);
     await m.shutdown();
     expect(clock.pendingTimers).toBe(0);
