@@ -12,8 +12,9 @@
  * - Liveness (RocketMQ: scanNotActiveChannel, channelExpiredTimeout 120 s): a member silent for
  *   `channelExpiredTimeoutMs` is evicted. A member that has held a watch must keep one: once its last
  *   open watch ends (answered or its connection closed) a new watch or a heartbeat must arrive within
- *   `watchRenewGraceMs`, else it is evicted — a killed client is noticed in seconds, not minutes. A member
- *   holding an open watch counts as alive. Evictions are announced like leaves.
+ *   `watchRenewGraceMs`, else it is evicted — a killed client is noticed in seconds, not minutes. A
+ *   heartbeat in between restarts that grace time (a member without subscriptions has nothing to watch and
+ *   is released from it). A member holding an open watch counts as alive. Evictions are announced like leaves.
  */
 import { systemClock, type Clock, type TimerHandle } from '../common/clock.js';
 import { silentLogger, type Logger } from '../common/logger.js';
@@ -151,9 +152,16 @@ export class ConsumerManager implements ConsumerManagerApi {
       now,
     );
     const topicsChanged = reg.withoutSub === true ? false : info.updateSubscription(reg.subscriptions, now);
-    // A heartbeat proves the client alive: it no longer needs to renew a lost watch.
+    // A heartbeat between two watches proves the client alive at that moment only: it gets another grace
+    // period to renew its watch, not a pass (a client killed right after a heartbeat must still be noticed
+    // in seconds). A client that no longer subscribes to anything has nothing to watch: it is released.
     const ws = this.watchStates.get(group)?.get(reg.clientId);
-    if (ws) ws.deadline = null;
+    if (ws && ws.open === 0 && ws.deadline !== null) {
+      ws.deadline =
+        reg.withoutSub !== true && reg.subscriptions.length === 0
+          ? null
+          : Math.max(ws.deadline, now + this.watchRenewGraceMs);
+    }
     if (joined) this.logger.info({ group, clientId: reg.clientId }, 'new consumer connected');
     if ((joined || topicsChanged) && notifyEnabled && info.messageModel !== 'BROADCASTING') this.change(group);
     if (reg.withoutSub !== true) this.filterRegistry?.register(group, reg.subscriptions);

@@ -267,17 +267,35 @@ describe('liveness (RocketMQ: scanNotActiveChannel, channelExpiredTimeout)', () 
     cm.shutdown();
   });
 
-  test('a heartbeat after a lost watch proves the client alive (no fast eviction)', async () => {
+  test('a heartbeat after a lost watch restarts the grace time; a client that dies after it is still evicted', async () => {
+    const { cm, clock } = setup({ expire: 60_000, grace: 3000 });
+    cm.registerConsumer('g', reg('c1'));
+    cm.registerConsumer('g', reg('c2'));
+    const ac = new AbortController();
+    const w = cm.watch('g', 'c1', cm.getVersion('g'), 60_000, ac.signal);
+    ac.abort();
+    await w;
+    clock.advance(2000);
+    cm.registerConsumer('g', reg('c1')); // alive 2 s after the watch ended: 3 s more to renew
+    clock.advance(2000);
+    expect(cm.getConsumerGroupInfo('g')?.getAllClientIds()).toEqual(['c1', 'c2']);
+    clock.advance(2000); // never renewed (e.g. killed after that heartbeat): evicted long before the expiry
+    expect(cm.getConsumerGroupInfo('g')?.getAllClientIds()).toEqual(['c2']);
+    cm.shutdown();
+  });
+
+  test('a heartbeat without subscriptions releases a member from watching (only the expiry applies)', async () => {
     const { cm, clock } = setup({ expire: 60_000, grace: 3000 });
     cm.registerConsumer('g', reg('c1'));
     const ac = new AbortController();
     const w = cm.watch('g', 'c1', cm.getVersion('g'), 60_000, ac.signal);
     ac.abort();
     await w;
-    clock.advance(1000);
-    cm.registerConsumer('g', reg('c1'));
+    cm.registerConsumer('g', reg('c1', { subscriptions: [] }));
     clock.advance(10_000);
     expect(cm.getConsumerGroupInfo('g')?.getAllClientIds()).toEqual(['c1']);
+    clock.advance(51_000);
+    expect(cm.getConsumerGroupInfo('g')).toBeUndefined();
     cm.shutdown();
   });
 
