@@ -147,20 +147,35 @@ export class RemotingConnection implements ConnectionInfo {
 }
 
 /**
- * The frame of `command` as its head (length, header) and its body apart, so a large body is written as
- * it is rather than copied into one buffer with the header.
+ * The frame of the response `command` to the request `opaque` as its head (length, header) and its body
+ * apart, so a large body is written as it is rather than copied into one buffer with the header. The
+ * response flag is set here; the command itself is left as it is (one object of one shape is encoded,
+ * not a spread copy per answer).
  */
 export function encodeResponseParts(
   command: RemotingCommandInput,
+  opaque: number,
   serializeType: SerializeType,
 ): { head: Buffer; body: Uint8Array | null } {
   const body = command.body ?? null;
-  if (body === null || body.length === 0)
-    return { head: encodeRemotingCommand(command, { serializeType }), body: null };
-  const head = encodeRemotingCommand({ ...command, body: null }, { serializeType });
+  const parts = {
+    code: command.code,
+    language: command.language,
+    version: command.version,
+    opaque,
+    flag: markResponse(command.flag ?? 0),
+    remark: command.remark,
+    extFields: command.extFields,
+    body: null as Uint8Array | null,
+  };
+  if (body === null || body.length === 0) return { head: encodeRemotingCommand(parts, { serializeType }), body: null };
+  const head = encodeRemotingCommand(parts, { serializeType });
   // The total length at the front counts the body too (see remoting-command.ts for the frame's layout).
   const total = head.readInt32BE(0) + body.length;
-  if (total > 0x7fffffff) return { head: encodeRemotingCommand(command, { serializeType }), body: null }; // refused there, naming the body
+  if (total > 0x7fffffff) {
+    parts.body = body; // refused there, naming the body
+    return { head: encodeRemotingCommand(parts, { serializeType }), body: null };
+  }
   head.writeInt32BE(total, 0);
   return { head, body };
 }
@@ -297,10 +312,7 @@ export class RemotingServer {
       if (oneway) return;
       let frame: { head: Buffer; body: Uint8Array | null };
       try {
-        frame = encodeResponseParts(
-          { ...response, opaque: command.opaque, flag: markResponse(response.flag ?? 0) },
-          serializeType,
-        );
+        frame = encodeResponseParts(response, command.opaque, serializeType);
       } catch (e) {
         this.options.logger.error({ err: e, code: command.code }, 'remoting response could not be encoded');
         const error = { code: ResponseCode.SYSTEM_ERROR, opaque: command.opaque, flag: markResponse(0) };

@@ -19,7 +19,7 @@
  * @pure
  */
 import { InvalidArgumentError } from '../common/errors.js';
-import { javaUtf8Encode } from '../common/codec/java-string.js';
+import { javaUtf8RoundTrip } from '../common/codec/java-string.js';
 import { decodeJsonHeader, encodeJsonHeader } from './json-header.js';
 import { LanguageCode, type LanguageName } from './language-code.js';
 import { RemotingDecodeError } from './remoting-decode-error.js';
@@ -109,6 +109,13 @@ function int32Field(value: unknown, field: string, fallback?: number): number {
   return value;
 }
 
+function addExtField(out: Array<[string, string]>, k: unknown, v: unknown): void {
+  if (v === null || v === undefined) return;
+  if (typeof k !== 'string' || typeof v !== 'string')
+    throw new InvalidArgumentError(`command.extFields.${String(k)}`, 'keys and values must be strings');
+  out.push([k, v]);
+}
+
 function normalize(command: RemotingCommandInput): NormalizedCommand {
   if (command === null || typeof command !== 'object')
     throw new InvalidArgumentError('command', 'must be a remoting command object');
@@ -123,12 +130,12 @@ function normalize(command: RemotingCommandInput): NormalizedCommand {
   if (ext !== null && ext !== undefined) {
     if (typeof ext !== 'object') throw new InvalidArgumentError('command.extFields', 'must be an object or null');
     extFields = [];
-    const entries = ext instanceof Map ? ext.entries() : Object.entries(ext);
-    for (const [k, v] of entries as Iterable<[unknown, unknown]>) {
-      if (v === null || v === undefined) continue;
-      if (typeof k !== 'string' || typeof v !== 'string')
-        throw new InvalidArgumentError(`command.extFields.${String(k)}`, 'keys and values must be strings');
-      extFields.push([k, v]);
+    if (ext instanceof Map) {
+      for (const [k, v] of ext as ReadonlyMap<unknown, unknown>) addExtField(extFields, k, v);
+    } else {
+      // for-in over own keys: no entry array per field, as Object.entries would make.
+      const fields = ext as Readonly<Record<string, unknown>>;
+      for (const k in fields) if (Object.hasOwn(fields, k)) addExtField(extFields, k, fields[k]);
     }
   }
   return {
@@ -155,19 +162,35 @@ export function encodeRemotingCommand(command: RemotingCommandInput, options: En
   const body = command.body ?? null;
   if (body !== null && !(body instanceof Uint8Array))
     throw new InvalidArgumentError('command.body', 'must be a Buffer, a Uint8Array or null');
-  const header = serializeType === 'JSON' ? javaUtf8Encode(encodeJsonHeader(cmd)) : encodeRocketMQHeader(cmd);
-  if (header.length > MAX_HEADER_LENGTH)
-    throw new InvalidArgumentError('command', `header of ${header.length} bytes exceeds the 24-bit header length`);
+  // A JSON header is written straight into the frame (no buffer of its own, no copy); Java writes an
+  // unpaired surrogate as '?', so only a text holding a surrogate needs the slower round trip.
+  let text: string | null = null;
+  let binary: Buffer | null = null;
+  let headerLength: number;
+  if (serializeType === 'JSON') {
+    text = encodeJsonHeader(cmd);
+    if (SURROGATE.test(text)) text = javaUtf8RoundTrip(text);
+    headerLength = Buffer.byteLength(text, 'utf8');
+  } else {
+    binary = encodeRocketMQHeader(cmd);
+    headerLength = binary.length;
+  }
+  if (headerLength > MAX_HEADER_LENGTH)
+    throw new InvalidArgumentError('command', `header of ${headerLength} bytes exceeds the 24-bit header length`);
   const bodyLength = body?.length ?? 0;
-  if (4 + header.length + bodyLength > 0x7fffffff)
+  if (4 + headerLength + bodyLength > 0x7fffffff)
     throw new InvalidArgumentError('command.body', 'the frame would exceed the 32-bit total length');
-  const frame = Buffer.allocUnsafe(8 + header.length + bodyLength);
-  frame.writeInt32BE(4 + header.length + bodyLength, 0);
-  frame.writeUInt32BE(((SERIALIZE_TYPE_CODE[serializeType] << 24) | header.length) >>> 0, 4);
-  header.copy(frame, 8);
-  if (body !== null && bodyLength > 0) frame.set(body, 8 + header.length);
+  const frame = Buffer.allocUnsafe(8 + headerLength + bodyLength);
+  frame.writeInt32BE(4 + headerLength + bodyLength, 0);
+  frame.writeUInt32BE(((SERIALIZE_TYPE_CODE[serializeType] << 24) | headerLength) >>> 0, 4);
+  if (text !== null) frame.write(text, 8, headerLength, 'utf8');
+  else (binary as Buffer).copy(frame, 8);
+  if (body !== null && bodyLength > 0) frame.set(body, 8 + headerLength);
   return frame;
 }
+
+/** Any UTF-16 surrogate (paired or not): a header text without one encodes as Node's UTF-8 does. */
+const SURROGATE = /[\uD800-\uDFFF]/;
 
 /** The serialize type named by a frame's header-length word, or null for a type RocketMQ does not know. */
 export function frameSerializeType(frame: Uint8Array): SerializeType | null {
