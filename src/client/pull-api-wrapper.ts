@@ -24,7 +24,10 @@ import { ResponseCode } from '../protocol/response-code.js';
 import { errorFromResponse } from '../protocol/response-error.js';
 import type { PullMessageRequestHeader } from '../protocol/commands/index.js';
 import { MASTER_ID, type MQClientInstance } from './mq-client-instance.js';
+import { DECODE_ERROR_PROPERTY, PulledBatch, type UndecodableMessage } from './pulled-batch.js';
 import { PullStatus, type PullResult, type PullResultExt } from './pull-result.js';
+
+export { DECODE_ERROR_PROPERTY, type UndecodableMessage } from './pulled-batch.js';
 
 /** What one pull asks for (RocketMQ's pullKernelImpl arguments). */
 export interface PullKernelRequest {
@@ -148,6 +151,38 @@ export class PullAPIWrapper {
   }
 
   /**
+   * `processPullResult` for a consumer that decodes messages as it hands them out: a FOUND answer's
+   * records are indexed into a PulledBatch (exact-tag re-check included) and kept raw, not decoded.
+   * `onUndecodable` is told of a record whose body cannot be decoded when it is handed out.
+   */
+  processPullResultRaw(
+    mq: MessageQueue,
+    pullResult: PullResultExt,
+    subscriptionData: SubscriptionData,
+    onUndecodable: (u: UndecodableMessage) => void,
+  ): PullResult & { batch?: PulledBatch } {
+    this.updatePullFromWhichNode(mq, pullResult.suggestWhichBrokerId);
+    const result: PullResult & { batch?: PulledBatch } = {
+      pullStatus: pullResult.pullStatus,
+      nextBeginOffset: pullResult.nextBeginOffset,
+      minOffset: pullResult.minOffset,
+      maxOffset: pullResult.maxOffset,
+      msgFoundList: [],
+    };
+    const body = pullResult.messageBinary;
+    if (pullResult.pullStatus !== PullStatus.FOUND || !body) return result;
+    result.batch = new PulledBatch(
+      mq,
+      body,
+      pullResult.minOffset,
+      pullResult.maxOffset,
+      subscriptionData,
+      onUndecodable,
+    );
+    return result;
+  }
+
+  /**
    * RocketMQ's processPullResult: records the suggested broker, and for FOUND decodes the records,
    * keeps only messages whose tag is exactly one of the subscription's tags (when it has tags), and
    * sets MIN_OFFSET / MAX_OFFSET (creating the properties map when the message has none), brokerName,
@@ -190,16 +225,6 @@ export class PullAPIWrapper {
     return result;
   }
 }
-
-/** A stored message whose body could not be decoded (e.g. flagged compressed but not inflatable). */
-export interface UndecodableMessage {
-  /** The message as stored: its body is the stored bytes, not decompressed. */
-  message: MessageExt;
-  error: unknown;
-}
-
-/** The property (ours, not RocketMQ's) that flags a delivered message whose body could not be decoded, and says why. */
-export const DECODE_ERROR_PROPERTY = 'DECODE_ERROR';
 
 /**
  * Decodes a pull body. When one record's body cannot be decoded, the others still are: the bad one is
