@@ -46,7 +46,10 @@ export class ProcessQueue {
 
   /** Number of messages held. */
   msgCount = 0;
-  /** Sum of the body lengths of the messages held (RocketMQ counts bodies only). */
+  /**
+   * Sum of the body lengths of the messages held (RocketMQ counts bodies only). A message held raw
+   * counts its body as stored (compressed, if it was sent so): the bytes it takes while it waits.
+   */
   msgSize = 0;
   /** Largest queue offset ever put (-1 before the first put: Java's 0L default is never read then). */
   queueOffsetMax = 0;
