@@ -19,7 +19,7 @@
  * @pure
  */
 import { MessageConst, type MessageExt } from '../common/message.js';
-import { PulledBatch } from './pulled-batch.js';
+import { lowerBound, PulledBatch } from './pulled-batch.js';
 
 /** RocketMQ: ProcessQueue.PULL_MAX_IDLE_TIME — a queue not pulled for this long is re-created. */
 export const PULL_MAX_IDLE_TIME_MS = 120_000;
@@ -301,14 +301,7 @@ export class ProcessQueue {
 
   /** First index at or after `head` whose offset is >= `off`. */
   private lowerBound(off: number): number {
-    let lo = this.head;
-    let hi = this.offsets.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if ((this.offsets[mid] as number) < off) lo = mid + 1;
-      else hi = mid;
-    }
-    return lo;
+    return lowerBound(this.offsets, off, this.head);
   }
 
   /**

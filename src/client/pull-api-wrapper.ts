@@ -17,14 +17,14 @@
  */
 import { DecodeError, RocketMQError } from '../common/errors.js';
 import { MessageConst, messageQueueKey, type MessageExt, type MessageQueue } from '../common/message.js';
-import { decodeMessage, decodeMessages } from '../common/codec/index.js';
+import { decodeMessages } from '../common/codec/index.js';
 import { clientTagRecheck, type SubscriptionData } from '../filter/index.js';
 import { PullSysFlag, clearCommitOffsetFlag } from '../protocol/pull-sys-flag.js';
 import { ResponseCode } from '../protocol/response-code.js';
 import { errorFromResponse } from '../protocol/response-error.js';
 import type { PullMessageRequestHeader } from '../protocol/commands/index.js';
 import { MASTER_ID, type MQClientInstance } from './mq-client-instance.js';
-import { DECODE_ERROR_PROPERTY, PulledBatch, type UndecodableMessage } from './pulled-batch.js';
+import { decodeRecordTolerantly, PulledBatch, stampPulledMessage, type UndecodableMessage } from './pulled-batch.js';
 import { PullStatus, type PullResult, type PullResultExt } from './pull-result.js';
 
 export { DECODE_ERROR_PROPERTY, type UndecodableMessage } from './pulled-batch.js';
@@ -210,15 +210,7 @@ export class PullAPIWrapper {
     const maxOffset = String(pullResult.maxOffset);
     for (const msg of decoded) {
       if (!clientTagRecheck(subscriptionData, msg.properties?.[MessageConst.TAGS])) continue;
-      const props = (msg.properties ??= {});
-      props[MessageConst.MIN_OFFSET] = minOffset;
-      props[MessageConst.MAX_OFFSET] = maxOffset;
-      msg.brokerName = mq.brokerName;
-      msg.queueId = mq.queueId;
-      if (props[MessageConst.TRAN_MSG] === 'true') {
-        const uniq = props[MessageConst.UNIQ_KEY];
-        if (uniq !== undefined) msg.transactionId = uniq;
-      }
+      stampPulledMessage(msg, mq, minOffset, maxOffset);
       kept.push(msg);
     }
     result.msgFoundList = kept;
@@ -239,17 +231,8 @@ function decodeTolerantly(body: Buffer, onUndecodable: (u: UndecodableMessage) =
     if (!(err instanceof DecodeError)) throw err;
   }
   const out: MessageExt[] = [];
-  let p = 0;
-  while (p < body.length) {
-    let decoded: { message: MessageExt; size: number };
-    try {
-      decoded = decodeMessage(body, p);
-    } catch (error) {
-      decoded = decodeMessage(body, p, { decompressBody: false });
-      const props = (decoded.message.properties ??= {});
-      props[DECODE_ERROR_PROPERTY] = error instanceof Error ? error.message : String(error);
-      onUndecodable({ message: decoded.message, error });
-    }
+  for (let p = 0; p < body.length;) {
+    const decoded = decodeRecordTolerantly(body, p, onUndecodable);
     out.push(decoded.message);
     p += decoded.size;
   }

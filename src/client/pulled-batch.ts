@@ -32,6 +32,55 @@ export interface UndecodableMessage {
 
 const layout = newLayout();
 
+/**
+ * Decodes the record at `start`. When its body cannot be decoded, it is decoded again without
+ * decompression and handed on flagged (its `DECODE_ERROR` property says why, its body is the stored
+ * bytes), and `onUndecodable` is told; a corrupt header still throws DecodeError.
+ */
+export function decodeRecordTolerantly(
+  raw: Buffer,
+  start: number,
+  onUndecodable: ((u: UndecodableMessage) => void) | undefined,
+): { message: MessageExt; size: number } {
+  try {
+    return decodeMessage(raw, start);
+  } catch (error) {
+    const decoded = decodeMessage(raw, start, { decompressBody: false });
+    const props = (decoded.message.properties ??= {});
+    props[DECODE_ERROR_PROPERTY] = error instanceof Error ? error.message : String(error);
+    onUndecodable?.({ message: decoded.message, error });
+    return decoded;
+  }
+}
+
+/**
+ * Stamps a pulled message as RocketMQ's processPullResult does: MIN_OFFSET / MAX_OFFSET (creating the
+ * properties when it has none), brokerName, queueId and, for `TRAN_MSG=true`, transactionId = UNIQ_KEY.
+ */
+export function stampPulledMessage(msg: MessageExt, mq: MessageQueue, minOffset: string, maxOffset: string): void {
+  const props = (msg.properties ??= {});
+  props[MessageConst.MIN_OFFSET] = minOffset;
+  props[MessageConst.MAX_OFFSET] = maxOffset;
+  msg.brokerName = mq.brokerName;
+  msg.queueId = mq.queueId;
+  if (props[MessageConst.TRAN_MSG] === 'true') {
+    const uniq = props[MessageConst.UNIQ_KEY];
+    if (uniq !== undefined) msg.transactionId = uniq;
+  }
+}
+
+/** The first index at or after `from` of ascending `a` whose value is >= `value` (`a.length` when none is). */
+export function lowerBound(a: readonly number[], value: number, from: number): number {
+  let lo = from;
+  let hi = a.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if ((a[mid] as number) < value) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
 export class PulledBatch {
   /** Queue offsets of the kept records, ascending as the broker sent them. */
   readonly offsets: number[] = [];
@@ -104,43 +153,20 @@ export class PulledBatch {
     const raw = this.#raw;
     if (i < 0 || this.#done[i] === 1 || raw === undefined)
       throw new RangeError(`offset ${queueOffset} is not a pending record of this pull`);
-    const start = this.#starts[i] as number;
-    let msg: MessageExt;
-    try {
-      msg = decodeMessage(raw, start).message;
-    } catch (error) {
-      msg = decodeMessage(raw, start, { decompressBody: false }).message;
-      const props = (msg.properties ??= {});
-      props[DECODE_ERROR_PROPERTY] = error instanceof Error ? error.message : String(error);
-      this.onUndecodable?.({ message: msg, error });
-    }
+    const msg = decodeRecordTolerantly(raw, this.#starts[i] as number, this.onUndecodable).message;
     this.#done[i] = 1;
     if (--this.#left === 0) {
       this.#raw = undefined;
       this.pool.release(this.#pooled as Buffer);
       this.#pooled = undefined;
     }
-    const props = (msg.properties ??= {});
-    props[MessageConst.MIN_OFFSET] = this.#minOffset;
-    props[MessageConst.MAX_OFFSET] = this.#maxOffset;
-    msg.brokerName = this.mq.brokerName;
-    msg.queueId = this.mq.queueId;
-    if (props[MessageConst.TRAN_MSG] === 'true') {
-      const uniq = props[MessageConst.UNIQ_KEY];
-      if (uniq !== undefined) msg.transactionId = uniq;
-    }
+    stampPulledMessage(msg, this.mq, this.#minOffset, this.#maxOffset);
     return msg;
   }
 
   #indexOf(off: number): number {
     const a = this.offsets;
-    let lo = 0;
-    let hi = a.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if ((a[mid] as number) < off) lo = mid + 1;
-      else hi = mid;
-    }
-    return lo < a.length && a[lo] === off ? lo : -1;
+    const i = lowerBound(a, off, 0);
+    return i < a.length && a[i] === off ? i : -1;
   }
 }

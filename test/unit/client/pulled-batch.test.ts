@@ -1,28 +1,17 @@
 import { jest } from '@jest/globals';
 import { DecodeError } from '../../../src/common/errors.js';
-import { decodeMessages, encodeMessage } from '../../../src/common/codec/index.js';
+import { decodeMessages } from '../../../src/common/codec/index.js';
 import { buildSubscriptionData } from '../../../src/filter/index.js';
 import { ProcessQueue } from '../../../src/client/process-queue.js';
 import { PullBufferPool, sizeClassOf } from '../../../src/client/pull-buffer-pool.js';
+import { storedRecord } from './helpers.js';
 import { DECODE_ERROR_PROPERTY, PulledBatch, type UndecodableMessage } from '../../../src/client/pulled-batch.js';
 
 const mq = { topic: 'T', brokerName: 'broker-a', queueId: 1 };
-const host = { ip: '127.0.0.1', port: 10911 };
 const all = buildSubscriptionData('T', '*');
 
-function record(queueOffset: number, body: string, props: Record<string, string> | null = null, sysFlag = 0): Buffer {
-  return encodeMessage({
-    topic: 'T',
-    body: Buffer.from(body),
-    bornHost: host,
-    storeHost: host,
-    queueId: 1,
-    queueOffset,
-    commitLogOffset: 1000 + queueOffset * 100,
-    sysFlag,
-    properties: props,
-  });
-}
+const record = (queueOffset: number, body: string, props: Record<string, string> | null = null, sysFlag = 0) =>
+  storedRecord(queueOffset, props, body, sysFlag);
 
 const answer = (...offsets: number[]): Buffer =>
   Buffer.concat(offsets.map((o) => record(o, `body-${o}`, { TAGS: o % 2 === 0 ? 'even' : 'odd' })));
