@@ -326,11 +326,12 @@ export class ProcessQueue {
       this.entries.splice(i, 0, entry);
       this.sizes.splice(i, 0, size);
     }
-    // Drop the consumed prefix now and then so the arrays do not grow without bound.
+    // Drop the consumed prefix now and then so the arrays do not grow without bound. In place: new
+    // arrays would be promoted with the queue, and each copy left behind would wait for a full GC.
     if (this.head > 1024 && this.head * 2 > this.offsets.length) {
-      this.offsets = this.offsets.slice(this.head);
-      this.entries = this.entries.slice(this.head);
-      this.sizes = this.sizes.slice(this.head);
+      this.offsets.splice(0, this.head);
+      this.entries.splice(0, this.head);
+      this.sizes.splice(0, this.head);
       this.head = 0;
     }
     return true;
