@@ -98,7 +98,8 @@ export class ConsumeRequestCache {
       }
       if (!available(r.queue)) continue;
       if (i === 0) items.shift();
-      else items.splice(i--, 1);
+      else items.splice(i, 1);
+      i--;
       this.#messageCount -= countOf(r);
       const taken = decoded(r);
       if (taken !== undefined) return taken;

@@ -86,10 +86,8 @@ export class PulledBatch {
   readonly offsets: number[] = [];
   /** Stored body length of each kept record (flow control counts these bytes). */
   readonly bodySizes: number[] = [];
-  /** Where each kept record starts in the answer. */
+  /** Where each kept record starts in the answer; -1 once it was decoded. */
   readonly #starts: number[] = [];
-  /** 1 once the record at the same index was decoded. */
-  #done: Uint8Array = new Uint8Array(0);
   #left = 0;
   /** The pooled Buffer, and the answer's bytes in it (a view); both undefined once given back. */
   #pooled: Buffer | undefined;
@@ -127,7 +125,6 @@ export class PulledBatch {
     }
     this.#left = this.offsets.length;
     if (this.#left === 0) return;
-    this.#done = new Uint8Array(this.#left);
     const pooled = pool.acquire(body.length);
     body.copy(pooled, 0, 0, body.length);
     this.#pooled = pooled;
@@ -151,10 +148,11 @@ export class PulledBatch {
   decode(queueOffset: number): MessageExt {
     const i = this.#indexOf(queueOffset);
     const raw = this.#raw;
-    if (i < 0 || this.#done[i] === 1 || raw === undefined)
+    const start = i < 0 ? -1 : (this.#starts[i] as number);
+    if (start < 0 || raw === undefined)
       throw new RangeError(`offset ${queueOffset} is not a pending record of this pull`);
-    const msg = decodeRecordTolerantly(raw, this.#starts[i] as number, this.onUndecodable).message;
-    this.#done[i] = 1;
+    const msg = decodeRecordTolerantly(raw, start, this.onUndecodable).message;
+    this.#starts[i] = -1;
     if (--this.#left === 0) {
       this.#raw = undefined;
       this.pool.release(this.#pooled as Buffer);

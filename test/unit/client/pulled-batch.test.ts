@@ -2,7 +2,9 @@ import { jest } from '@jest/globals';
 import { DecodeError } from '../../../src/common/errors.js';
 import { decodeMessages } from '../../../src/common/codec/index.js';
 import { buildSubscriptionData } from '../../../src/filter/index.js';
+import { ConsumeRequestCache, type LiteQueue } from '../../../src/client/lite-pull-cache.js';
 import { ProcessQueue } from '../../../src/client/process-queue.js';
+import { createPullRequest } from '../../../src/client/pull-request.js';
 import { PullBufferPool, sizeClassOf } from '../../../src/client/pull-buffer-pool.js';
 import { storedRecord } from './helpers.js';
 import { DECODE_ERROR_PROPERTY, PulledBatch, type UndecodableMessage } from '../../../src/client/pulled-batch.js';
@@ -136,5 +138,33 @@ describe('ProcessQueue with raw answers', () => {
     expect(await pq.cleanExpiredMsg(1, () => 1_000_000, sendBack)).toEqual([]);
     expect(sendBack).not.toHaveBeenCalled();
     expect(batch.pending).toBe(2);
+  });
+});
+
+describe('ConsumeRequestCache with raw answers', () => {
+  const queueOf = (pq: ProcessQueue): LiteQueue => {
+    const request = createPullRequest('g', mq, pq, 0);
+    return { mq, key: 'k', pq, request, consumeOffset: -1, parked: undefined };
+  };
+
+  it('decodes a request when it is taken, and passes over one whose messages are no longer held', () => {
+    const cache = new ConsumeRequestCache();
+    const emptied = queueOf(new ProcessQueue(0));
+    const live = queueOf(new ProcessQueue(0));
+    for (const [q, offs] of [
+      [emptied, [0, 1]],
+      [live, [5, 6]],
+    ] as const) {
+      const batch = new PulledBatch(mq, answer(...offs), 0, 10, all, undefined);
+      q.pq.putBatch(batch);
+      cache.push({ queue: q, request: q.request, messages: [], batch });
+    }
+    expect(cache.messageCount).toBe(4);
+    emptied.pq.clear();
+    const r = cache.take(() => true);
+    expect(r?.queue).toBe(live);
+    expect(r?.messages.map((m) => m.body?.toString())).toEqual(['body-5', 'body-6']);
+    expect(cache.messageCount).toBe(0);
+    expect(cache.take(() => true)).toBeUndefined();
   });
 });
