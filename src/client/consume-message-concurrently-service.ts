@@ -213,9 +213,9 @@ export class ConsumeMessageConcurrentlyService {
       // A dropped queue's messages are not decoded: they would not be consumed.
       if (p.pq.dropped) continue;
       const msgs: MessageExt[] = [];
-      const offsets = (p.batch as PulledBatch).offsets;
+      const batch = p.batch as PulledBatch;
       for (let i = from; i < to; i++) {
-        const m = p.pq.handOut(offsets[i] as number);
+        const m = p.pq.handOut(batch.offsetAt(i));
         if (m !== undefined) msgs.push(m);
       }
       if (msgs.length > 0) return { msgs, pq: p.pq, mq: p.mq };

@@ -48,8 +48,8 @@ function decoded(r: ConsumeRequest): ConsumeRequest | undefined {
   const batch = r.batch;
   if (batch === undefined) return r;
   const messages: MessageExt[] = [];
-  for (const off of batch.offsets) {
-    const m = r.queue.pq.handOut(off);
+  for (let i = 0; i < batch.count; i++) {
+    const m = r.queue.pq.handOut(batch.offsetAt(i));
     if (m !== undefined) messages.push(m);
   }
   return messages.length > 0 ? { queue: r.queue, request: r.request, messages } : undefined;

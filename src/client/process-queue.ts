@@ -123,17 +123,16 @@ export class ProcessQueue {
    */
   putBatch(batch: PulledBatch): boolean {
     let validMsgCnt = 0;
-    const { offsets, bodySizes } = batch;
-    for (let i = 0; i < offsets.length; i++) {
-      const off = offsets[i] as number;
-      const size = bodySizes[i] as number;
+    const n = batch.count;
+    for (let i = 0; i < n; i++) {
+      const off = batch.offsetAt(i);
+      const size = batch.bodySizeAt(i);
       if (!this.insert(off, batch, size)) continue;
       validMsgCnt++;
       this.queueOffsetMax = off;
       this.msgSize += size;
     }
-    const last = offsets[offsets.length - 1];
-    return this.afterPut(validMsgCnt, last === undefined ? undefined : batch.maxOffset - last);
+    return this.afterPut(validMsgCnt, n === 0 ? undefined : batch.maxOffset - batch.offsetAt(n - 1));
   }
 
   private afterPut(validMsgCnt: number, accTotal: number | undefined): boolean {

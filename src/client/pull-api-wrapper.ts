@@ -24,7 +24,13 @@ import { ResponseCode } from '../protocol/response-code.js';
 import { errorFromResponse } from '../protocol/response-error.js';
 import type { PullMessageRequestHeader } from '../protocol/commands/index.js';
 import { MASTER_ID, type MQClientInstance } from './mq-client-instance.js';
-import { decodeRecordTolerantly, PulledBatch, stampPulledMessage, type UndecodableMessage } from './pulled-batch.js';
+import {
+  decodeRecordTolerantly,
+  PulledBatch,
+  stampPulledMessage,
+  type UndecodableListener,
+  type UndecodableMessage,
+} from './pulled-batch.js';
 import { PullStatus, type PullResult, type PullResultExt } from './pull-result.js';
 
 export { DECODE_ERROR_PROPERTY, type UndecodableMessage } from './pulled-batch.js';
@@ -159,7 +165,7 @@ export class PullAPIWrapper {
     mq: MessageQueue,
     pullResult: PullResultExt,
     subscriptionData: SubscriptionData,
-    onUndecodable: (u: UndecodableMessage) => void,
+    onUndecodable: UndecodableListener,
   ): PullResult & { batch?: PulledBatch } {
     this.updatePullFromWhichNode(mq, pullResult.suggestWhichBrokerId);
     const result: PullResult & { batch?: PulledBatch } = {
@@ -204,7 +210,7 @@ export class PullAPIWrapper {
     if (pullResult.pullStatus !== PullStatus.FOUND || !pullResult.messageBinary) return result;
     // The pull body belongs to this pull alone (a RemotingClient never reuses a response body), so the
     // bodies may be views of it: no second copy of the whole body per pull.
-    const decoded = decodeTolerantly(pullResult.messageBinary, (e) => (result.undecodable ??= []).push(e));
+    const decoded = decodeTolerantly(pullResult.messageBinary, mq, (e) => (result.undecodable ??= []).push(e));
     const kept: MessageExt[] = [];
     const minOffset = String(pullResult.minOffset);
     const maxOffset = String(pullResult.maxOffset);
@@ -224,7 +230,11 @@ export class PullAPIWrapper {
  * body is the stored bytes), so one bad message never blocks its queue. A record whose header itself
  * is corrupt cannot be delimited, and the error is thrown as before.
  */
-function decodeTolerantly(body: Buffer, onUndecodable: (u: UndecodableMessage) => void): MessageExt[] {
+function decodeTolerantly(
+  body: Buffer,
+  mq: MessageQueue,
+  onUndecodable: (u: UndecodableMessage) => void,
+): MessageExt[] {
   try {
     return decodeMessages(body, { bodyViews: true });
   } catch (err) {
@@ -232,7 +242,7 @@ function decodeTolerantly(body: Buffer, onUndecodable: (u: UndecodableMessage) =
   }
   const out: MessageExt[] = [];
   for (let p = 0; p < body.length;) {
-    const decoded = decodeRecordTolerantly(body, p, onUndecodable);
+    const decoded = decodeRecordTolerantly(body, p, mq, onUndecodable);
     out.push(decoded.message);
     p += decoded.size;
   }

@@ -11,7 +11,7 @@ import { buildPullSysFlag } from '../protocol/pull-sys-flag.js';
 import { ResponseCode } from '../protocol/response-code.js';
 import { MessageModel } from './consumer-constants.js';
 import { decidePull, PULL_TIME_DELAY_MS_WHEN_BROKER_FLOW_CONTROL } from './flow-control.js';
-import type { PulledBatch, UndecodableMessage } from './pulled-batch.js';
+import type { PulledBatch, UndecodableListener } from './pulled-batch.js';
 import type { PullRequest } from './pull-request.js';
 import { PullStatus, type PullResult } from './pull-result.js';
 import type { PushConsumerHost, PushConsumerRun } from './push-consumer-run.js';
@@ -104,19 +104,13 @@ export async function pullMessage(host: PushConsumerHost, run: PushConsumerRun, 
       unlink();
     }
     if (host.subscriptions.get(mq.topic) !== sd) return pullAgainWithNewSubscription(run, req);
-    const undecodable = (u: UndecodableMessage): void => {
-      host.logger.warn(
-        { err: u.error, mq, queueOffset: u.message.queueOffset, msgId: u.message.msgId },
-        'a stored message could not be decoded: delivered flagged with DECODE_ERROR',
-      );
-      host.events.emit('undecodableMessage', { messageQueue: mq, message: u.message, error: u.error });
-    };
+    const undecodable = undecodableListener(host);
     if (run.consume.submitBatch !== undefined) {
       // Kept raw: each message is decoded when the consume service hands it out.
       result = run.wrapper.processPullResultRaw(mq, raw, sd, undecodable);
     } else {
       const processed = run.wrapper.processPullResult(mq, raw, sd);
-      for (const u of processed.undecodable ?? []) undecodable(u);
+      for (const u of processed.undecodable ?? []) undecodable(u, mq);
       result = processed;
     }
   } catch (err) {
@@ -133,6 +127,28 @@ export async function pullMessage(host: PushConsumerHost, run: PushConsumerRun, 
     return;
   }
   onPullResult(host, run, req, result);
+}
+
+const undecodableListeners = new WeakMap<PushConsumerHost, UndecodableListener>();
+
+/**
+ * What a consumer does with a message whose body cannot be decoded (it is delivered flagged): a warning
+ * and the `undecodableMessage` event. One function per consumer, not one per pull: a raw answer keeps
+ * it for as long as it waits.
+ */
+function undecodableListener(host: PushConsumerHost): UndecodableListener {
+  let f = undecodableListeners.get(host);
+  if (f === undefined) {
+    f = (u, mq) => {
+      host.logger.warn(
+        { err: u.error, mq, queueOffset: u.message.queueOffset, msgId: u.message.msgId },
+        'a stored message could not be decoded: delivered flagged with DECODE_ERROR',
+      );
+      host.events.emit('undecodableMessage', { messageQueue: mq, message: u.message, error: u.error });
+    };
+    undecodableListeners.set(host, f);
+  }
+  return f;
 }
 
 /**
@@ -160,7 +176,7 @@ function onPullResult(
       req.nextOffset = result.nextBeginOffset;
       const list = result.msgFoundList;
       const batch = result.batch;
-      const first = batch ? batch.offsets[0] : list[0]?.queueOffset;
+      const first = batch ? (batch.count > 0 ? batch.offsetAt(0) : undefined) : list[0]?.queueOffset;
       if (result.nextBeginOffset < prevRequestOffset || (first !== undefined && first < prevRequestOffset))
         host.logger.warn(
           { mq, prevRequestOffset, nextBeginOffset: result.nextBeginOffset },

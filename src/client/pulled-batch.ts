@@ -40,7 +40,8 @@ const layout = newLayout();
 export function decodeRecordTolerantly(
   raw: Buffer,
   start: number,
-  onUndecodable: ((u: UndecodableMessage) => void) | undefined,
+  mq: MessageQueue,
+  onUndecodable: UndecodableListener | undefined,
 ): { message: MessageExt; size: number } {
   try {
     return decodeMessage(raw, start);
@@ -48,7 +49,7 @@ export function decodeRecordTolerantly(
     const decoded = decodeMessage(raw, start, { decompressBody: false });
     const props = (decoded.message.properties ??= {});
     props[DECODE_ERROR_PROPERTY] = error instanceof Error ? error.message : String(error);
-    onUndecodable?.({ message: decoded.message, error });
+    onUndecodable?.({ message: decoded.message, error }, mq);
     return decoded;
   }
 }
@@ -81,17 +82,22 @@ export function lowerBound(a: readonly number[], value: number, from: number): n
   return lo;
 }
 
+/** Filled while an answer is indexed, then copied to its exact size (no growth left behind). */
+const scratch: number[] = [];
+
+/** Told of a record whose body could not be decoded, with the queue it came from. */
+export type UndecodableListener = (u: UndecodableMessage, mq: MessageQueue) => void;
+
 export class PulledBatch {
-  /** Queue offsets of the kept records, ascending as the broker sent them. */
-  readonly offsets: number[] = [];
-  /** Stored body length of each kept record (flow control counts these bytes). */
-  readonly bodySizes: number[] = [];
-  /** Where each kept record starts in the answer; -1 once it was decoded. */
-  readonly #starts: number[] = [];
-  #left = 0;
-  /** The pooled Buffer, and the answer's bytes in it (a view); both undefined once given back. */
+  /**
+   * Three numbers per kept record, in the broker's (ascending offset) order: queue offset, start in
+   * the answer (-1 once decoded) and stored body length (flow control counts these bytes). One array,
+   * not one per field: a batch waits long enough to be promoted, and every object it holds with it.
+   */
+  readonly #meta: number[];
+  #left: number;
+  /** The pooled Buffer holding the answer's bytes from 0; undefined once given back. */
   #pooled: Buffer | undefined;
-  #raw: Buffer | undefined;
   readonly #minOffset: string;
   readonly #maxOffset: string;
 
@@ -106,34 +112,43 @@ export class PulledBatch {
     /** One past the queue's last offset when the broker answered. */
     readonly maxOffset: number,
     subscription: SubscriptionData,
-    private readonly onUndecodable: ((u: UndecodableMessage) => void) | undefined,
+    private readonly onUndecodable: UndecodableListener | undefined,
     private readonly pool: PullBufferPool = pullBufferPool,
   ) {
     this.#minOffset = String(minOffset);
     this.#maxOffset = String(maxOffset);
     const recheck = subscription.tagsSet.length > 0 && !subscription.classFilterMode;
+    scratch.length = 0;
     let p = 0;
     while (p < body.length) {
       const reason = checkRecordHeader(body, p, layout);
       if (reason !== null) throw new DecodeError(`record at ${p}: ${reason}`, layout.errorPosition);
-      if (!recheck || clientTagRecheck(subscription, decodeProperties(body, p)?.[MessageConst.TAGS])) {
-        this.offsets.push(readInt64(body, p + 20));
-        this.bodySizes.push(layout.bodyLength);
-        this.#starts.push(p);
-      }
+      if (!recheck || clientTagRecheck(subscription, decodeProperties(body, p)?.[MessageConst.TAGS]))
+        scratch.push(readInt64(body, p + 20), p, layout.bodyLength);
       p += layout.totalSize;
     }
-    this.#left = this.offsets.length;
+    this.#meta = scratch.slice();
+    this.#left = this.#meta.length / 3;
     if (this.#left === 0) return;
+    // Decoding reads each (checked) record within its own length, so the Buffer may be longer.
     const pooled = pool.acquire(body.length);
     body.copy(pooled, 0, 0, body.length);
     this.#pooled = pooled;
-    this.#raw = pooled.subarray(0, body.length);
   }
 
   /** Records kept. */
   get count(): number {
-    return this.offsets.length;
+    return this.#meta.length / 3;
+  }
+
+  /** The queue offset of the `i`-th kept record. */
+  offsetAt(i: number): number {
+    return this.#meta[3 * i] as number;
+  }
+
+  /** The stored body length of the `i`-th kept record. */
+  bodySizeAt(i: number): number {
+    return this.#meta[3 * i + 2] as number;
   }
 
   /** Records not decoded yet. */
@@ -147,24 +162,30 @@ export class PulledBatch {
    */
   decode(queueOffset: number): MessageExt {
     const i = this.#indexOf(queueOffset);
-    const raw = this.#raw;
-    const start = i < 0 ? -1 : (this.#starts[i] as number);
+    const raw = this.#pooled;
+    const start = i < 0 ? -1 : (this.#meta[3 * i + 1] as number);
     if (start < 0 || raw === undefined)
       throw new RangeError(`offset ${queueOffset} is not a pending record of this pull`);
-    const msg = decodeRecordTolerantly(raw, start, this.onUndecodable).message;
-    this.#starts[i] = -1;
+    const msg = decodeRecordTolerantly(raw, start, this.mq, this.onUndecodable).message;
+    this.#meta[3 * i + 1] = -1;
     if (--this.#left === 0) {
-      this.#raw = undefined;
-      this.pool.release(this.#pooled as Buffer);
       this.#pooled = undefined;
+      this.pool.release(raw);
     }
     stampPulledMessage(msg, this.mq, this.#minOffset, this.#maxOffset);
     return msg;
   }
 
+  /** The index of the kept record at queue offset `off`, or -1. */
   #indexOf(off: number): number {
-    const a = this.offsets;
-    const i = lowerBound(a, off, 0);
-    return i < a.length && a[i] === off ? i : -1;
+    const m = this.#meta;
+    let lo = 0;
+    let hi = m.length / 3;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if ((m[3 * mid] as number) < off) lo = mid + 1;
+      else hi = mid;
+    }
+    return 3 * lo < m.length && m[3 * lo] === off ? lo : -1;
   }
 }
