@@ -13,6 +13,7 @@ import { MessageConst, retryTopic } from '../common/message.js';
 import { ConsumeConcurrentlyStatus, MessageModel } from './consumer-constants.js';
 import type { OffsetStore } from './offset-store.js';
 import type { ProcessQueue } from './process-queue.js';
+import type { PulledBatch } from './pulled-batch.js';
 
 /** RocketMQ: ConsumeConcurrentlyContext.ackIndex default, Integer.MAX_VALUE. */
 export const ACK_INDEX_ALL = 2147483647;
@@ -112,7 +113,10 @@ interface ConsumeRequest {
  * collection to find. Made at take, they die young.
  */
 interface PendingSubmit {
-  readonly msgs: readonly MessageExt[];
+  /** The messages, or undefined when they wait raw in `batch` (decoded as they are taken). */
+  readonly msgs: readonly MessageExt[] | undefined;
+  readonly batch: PulledBatch | undefined;
+  readonly count: number;
   /** Index of the first message not yet taken. */
   next: number;
   readonly pq: ProcessQueue;
@@ -164,8 +168,19 @@ export class ConsumeMessageConcurrentlyService {
   submitConsumeRequest(msgs: readonly MessageExt[], pq: ProcessQueue, mq: MessageQueue): void {
     if (this.stopped) return;
     if (msgs.length === 0) return;
-    this.requests.push({ msgs, next: 0, pq, mq });
+    this.requests.push({ msgs, batch: undefined, count: msgs.length, next: 0, pq, mq });
     this.waiting += Math.ceil(msgs.length / this.d.consumeMessageBatchMaxSize);
+    this.ensureWorker();
+  }
+
+  /**
+   * `submitConsumeRequest` for a pull answer kept raw (already put into `pq`): each message is decoded
+   * from the ProcessQueue when a worker takes it, so it lives only as long as its consumption.
+   */
+  submitBatch(batch: PulledBatch, pq: ProcessQueue, mq: MessageQueue): void {
+    if (this.stopped || batch.count === 0) return;
+    this.requests.push({ msgs: undefined, batch, count: batch.count, next: 0, pq, mq });
+    this.waiting += Math.ceil(batch.count / this.d.consumeMessageBatchMaxSize);
     this.ensureWorker();
   }
 
@@ -179,21 +194,33 @@ export class ConsumeMessageConcurrentlyService {
 
   /** The next ConsumeRequest: up to consumeMessageBatchMaxSize messages of the oldest submit. */
   private take(): ConsumeRequest | undefined {
-    if (this.head >= this.requests.length) return undefined;
-    const p = this.requests[this.head] as PendingSubmit;
     const size = this.d.consumeMessageBatchMaxSize;
-    const from = p.next;
-    const msgs = size === 1 ? [p.msgs[from] as MessageExt] : p.msgs.slice(from, from + size);
-    p.next = from + size;
-    this.waiting--;
-    if (p.next >= p.msgs.length) {
-      this.requests[this.head++] = undefined as unknown as PendingSubmit;
-      if (this.head === this.requests.length || this.head > 4096) {
-        this.requests.splice(0, this.head);
-        this.head = 0;
+    while (this.head < this.requests.length) {
+      const p = this.requests[this.head] as PendingSubmit;
+      const from = p.next;
+      const to = Math.min(from + size, p.count);
+      p.next = from + size;
+      this.waiting--;
+      if (p.next >= p.count) {
+        this.requests[this.head++] = undefined as unknown as PendingSubmit;
+        if (this.head === this.requests.length || this.head > 4096) {
+          this.requests.splice(0, this.head);
+          this.head = 0;
+        }
       }
+      if (p.msgs !== undefined)
+        return { msgs: size === 1 ? [p.msgs[from] as MessageExt] : p.msgs.slice(from, to), pq: p.pq, mq: p.mq };
+      // A dropped queue's messages are not decoded: they would not be consumed.
+      if (p.pq.dropped) continue;
+      const msgs: MessageExt[] = [];
+      const batch = p.batch as PulledBatch;
+      for (let i = from; i < to; i++) {
+        const m = p.pq.handOut(batch.offsetAt(i));
+        if (m !== undefined) msgs.push(m);
+      }
+      if (msgs.length > 0) return { msgs, pq: p.pq, mq: p.mq };
     }
-    return { msgs, pq: p.pq, mq: p.mq };
+    return undefined;
   }
 
   private async worker(): Promise<void> {

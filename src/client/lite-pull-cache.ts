@@ -9,6 +9,7 @@ import { onAbort } from '../common/abort.js';
 import type { Clock } from '../common/clock.js';
 import type { MessageExt, MessageQueue } from '../common/message.js';
 import type { ProcessQueue } from './process-queue.js';
+import type { PulledBatch } from './pulled-batch.js';
 import type { PullRequest } from './pull-request.js';
 
 /** One assigned queue of a LitePullConsumer. */
@@ -31,7 +32,27 @@ export interface ConsumeRequest {
   readonly queue: LiteQueue;
   /** The pull request that fetched them: stale once `queue.request` has moved on (seek). */
   readonly request: PullRequest;
+  /** The messages; empty while `batch` holds them raw. */
   readonly messages: MessageExt[];
+  /**
+   * The pull answer, kept raw in the queue's ProcessQueue until the request is taken: its messages are
+   * decoded then, so a message waiting in the buffer costs no object of its own.
+   */
+  readonly batch?: PulledBatch | undefined;
+}
+
+const countOf = (r: ConsumeRequest): number => (r.batch === undefined ? r.messages.length : r.batch.count);
+
+/** `r` with its messages decoded (from its queue's ProcessQueue), or undefined when none is held any more. */
+function decoded(r: ConsumeRequest): ConsumeRequest | undefined {
+  const batch = r.batch;
+  if (batch === undefined) return r;
+  const messages: MessageExt[] = [];
+  for (let i = 0; i < batch.count; i++) {
+    const m = r.queue.pq.handOut(batch.offsetAt(i));
+    if (m !== undefined) messages.push(m);
+  }
+  return messages.length > 0 ? { queue: r.queue, request: r.request, messages } : undefined;
 }
 
 /** Whether `r` still belongs to its queue (not sought past, not dropped). */
@@ -51,32 +72,37 @@ export class ConsumeRequestCache {
 
   push(r: ConsumeRequest): void {
     this.#items.push(r);
-    this.#messageCount += r.messages.length;
+    this.#messageCount += countOf(r);
     this.wakeAll();
   }
 
   /** Puts messages handed out but not consumed back in front, so they come out next. */
   unshift(r: ConsumeRequest): void {
     this.#items.unshift(r);
-    this.#messageCount += r.messages.length;
+    this.#messageCount += countOf(r);
     this.wakeAll();
   }
 
-  /** Takes the oldest live request whose queue `available` accepts; stale requests met on the way are dropped. */
+  /**
+   * Takes the oldest live request whose queue `available` accepts, its messages decoded; stale requests
+   * met on the way are dropped.
+   */
   take(available: (q: LiteQueue) => boolean): ConsumeRequest | undefined {
     const items = this.#items;
     for (let i = 0; i < items.length; i++) {
       const r = items[i] as ConsumeRequest;
       if (!isLive(r)) {
         items.splice(i--, 1);
-        this.#messageCount -= r.messages.length;
+        this.#messageCount -= countOf(r);
         continue;
       }
       if (!available(r.queue)) continue;
       if (i === 0) items.shift();
       else items.splice(i, 1);
-      this.#messageCount -= r.messages.length;
-      return r;
+      i--;
+      this.#messageCount -= countOf(r);
+      const taken = decoded(r);
+      if (taken !== undefined) return taken;
     }
     return undefined;
   }
@@ -85,7 +111,7 @@ export class ConsumeRequestCache {
   removeQueue(q: LiteQueue): void {
     this.#items = this.#items.filter((r) => {
       if (r.queue !== q) return true;
-      this.#messageCount -= r.messages.length;
+      this.#messageCount -= countOf(r);
       return false;
     });
   }

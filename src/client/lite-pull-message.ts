@@ -24,6 +24,7 @@ import {
 } from './flow-control.js';
 import type { PullAPIWrapper } from './pull-api-wrapper.js';
 import type { PullMessageService } from './pull-message-service.js';
+import type { PulledBatch, UndecodableListener } from './pulled-batch.js';
 import type { PullRequest } from './pull-request.js';
 import { PullStatus, type PullResult } from './pull-result.js';
 
@@ -80,6 +81,22 @@ function flowControl(host: LitePullHost, q: LiteQueue, reason: LiteFlowControlEv
   }
 }
 
+const undecodableWarnings = new WeakMap<LitePullHost, UndecodableListener>();
+
+/** One warning function per consumer for messages delivered flagged with DECODE_ERROR (a raw answer keeps it). */
+function undecodableWarning(host: LitePullHost): UndecodableListener {
+  let f = undecodableWarnings.get(host);
+  if (f === undefined) {
+    f = (u, mq) =>
+      host.logger.warn(
+        { err: u.error, mq, queueOffset: u.message.queueOffset, msgId: u.message.msgId },
+        'a stored message could not be decoded: delivered flagged with DECODE_ERROR',
+      );
+    undecodableWarnings.set(host, f);
+  }
+  return f;
+}
+
 /** One run of a queue's pull task; hands `req` back to the PullMessageService exactly once, or lets it die. */
 export async function litePullMessage(host: LitePullHost, req: PullRequest): Promise<void> {
   const q = host.queueOf(req);
@@ -127,7 +144,7 @@ export async function litePullMessage(host: LitePullHost, req: PullRequest): Pro
     }
     if (q.request !== req) return;
   }
-  let result: PullResult;
+  let result: PullResult & { batch?: PulledBatch };
   try {
     const raw = await host.wrapper.pullKernelImpl({
       mq: q.mq,
@@ -143,7 +160,8 @@ export async function litePullMessage(host: LitePullHost, req: PullRequest): Pro
       timeoutMillis: o.consumerTimeoutMsWhenSuspend,
       signal: host.signal,
     });
-    result = host.wrapper.processPullResult(q.mq, raw, sd);
+    // Kept raw: the messages are decoded when a poll or the iterator takes them.
+    result = host.wrapper.processPullResultRaw(q.mq, raw, sd, undecodableWarning(host));
   } catch (err) {
     if (host.signal.aborted || host.pulls.isStopped || q.request !== req) return;
     const retryInMs =
@@ -160,10 +178,10 @@ export async function litePullMessage(host: LitePullHost, req: PullRequest): Pro
   switch (result.pullStatus) {
     case PullStatus.FOUND: {
       req.nextOffset = result.nextBeginOffset;
-      const list = result.msgFoundList;
-      if (list.length > 0) {
-        pq.putMessage(list);
-        host.cache.push({ queue: q, request: req, messages: list });
+      const batch = result.batch;
+      if (batch !== undefined && batch.count > 0) {
+        pq.putBatch(batch);
+        host.cache.push({ queue: q, request: req, messages: [], batch });
       }
       host.pulls.startPullRequestNow(req);
       return;

@@ -12,9 +12,14 @@
  * its successor, so every later table and the messages in it survive young collections until the
  * next full GC (the mechanism SlotSet describes; together with the other such fixes it took the
  * drain's heavy-promotion runs, about half of them, away).
+ *
+ * A message may be held raw, as its pull answer (`putBatch`): it is decoded when it is first asked
+ * for (`handOut`, `messagesAfter`, `firstMessage`), so a message waiting behind a slow listener costs
+ * no object of its own, and the one handed out dies young.
  * @pure
  */
 import { MessageConst, type MessageExt } from '../common/message.js';
+import { lowerBound, PulledBatch } from './pulled-batch.js';
 
 /** RocketMQ: ProcessQueue.PULL_MAX_IDLE_TIME — a queue not pulled for this long is re-created. */
 export const PULL_MAX_IDLE_TIME_MS = 120_000;
@@ -33,13 +38,18 @@ const CLEAN_EXPIRED_MAX_PER_RUN = 16;
 export class ProcessQueue {
   /** Ascending offsets; entries before `head` are stale. */
   private offsets: number[] = [];
-  /** The message at the same index of `offsets`; undefined once removed. */
-  private entries: (MessageExt | undefined)[] = [];
+  /** The message at the same index of `offsets`, or its pull answer while not decoded; undefined once removed. */
+  private entries: (MessageExt | PulledBatch | undefined)[] = [];
+  /** The body length counted in `msgSize` for the entry at the same index. */
+  private sizes: number[] = [];
   private head = 0;
 
   /** Number of messages held. */
   msgCount = 0;
-  /** Sum of the body lengths of the messages held (RocketMQ counts bodies only). */
+  /**
+   * Sum of the body lengths of the messages held (RocketMQ counts bodies only). A message held raw
+   * counts its body as stored (compressed, if it was sent so): the bytes it takes while it waits.
+   */
   msgSize = 0;
   /** Largest queue offset ever put (-1 before the first put: Java's 0L default is never read then). */
   queueOffsetMax = 0;
@@ -96,26 +106,62 @@ export class ProcessQueue {
   putMessage(list: readonly MessageExt[]): boolean {
     let validMsgCnt = 0;
     for (const msg of list) {
-      if (!this.insert(msg)) continue;
+      const size = msg.body?.length ?? 0;
+      if (!this.insert(msg.queueOffset, msg, size)) continue;
       validMsgCnt++;
       this.queueOffsetMax = msg.queueOffset;
-      this.msgSize += msg.body?.length ?? 0;
+      this.msgSize += size;
     }
+    const last = list[list.length - 1];
+    const max = last?.properties?.[MessageConst.MAX_OFFSET];
+    return this.afterPut(validMsgCnt, max === undefined ? undefined : Number(max) - (last as MessageExt).queueOffset);
+  }
+
+  /**
+   * `putMessage` for the messages of a pull answer kept raw: they count (offsets, stored body bytes)
+   * as decoded ones would, and are decoded when first asked for.
+   */
+  putBatch(batch: PulledBatch): boolean {
+    let validMsgCnt = 0;
+    const n = batch.count;
+    for (let i = 0; i < n; i++) {
+      const off = batch.offsetAt(i);
+      const size = batch.bodySizeAt(i);
+      if (!this.insert(off, batch, size)) continue;
+      validMsgCnt++;
+      this.queueOffsetMax = off;
+      this.msgSize += size;
+    }
+    return this.afterPut(validMsgCnt, n === 0 ? undefined : batch.maxOffset - batch.offsetAt(n - 1));
+  }
+
+  private afterPut(validMsgCnt: number, accTotal: number | undefined): boolean {
     this.msgCount += validMsgCnt;
     let dispatchToConsume = false;
     if (this.msgCount > 0 && !this.consuming) {
       dispatchToConsume = true;
       this.consuming = true;
     }
-    const last = list[list.length - 1];
-    if (last) {
-      const max = last.properties?.[MessageConst.MAX_OFFSET];
-      if (max !== undefined) {
-        const accTotal = Number(max) - last.queueOffset;
-        if (accTotal > 0) this.msgAccCnt = accTotal;
-      }
-    }
+    if (accTotal !== undefined && accTotal > 0) this.msgAccCnt = accTotal;
     return dispatchToConsume;
+  }
+
+  /**
+   * The held message at `offset`, decoded now if it was held raw; undefined when it is not held
+   * (removed, or its queue cleared).
+   */
+  handOut(offset: number): MessageExt | undefined {
+    const i = this.indexOf(offset);
+    return i < 0 ? undefined : this.materialize(i);
+  }
+
+  /** The message at index `i`, decoding it (once) if it is held raw. */
+  private materialize(i: number): MessageExt | undefined {
+    const e = this.entries[i];
+    if (!(e instanceof PulledBatch)) return e;
+    const msg = e.decode(this.offsets[i] as number);
+    this.entries[i] = msg;
+    return msg;
   }
 
   /**
@@ -130,11 +176,10 @@ export class ProcessQueue {
     let removed = 0;
     for (const msg of list) {
       const i = this.indexOf(msg.queueOffset);
-      const prev = i < 0 ? undefined : this.entries[i];
-      if (prev === undefined) continue;
+      if (i < 0 || this.entries[i] === undefined) continue;
       this.entries[i] = undefined;
       removed++;
-      this.msgSize -= prev.body?.length ?? 0;
+      this.msgSize -= this.sizes[i] as number;
     }
     this.msgCount -= removed;
     if (this.msgCount === 0) this.msgSize = 0;
@@ -166,13 +211,14 @@ export class ProcessQueue {
       if (this.entries[this.entries.length - 1] !== undefined) return this.offsets[this.offsets.length - 1];
       this.offsets.pop();
       this.entries.pop();
+      this.sizes.pop();
     }
     return undefined;
   }
 
   /** The message with the smallest offset, or undefined. */
   firstMessage(): MessageExt | undefined {
-    return this.skipHead() ? this.entries[this.head] : undefined;
+    return this.skipHead() ? this.materialize(this.head) : undefined;
   }
 
   /**
@@ -182,7 +228,7 @@ export class ProcessQueue {
   messagesAfter(offset: number, max: number): MessageExt[] {
     const out: MessageExt[] = [];
     for (let i = this.lowerBound(offset + 1); i < this.offsets.length && out.length < max; i++) {
-      const m = this.entries[i];
+      const m = this.materialize(i);
       if (m !== undefined) out.push(m);
     }
     return out;
@@ -192,6 +238,7 @@ export class ProcessQueue {
   clear(): void {
     this.offsets = [];
     this.entries = [];
+    this.sizes = [];
     this.head = 0;
     this.msgCount = 0;
     this.msgSize = 0;
@@ -213,6 +260,8 @@ export class ProcessQueue {
     const removed: MessageExt[] = [];
     const loop = Math.min(this.msgCount, CLEAN_EXPIRED_MAX_PER_RUN);
     for (let i = 0; i < loop && !this.dropped; i++) {
+      // A head still held raw has not been handed out, so it has no start time: it ends the run.
+      if (!this.skipHead() || this.entries[this.head] instanceof PulledBatch) break;
       const msg = this.firstMessage();
       if (!msg) break;
       const start = msg.properties?.[MessageConst.CONSUME_START_TIME];
@@ -238,6 +287,7 @@ export class ProcessQueue {
     }
     this.offsets = [];
     this.entries = [];
+    this.sizes = [];
     this.head = 0;
     return false;
   }
@@ -250,37 +300,37 @@ export class ProcessQueue {
 
   /** First index at or after `head` whose offset is >= `off`. */
   private lowerBound(off: number): number {
-    let lo = this.head;
-    let hi = this.offsets.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if ((this.offsets[mid] as number) < off) lo = mid + 1;
-      else hi = mid;
-    }
-    return lo;
+    return lowerBound(this.offsets, off, this.head);
   }
 
-  /** Puts `msg` at its offset; true when the offset was not held (a held one is replaced). */
-  private insert(msg: MessageExt): boolean {
-    const off = msg.queueOffset;
+  /**
+   * Puts `entry` at `off`; true when the offset was not held (a held one is replaced, and keeps the
+   * body size it was counted with).
+   */
+  private insert(off: number, entry: MessageExt | PulledBatch, size: number): boolean {
     const n = this.offsets.length;
     if (n === this.head || (this.offsets[n - 1] as number) < off) {
       this.offsets.push(off);
-      this.entries.push(msg);
+      this.entries.push(entry);
+      this.sizes.push(size);
     } else {
       const i = this.lowerBound(off);
       if (this.offsets[i] === off) {
         const had = this.entries[i] !== undefined;
-        this.entries[i] = msg;
+        this.entries[i] = entry;
+        if (!had) this.sizes[i] = size;
         return !had;
       }
       this.offsets.splice(i, 0, off);
-      this.entries.splice(i, 0, msg);
+      this.entries.splice(i, 0, entry);
+      this.sizes.splice(i, 0, size);
     }
-    // Drop the consumed prefix now and then so the arrays do not grow without bound.
+    // Drop the consumed prefix now and then so the arrays do not grow without bound. In place: new
+    // arrays would be promoted with the queue, and each copy left behind would wait for a full GC.
     if (this.head > 1024 && this.head * 2 > this.offsets.length) {
-      this.offsets = this.offsets.slice(this.head);
-      this.entries = this.entries.slice(this.head);
+      this.offsets.splice(0, this.head);
+      this.entries.splice(0, this.head);
+      this.sizes.splice(0, this.head);
       this.head = 0;
     }
     return true;

@@ -17,14 +17,23 @@
  */
 import { DecodeError, RocketMQError } from '../common/errors.js';
 import { MessageConst, messageQueueKey, type MessageExt, type MessageQueue } from '../common/message.js';
-import { decodeMessage, decodeMessages } from '../common/codec/index.js';
+import { decodeMessages } from '../common/codec/index.js';
 import { clientTagRecheck, type SubscriptionData } from '../filter/index.js';
 import { PullSysFlag, clearCommitOffsetFlag } from '../protocol/pull-sys-flag.js';
 import { ResponseCode } from '../protocol/response-code.js';
 import { errorFromResponse } from '../protocol/response-error.js';
 import type { PullMessageRequestHeader } from '../protocol/commands/index.js';
 import { MASTER_ID, type MQClientInstance } from './mq-client-instance.js';
+import {
+  decodeRecordTolerantly,
+  PulledBatch,
+  stampPulledMessage,
+  type UndecodableListener,
+  type UndecodableMessage,
+} from './pulled-batch.js';
 import { PullStatus, type PullResult, type PullResultExt } from './pull-result.js';
+
+export { DECODE_ERROR_PROPERTY, type UndecodableMessage } from './pulled-batch.js';
 
 /** What one pull asks for (RocketMQ's pullKernelImpl arguments). */
 export interface PullKernelRequest {
@@ -148,6 +157,38 @@ export class PullAPIWrapper {
   }
 
   /**
+   * `processPullResult` for a consumer that decodes messages as it hands them out: a FOUND answer's
+   * records are indexed into a PulledBatch (exact-tag re-check included) and kept raw, not decoded.
+   * `onUndecodable` is told of a record whose body cannot be decoded when it is handed out.
+   */
+  processPullResultRaw(
+    mq: MessageQueue,
+    pullResult: PullResultExt,
+    subscriptionData: SubscriptionData,
+    onUndecodable: UndecodableListener,
+  ): PullResult & { batch?: PulledBatch } {
+    this.updatePullFromWhichNode(mq, pullResult.suggestWhichBrokerId);
+    const result: PullResult & { batch?: PulledBatch } = {
+      pullStatus: pullResult.pullStatus,
+      nextBeginOffset: pullResult.nextBeginOffset,
+      minOffset: pullResult.minOffset,
+      maxOffset: pullResult.maxOffset,
+      msgFoundList: [],
+    };
+    const body = pullResult.messageBinary;
+    if (pullResult.pullStatus !== PullStatus.FOUND || !body) return result;
+    result.batch = new PulledBatch(
+      mq,
+      body,
+      pullResult.minOffset,
+      pullResult.maxOffset,
+      subscriptionData,
+      onUndecodable,
+    );
+    return result;
+  }
+
+  /**
    * RocketMQ's processPullResult: records the suggested broker, and for FOUND decodes the records,
    * keeps only messages whose tag is exactly one of the subscription's tags (when it has tags), and
    * sets MIN_OFFSET / MAX_OFFSET (creating the properties map when the message has none), brokerName,
@@ -169,21 +210,13 @@ export class PullAPIWrapper {
     if (pullResult.pullStatus !== PullStatus.FOUND || !pullResult.messageBinary) return result;
     // The pull body belongs to this pull alone (a RemotingClient never reuses a response body), so the
     // bodies may be views of it: no second copy of the whole body per pull.
-    const decoded = decodeTolerantly(pullResult.messageBinary, (e) => (result.undecodable ??= []).push(e));
+    const decoded = decodeTolerantly(pullResult.messageBinary, mq, (e) => (result.undecodable ??= []).push(e));
     const kept: MessageExt[] = [];
     const minOffset = String(pullResult.minOffset);
     const maxOffset = String(pullResult.maxOffset);
     for (const msg of decoded) {
       if (!clientTagRecheck(subscriptionData, msg.properties?.[MessageConst.TAGS])) continue;
-      const props = (msg.properties ??= {});
-      props[MessageConst.MIN_OFFSET] = minOffset;
-      props[MessageConst.MAX_OFFSET] = maxOffset;
-      msg.brokerName = mq.brokerName;
-      msg.queueId = mq.queueId;
-      if (props[MessageConst.TRAN_MSG] === 'true') {
-        const uniq = props[MessageConst.UNIQ_KEY];
-        if (uniq !== undefined) msg.transactionId = uniq;
-      }
+      stampPulledMessage(msg, mq, minOffset, maxOffset);
       kept.push(msg);
     }
     result.msgFoundList = kept;
@@ -191,40 +224,25 @@ export class PullAPIWrapper {
   }
 }
 
-/** A stored message whose body could not be decoded (e.g. flagged compressed but not inflatable). */
-export interface UndecodableMessage {
-  /** The message as stored: its body is the stored bytes, not decompressed. */
-  message: MessageExt;
-  error: unknown;
-}
-
-/** The property (ours, not RocketMQ's) that flags a delivered message whose body could not be decoded, and says why. */
-export const DECODE_ERROR_PROPERTY = 'DECODE_ERROR';
-
 /**
  * Decodes a pull body. When one record's body cannot be decoded, the others still are: the bad one is
  * decoded again without decompression and handed on flagged (its `DECODE_ERROR` property says why, its
  * body is the stored bytes), so one bad message never blocks its queue. A record whose header itself
  * is corrupt cannot be delimited, and the error is thrown as before.
  */
-function decodeTolerantly(body: Buffer, onUndecodable: (u: UndecodableMessage) => void): MessageExt[] {
+function decodeTolerantly(
+  body: Buffer,
+  mq: MessageQueue,
+  onUndecodable: (u: UndecodableMessage) => void,
+): MessageExt[] {
   try {
     return decodeMessages(body, { bodyViews: true });
   } catch (err) {
     if (!(err instanceof DecodeError)) throw err;
   }
   const out: MessageExt[] = [];
-  let p = 0;
-  while (p < body.length) {
-    let decoded: { message: MessageExt; size: number };
-    try {
-      decoded = decodeMessage(body, p);
-    } catch (error) {
-      decoded = decodeMessage(body, p, { decompressBody: false });
-      const props = (decoded.message.properties ??= {});
-      props[DECODE_ERROR_PROPERTY] = error instanceof Error ? error.message : String(error);
-      onUndecodable({ message: decoded.message, error });
-    }
+  for (let p = 0; p < body.length;) {
+    const decoded = decodeRecordTolerantly(body, p, mq, onUndecodable);
     out.push(decoded.message);
     p += decoded.size;
   }

@@ -11,6 +11,7 @@ import { buildPullSysFlag } from '../protocol/pull-sys-flag.js';
 import { ResponseCode } from '../protocol/response-code.js';
 import { MessageModel } from './consumer-constants.js';
 import { decidePull, PULL_TIME_DELAY_MS_WHEN_BROKER_FLOW_CONTROL } from './flow-control.js';
+import type { PulledBatch, UndecodableListener } from './pulled-batch.js';
 import type { PullRequest } from './pull-request.js';
 import { PullStatus, type PullResult } from './pull-result.js';
 import type { PushConsumerHost, PushConsumerRun } from './push-consumer-run.js';
@@ -103,15 +104,15 @@ export async function pullMessage(host: PushConsumerHost, run: PushConsumerRun, 
       unlink();
     }
     if (host.subscriptions.get(mq.topic) !== sd) return pullAgainWithNewSubscription(run, req);
-    const processed = run.wrapper.processPullResult(mq, raw, sd);
-    for (const u of processed.undecodable ?? []) {
-      host.logger.warn(
-        { err: u.error, mq, queueOffset: u.message.queueOffset, msgId: u.message.msgId },
-        'a stored message could not be decoded: delivered flagged with DECODE_ERROR',
-      );
-      host.events.emit('undecodableMessage', { messageQueue: mq, message: u.message, error: u.error });
+    const undecodable = undecodableListener(host);
+    if (run.consume.submitBatch !== undefined) {
+      // Kept raw: each message is decoded when the consume service hands it out.
+      result = run.wrapper.processPullResultRaw(mq, raw, sd, undecodable);
+    } else {
+      const processed = run.wrapper.processPullResult(mq, raw, sd);
+      for (const u of processed.undecodable ?? []) undecodable(u, mq);
+      result = processed;
     }
-    result = processed;
   } catch (err) {
     unlink();
     if (host.pullSignal.aborted || run.pulls.isStopped || pq.dropped) return;
@@ -128,6 +129,28 @@ export async function pullMessage(host: PushConsumerHost, run: PushConsumerRun, 
   onPullResult(host, run, req, result);
 }
 
+const undecodableListeners = new WeakMap<PushConsumerHost, UndecodableListener>();
+
+/**
+ * What a consumer does with a message whose body cannot be decoded (it is delivered flagged): a warning
+ * and the `undecodableMessage` event. One function per consumer, not one per pull: a raw answer keeps
+ * it for as long as it waits.
+ */
+function undecodableListener(host: PushConsumerHost): UndecodableListener {
+  let f = undecodableListeners.get(host);
+  if (f === undefined) {
+    f = (u, mq) => {
+      host.logger.warn(
+        { err: u.error, mq, queueOffset: u.message.queueOffset, msgId: u.message.msgId },
+        'a stored message could not be decoded: delivered flagged with DECODE_ERROR',
+      );
+      host.events.emit('undecodableMessage', { messageQueue: mq, message: u.message, error: u.error });
+    };
+    undecodableListeners.set(host, f);
+  }
+  return f;
+}
+
 /**
  * The topic's subscription changed while this pull was out: the broker may have filtered it with
  * either one, so its answer is dropped unread and the queue is pulled again from the same offset with
@@ -139,7 +162,12 @@ function pullAgainWithNewSubscription(run: PushConsumerRun, req: PullRequest): v
 }
 
 /** RocketMQ: the PullCallback's onSuccess, per status. */
-function onPullResult(host: PushConsumerHost, run: PushConsumerRun, req: PullRequest, result: PullResult): void {
+function onPullResult(
+  host: PushConsumerHost,
+  run: PushConsumerRun,
+  req: PullRequest,
+  result: PullResult & { batch?: PulledBatch },
+): void {
   const pq = req.processQueue;
   const mq = req.messageQueue;
   switch (result.pullStatus) {
@@ -147,23 +175,26 @@ function onPullResult(host: PushConsumerHost, run: PushConsumerRun, req: PullReq
       const prevRequestOffset = req.nextOffset;
       req.nextOffset = result.nextBeginOffset;
       const list = result.msgFoundList;
-      const first = list[0];
-      if (result.nextBeginOffset < prevRequestOffset || (first && first.queueOffset < prevRequestOffset))
+      const batch = result.batch;
+      const first = batch ? (batch.count > 0 ? batch.offsetAt(0) : undefined) : list[0]?.queueOffset;
+      if (result.nextBeginOffset < prevRequestOffset || (first !== undefined && first < prevRequestOffset))
         host.logger.warn(
           { mq, prevRequestOffset, nextBeginOffset: result.nextBeginOffset },
           '[BUG] pull result offset went backwards',
         );
-      if (!first) {
+      if (first === undefined) {
         // Everything was filtered out on the client (tag re-check): pull again at once.
         run.pulls.executePullRequestImmediately(req);
         return;
       }
-      pq.putMessage(list);
+      if (batch) pq.putBatch(batch);
+      else pq.putMessage(list);
       // The next pull goes out before the listener runs, so the broker serves it while this batch is
       // consumed (RocketMQ hands the batch to the consume pool and re-queues the request at once).
       if (host.options.pullIntervalMs > 0) run.pulls.executePullRequestLater(req, host.options.pullIntervalMs);
       else run.pulls.startPullRequestNow(req);
-      run.consume.submitConsumeRequest(list, pq, mq);
+      if (batch) run.consume.submitBatch?.(batch, pq, mq);
+      else run.consume.submitConsumeRequest(list, pq, mq);
       return;
     }
     case PullStatus.NO_NEW_MSG:

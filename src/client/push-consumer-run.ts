@@ -37,6 +37,7 @@ import type { PushConsumerEvents } from './push-consumer-events.js';
 import type { ResolvedPushConsumerOptions } from './push-consumer-options.js';
 import type { PushConsumerRoutes } from './push-consumer-routes.js';
 import type { ProcessQueue } from './process-queue.js';
+import type { PulledBatch } from './pulled-batch.js';
 import type { QueueLocker } from './queue-locker.js';
 import type { RebalanceImpl } from './rebalance-impl.js';
 import { RemoteBrokerOffsetStore } from './remote-broker-offset-store.js';
@@ -48,6 +49,11 @@ const OFFSET_QUERY_TIMEOUT_MS = 5000;
 /** What both consume services offer the pull path and shutdown. */
 export interface ConsumeMessageService {
   submitConsumeRequest(msgs: readonly MessageExt[], pq: ProcessQueue, mq: MessageQueue): void;
+  /**
+   * A service that decodes messages when it hands them out takes pull answers raw (already put into
+   * `pq` with `putBatch`); without it the pull path decodes them first.
+   */
+  submitBatch?(batch: PulledBatch, pq: ProcessQueue, mq: MessageQueue): void;
   /** Stops taking work and waits for running listeners until `deadline` (clock ms). */
   shutdown(deadline: number): Promise<{ unfinished: number; droppedRequests: number }>;
 }

@@ -279,6 +279,30 @@ function decodeAt(b: Buffer, p: number, o: ResolvedOptions, shared: BodyCopy | n
   }
 }
 
+/**
+ * Scans the record at `offset` into `l` and checks every header field the decoder reads: `null` when
+ * `decodeMessage(buffer, offset, { decompressBody: false })` will succeed (only a compressed body can
+ * still fail to decode), else the reason. Allocates nothing.
+ */
+export function checkRecordHeader(buffer: Uint8Array, offset: number, l: RecordLayout): string | null {
+  const reason = scanRecord(buffer, offset, l);
+  if (reason !== null) return reason === 'blank' ? 'blank (end-of-file) record' : reason;
+  const bornPort = offset + 48 + l.bornLength;
+  const storeTimestamp = bornPort + 4;
+  const storePort = storeTimestamp + 8 + l.storeLength;
+  const prepared = storePort + 8;
+  if (Number.isNaN(readInt64(buffer, offset + 20))) return 'queueOffset is beyond ±(2^53 - 1)';
+  if (Number.isNaN(readInt64(buffer, offset + 28))) return 'commitLogOffset is beyond ±(2^53 - 1)';
+  if (Number.isNaN(readInt64(buffer, offset + 40))) return 'bornTimestamp is beyond ±(2^53 - 1)';
+  if (Number.isNaN(readInt64(buffer, storeTimestamp))) return 'storeTimestamp is beyond ±(2^53 - 1)';
+  if (Number.isNaN(readInt64(buffer, prepared))) return 'preparedTransactionOffset is beyond ±(2^53 - 1)';
+  const bp = readInt32(buffer, bornPort);
+  if (bp < 0 || bp > 65535) return `bornHost port ${bp} out of range`;
+  const sp = readInt32(buffer, storePort);
+  if (sp < 0 || sp > 65535) return `storeHost port ${sp} out of range`;
+  return null;
+}
+
 /** Decodes the one record at `offset`; `size` is its TOTALSIZE. Throws DecodeError. */
 export function decodeMessage(
   buffer: Buffer | Uint8Array,

@@ -36,14 +36,16 @@ export {
   type EncodeOptions,
   type StoredMessageInput,
 } from './encode.js';
-export { decodeMessage, decodeMessages, type DecodeOptions } from './decode.js';
+export { checkRecordHeader, decodeMessage, decodeMessages, type DecodeOptions } from './decode.js';
 export {
   checkRecord,
   decodeProperties,
+  newLayout,
   peekRecordFields,
   type CheckRecordOptions,
   type RecordCheck,
   type RecordFields,
+  type RecordLayout,
 } from './record-scan.js';
 export { createMessageId, decodeMessageId } from './message-id.js';
 export { messageProperties2String, string2messageProperties, type PropertiesInput } from './properties.js';

@@ -1,3 +1,4 @@
+import { encodeMessage } from '../../../src/common/codec/index.js';
 import type { MessageExt, MessageQueue } from '../../../src/common/message.js';
 
 export const mqOf = (queueId: number, topic = 'T', brokerName = 'b'): MessageQueue => ({ topic, brokerName, queueId });
@@ -24,4 +25,25 @@ export function msgAt(queueOffset: number, bodyBytes = 10, extra: Partial<Messag
     msgId: `id-${queueOffset}`,
     ...extra,
   };
+}
+
+/** One stored record of topic T, queue 1, as a PULL_MESSAGE answer carries it. */
+export function storedRecord(
+  queueOffset: number,
+  props: Record<string, string> | null,
+  body = 'b',
+  sysFlag = 0,
+): Buffer {
+  const host = { ip: '127.0.0.1', port: 10911 };
+  return encodeMessage({
+    topic: 'T',
+    body: Buffer.from(body),
+    bornHost: host,
+    storeHost: host,
+    queueId: 1,
+    queueOffset,
+    commitLogOffset: 1000 + queueOffset * 100,
+    sysFlag,
+    properties: props,
+  });
 }

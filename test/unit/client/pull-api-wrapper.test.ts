@@ -1,4 +1,4 @@
-import { encodeMessage, messageProperties2String } from '../../../src/common/codec/index.js';
+import { messageProperties2String } from '../../../src/common/codec/index.js';
 import { buildSubscriptionData, buildSubscriptionDataWithType } from '../../../src/filter/index.js';
 import { PullSysFlag, RequestCode, buildPullSysFlag } from '../../../src/protocol/index.js';
 import { MQClientInstance } from '../../../src/client/mq-client-instance.js';
@@ -12,22 +12,11 @@ import { resolvePullConsumerOptions } from '../../../src/client/pull-consumer-op
 import { BrokerResponseError } from '../../../src/protocol/response-error.js';
 import { ManualClock } from '../../support/manual-clock.js';
 import { FakeRemotingClient, json, ok, routeOf } from './core-fakes.js';
+import { storedRecord } from './helpers.js';
 
 const mq = { topic: 'T', brokerName: 'broker-a', queueId: 1 };
-const host = { ip: '127.0.0.1', port: 10911 };
 
-function record(queueOffset: number, props: Record<string, string> | null, body = 'b'): Buffer {
-  return encodeMessage({
-    topic: 'T',
-    body: Buffer.from(body),
-    bornHost: host,
-    storeHost: host,
-    queueId: 1,
-    queueOffset,
-    commitLogOffset: 1000 + queueOffset * 100,
-    properties: props,
-  });
-}
+const record = storedRecord;
 
 function ext(body: Buffer | undefined, status: PullResultExt['pullStatus'] = PullStatus.FOUND): PullResultExt {
   return {

@@ -1,0 +1,191 @@
+/**
+ * One pull answer kept raw until its messages are handed out. At pull time the records are only
+ * indexed (queue offset, position, stored body length; tags re-checked when the subscription names
+ * some) and copied into pooled memory; each message is decoded when it is handed to the listener or
+ * a poll. Decoded messages then live for the time of their consumption only and die young, where a
+ * message decoded at pull time waits seconds behind a slow listener and is promoted to V8's old
+ * generation, to be freed only by a full collection.
+ *
+ * A handed-out message is a copy of its own (body included): it may be kept forever. The answer's
+ * memory goes back to the pool when its last message has been decoded. A record whose body cannot be
+ * decoded (e.g. flagged compressed but not inflatable) is handed out as stored, its `DECODE_ERROR`
+ * property saying why; a record whose header is corrupt fails the whole answer at indexing, as a
+ * decode of the answer would.
+ * @pure
+ */
+import { DecodeError } from '../common/errors.js';
+import { MessageConst, type MessageExt, type MessageQueue } from '../common/message.js';
+import { readInt64 } from '../common/codec/bytes.js';
+import { checkRecordHeader, decodeMessage, decodeProperties, newLayout } from '../common/codec/index.js';
+import { clientTagRecheck, type SubscriptionData } from '../filter/index.js';
+import { pullBufferPool, type PullBufferPool } from './pull-buffer-pool.js';
+
+/** The property (ours, not RocketMQ's) that flags a delivered message whose body could not be decoded, and says why. */
+export const DECODE_ERROR_PROPERTY = 'DECODE_ERROR';
+
+/** A stored message whose body could not be decoded (e.g. flagged compressed but not inflatable). */
+export interface UndecodableMessage {
+  /** The message as stored: its body is the stored bytes, not decompressed. */
+  message: MessageExt;
+  error: unknown;
+}
+
+const layout = newLayout();
+
+/**
+ * Decodes the record at `start`. When its body cannot be decoded, it is decoded again without
+ * decompression and handed on flagged (its `DECODE_ERROR` property says why, its body is the stored
+ * bytes), and `onUndecodable` is told; a corrupt header still throws DecodeError.
+ */
+export function decodeRecordTolerantly(
+  raw: Buffer,
+  start: number,
+  mq: MessageQueue,
+  onUndecodable: UndecodableListener | undefined,
+): { message: MessageExt; size: number } {
+  try {
+    return decodeMessage(raw, start);
+  } catch (error) {
+    const decoded = decodeMessage(raw, start, { decompressBody: false });
+    const props = (decoded.message.properties ??= {});
+    props[DECODE_ERROR_PROPERTY] = error instanceof Error ? error.message : String(error);
+    onUndecodable?.({ message: decoded.message, error }, mq);
+    return decoded;
+  }
+}
+
+/**
+ * Stamps a pulled message as RocketMQ's processPullResult does: MIN_OFFSET / MAX_OFFSET (creating the
+ * properties when it has none), brokerName, queueId and, for `TRAN_MSG=true`, transactionId = UNIQ_KEY.
+ */
+export function stampPulledMessage(msg: MessageExt, mq: MessageQueue, minOffset: string, maxOffset: string): void {
+  const props = (msg.properties ??= {});
+  props[MessageConst.MIN_OFFSET] = minOffset;
+  props[MessageConst.MAX_OFFSET] = maxOffset;
+  msg.brokerName = mq.brokerName;
+  msg.queueId = mq.queueId;
+  if (props[MessageConst.TRAN_MSG] === 'true') {
+    const uniq = props[MessageConst.UNIQ_KEY];
+    if (uniq !== undefined) msg.transactionId = uniq;
+  }
+}
+
+/** The first index at or after `from` of ascending `a` whose value is >= `value` (`a.length` when none is). */
+export function lowerBound(a: readonly number[], value: number, from: number): number {
+  let lo = from;
+  let hi = a.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if ((a[mid] as number) < value) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/** Filled while an answer is indexed, then copied to its exact size (no growth left behind). */
+const scratch: number[] = [];
+
+/** Told of a record whose body could not be decoded, with the queue it came from. */
+export type UndecodableListener = (u: UndecodableMessage, mq: MessageQueue) => void;
+
+export class PulledBatch {
+  /**
+   * Three numbers per kept record, in the broker's (ascending offset) order: queue offset, start in
+   * the answer (-1 once decoded) and stored body length (flow control counts these bytes). One array,
+   * not one per field: a batch waits long enough to be promoted, and every object it holds with it.
+   */
+  readonly #meta: number[];
+  #left: number;
+  /** The pooled Buffer holding the answer's bytes from 0; undefined once given back. */
+  #pooled: Buffer | undefined;
+  readonly #minOffset: string;
+  readonly #maxOffset: string;
+
+  /**
+   * Indexes a FOUND answer's `body` (PULL_MESSAGE's records) for `mq`, keeping the records whose tag
+   * passes `subscription`'s exact re-check. Throws DecodeError when a record's header is corrupt.
+   */
+  constructor(
+    readonly mq: MessageQueue,
+    body: Buffer,
+    minOffset: number,
+    /** One past the queue's last offset when the broker answered. */
+    readonly maxOffset: number,
+    subscription: SubscriptionData,
+    private readonly onUndecodable: UndecodableListener | undefined,
+    private readonly pool: PullBufferPool = pullBufferPool,
+  ) {
+    this.#minOffset = String(minOffset);
+    this.#maxOffset = String(maxOffset);
+    const recheck = subscription.tagsSet.length > 0 && !subscription.classFilterMode;
+    scratch.length = 0;
+    let p = 0;
+    while (p < body.length) {
+      const reason = checkRecordHeader(body, p, layout);
+      if (reason !== null) throw new DecodeError(`record at ${p}: ${reason}`, layout.errorPosition);
+      if (!recheck || clientTagRecheck(subscription, decodeProperties(body, p)?.[MessageConst.TAGS]))
+        scratch.push(readInt64(body, p + 20), p, layout.bodyLength);
+      p += layout.totalSize;
+    }
+    this.#meta = scratch.slice();
+    this.#left = this.#meta.length / 3;
+    if (this.#left === 0) return;
+    // Decoding reads each (checked) record within its own length, so the Buffer may be longer.
+    const pooled = pool.acquire(body.length);
+    body.copy(pooled, 0, 0, body.length);
+    this.#pooled = pooled;
+  }
+
+  /** Records kept. */
+  get count(): number {
+    return this.#meta.length / 3;
+  }
+
+  /** The queue offset of the `i`-th kept record. */
+  offsetAt(i: number): number {
+    return this.#meta[3 * i] as number;
+  }
+
+  /** The stored body length of the `i`-th kept record. */
+  bodySizeAt(i: number): number {
+    return this.#meta[3 * i + 2] as number;
+  }
+
+  /** Records not decoded yet. */
+  get pending(): number {
+    return this.#left;
+  }
+
+  /**
+   * Decodes the kept record at `queueOffset` (each one once), stamped as RocketMQ's processPullResult
+   * does: MIN_OFFSET / MAX_OFFSET, brokerName, queueId and, for `TRAN_MSG=true`, transactionId.
+   */
+  decode(queueOffset: number): MessageExt {
+    const i = this.#indexOf(queueOffset);
+    const raw = this.#pooled;
+    const start = i < 0 ? -1 : (this.#meta[3 * i + 1] as number);
+    if (start < 0 || raw === undefined)
+      throw new RangeError(`offset ${queueOffset} is not a pending record of this pull`);
+    const msg = decodeRecordTolerantly(raw, start, this.mq, this.onUndecodable).message;
+    this.#meta[3 * i + 1] = -1;
+    if (--this.#left === 0) {
+      this.#pooled = undefined;
+      this.pool.release(raw);
+    }
+    stampPulledMessage(msg, this.mq, this.#minOffset, this.#maxOffset);
+    return msg;
+  }
+
+  /** The index of the kept record at queue offset `off`, or -1. */
+  #indexOf(off: number): number {
+    const m = this.#meta;
+    let lo = 0;
+    let hi = m.length / 3;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if ((m[3 * mid] as number) < off) lo = mid + 1;
+      else hi = mid;
+    }
+    return 3 * lo < m.length && m[3 * lo] === off ? lo : -1;
+  }
+}
