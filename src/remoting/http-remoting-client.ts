@@ -84,13 +84,26 @@ const LIVENESS_CALLS: ReadonlySet<number> = new Set([
 /** Connections of the liveness lane per broker. */
 const LIVENESS_CONNECTIONS = 4;
 
-let undiciLoading: Promise<typeof import('undici')> | undefined;
+let poolLoading: Promise<typeof Pool> | undefined;
 /**
- * undici is loaded on the first HTTP call, not with the package: a process that only talks TCP
- * remoting (namesrvAddr), or only imports the package, does not pay its ~20 MiB of resident memory.
+ * undici's `Pool` is loaded on the first HTTP call, not with the package, and on its own: a process that
+ * only talks TCP remoting (namesrvAddr), or only imports the package, does not load undici at all, and
+ * one that talks HTTP loads the connection pool without undici's fetch, WebSocket, cache and mock
+ * modules (about half the resident memory of `import('undici')`). A failed load is an `ERR_STATE`
+ * error naming the module, and the next call tries again.
  */
-function loadUndici(): Promise<typeof import('undici')> {
-  return (undiciLoading ??= import('undici'));
+function loadPool(): Promise<typeof Pool> {
+  return (poolLoading ??= import('undici/lib/dispatcher/pool.js').then(
+    (m) => m.default,
+    (e: unknown) => {
+      poolLoading = undefined;
+      throw new RocketMQError(
+        'ERR_STATE',
+        `the HTTP transport could not load undici's connection pool (undici/lib/dispatcher/pool.js): ${(e as Error)?.message ?? String(e)}`,
+        { cause: e },
+      );
+    },
+  ));
 }
 
 interface Lanes {
@@ -229,7 +242,7 @@ export class HttpRemotingClient implements RemotingClient {
     }
     if (url.protocol !== 'http:' && url.protocol !== 'https:')
       throw new InvalidArgumentError('addr', `a broker URL must be http: or https:, got ${JSON.stringify(addr)}`);
-    const { Pool } = await loadUndici();
+    const Pool = await loadPool();
     if (this.#closing) throw new ClosedError('the remoting client is closed');
     const again = this.#targets.get(addr);
     if (again) return again;
