@@ -89,21 +89,25 @@ let poolLoading: Promise<typeof Pool> | undefined;
  * undici's `Pool` is loaded on the first HTTP call, not with the package, and on its own: a process that
  * only talks TCP remoting (namesrvAddr), or only imports the package, does not load undici at all, and
  * one that talks HTTP loads the connection pool without undici's fetch, WebSocket, cache and mock
- * modules (about half the resident memory of `import('undici')`). A failed load is an `ERR_STATE`
- * error naming the module, and the next call tries again.
+ * modules (about half the resident memory of `import('undici')`). Should an undici release move or
+ * hide that module, the pool comes from undici's public entry point instead. A failed load is an
+ * `ERR_STATE` error, and the next call tries again.
  */
 function loadPool(): Promise<typeof Pool> {
-  return (poolLoading ??= import('undici/lib/dispatcher/pool.js').then(
-    (m) => m.default,
-    (e: unknown) => {
+  return (poolLoading ??= import('undici/lib/dispatcher/pool.js')
+    .then((m) => {
+      if (typeof m.default !== 'function') throw new TypeError('not a class');
+      return m.default;
+    })
+    .catch(() => import('undici').then((m) => m.Pool))
+    .catch((e: unknown) => {
       poolLoading = undefined;
       throw new RocketMQError(
         'ERR_STATE',
-        `the HTTP transport could not load undici's connection pool (undici/lib/dispatcher/pool.js): ${(e as Error)?.message ?? String(e)}`,
+        `the HTTP transport could not load undici: ${(e as Error)?.message ?? String(e)}`,
         { cause: e },
       );
-    },
-  ));
+    }));
 }
 
 interface Lanes {
