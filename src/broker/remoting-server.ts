@@ -168,8 +168,8 @@ export function encodeResponseParts(
     extFields: command.extFields,
     body: null as Uint8Array | null,
   };
-  if (body === null || body.length === 0) return { head: encodeRemotingCommand(parts, { serializeType }), body: null };
   const head = encodeRemotingCommand(parts, { serializeType });
+  if (body === null || body.length === 0) return { head, body: null };
   // The total length at the front counts the body too (see remoting-command.ts for the frame's layout).
   const total = head.readInt32BE(0) + body.length;
   if (total > 0x7fffffff) {

@@ -24,7 +24,7 @@ import {
 } from './flow-control.js';
 import type { PullAPIWrapper } from './pull-api-wrapper.js';
 import type { PullMessageService } from './pull-message-service.js';
-import type { PulledBatch, UndecodableListener } from './pulled-batch.js';
+import { undecodableReporter, type PulledBatch } from './pulled-batch.js';
 import type { PullRequest } from './pull-request.js';
 import { PullStatus, type PullResult } from './pull-result.js';
 
@@ -79,22 +79,6 @@ function flowControl(host: LitePullHost, q: LiteQueue, reason: LiteFlowControlEv
       delayMs,
     });
   }
-}
-
-const undecodableWarnings = new WeakMap<LitePullHost, UndecodableListener>();
-
-/** One warning function per consumer for messages delivered flagged with DECODE_ERROR (a raw answer keeps it). */
-function undecodableWarning(host: LitePullHost): UndecodableListener {
-  let f = undecodableWarnings.get(host);
-  if (f === undefined) {
-    f = (u, mq) =>
-      host.logger.warn(
-        { err: u.error, mq, queueOffset: u.message.queueOffset, msgId: u.message.msgId },
-        'a stored message could not be decoded: delivered flagged with DECODE_ERROR',
-      );
-    undecodableWarnings.set(host, f);
-  }
-  return f;
 }
 
 /** One run of a queue's pull task; hands `req` back to the PullMessageService exactly once, or lets it die. */
@@ -161,7 +145,7 @@ export async function litePullMessage(host: LitePullHost, req: PullRequest): Pro
       signal: host.signal,
     });
     // Kept raw: the messages are decoded when a poll or the iterator takes them.
-    result = host.wrapper.processPullResultRaw(q.mq, raw, sd, undecodableWarning(host));
+    result = host.wrapper.processPullResultRaw(q.mq, raw, sd, undecodableReporter(host));
   } catch (err) {
     if (host.signal.aborted || host.pulls.isStopped || q.request !== req) return;
     const retryInMs =

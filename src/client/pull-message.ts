@@ -7,11 +7,12 @@
  */
 import { onAbort } from '../common/abort.js';
 import { RocketMQError } from '../common/errors.js';
+import type { MessageQueue } from '../common/message.js';
 import { buildPullSysFlag } from '../protocol/pull-sys-flag.js';
 import { ResponseCode } from '../protocol/response-code.js';
 import { MessageModel } from './consumer-constants.js';
 import { decidePull, PULL_TIME_DELAY_MS_WHEN_BROKER_FLOW_CONTROL } from './flow-control.js';
-import type { PulledBatch, UndecodableListener } from './pulled-batch.js';
+import { undecodableReporter, type PulledBatch, type UndecodableMessage } from './pulled-batch.js';
 import type { PullRequest } from './pull-request.js';
 import { PullStatus, type PullResult } from './pull-result.js';
 import type { PushConsumerHost, PushConsumerRun } from './push-consumer-run.js';
@@ -104,7 +105,7 @@ export async function pullMessage(host: PushConsumerHost, run: PushConsumerRun, 
       unlink();
     }
     if (host.subscriptions.get(mq.topic) !== sd) return pullAgainWithNewSubscription(run, req);
-    const undecodable = undecodableListener(host);
+    const undecodable = undecodableReporter(host, emitUndecodable);
     if (run.consume.submitBatch !== undefined) {
       // Kept raw: each message is decoded when the consume service hands it out.
       result = run.wrapper.processPullResultRaw(mq, raw, sd, undecodable);
@@ -129,26 +130,9 @@ export async function pullMessage(host: PushConsumerHost, run: PushConsumerRun, 
   onPullResult(host, run, req, result);
 }
 
-const undecodableListeners = new WeakMap<PushConsumerHost, UndecodableListener>();
-
-/**
- * What a consumer does with a message whose body cannot be decoded (it is delivered flagged): a warning
- * and the `undecodableMessage` event. One function per consumer, not one per pull: a raw answer keeps
- * it for as long as it waits.
- */
-function undecodableListener(host: PushConsumerHost): UndecodableListener {
-  let f = undecodableListeners.get(host);
-  if (f === undefined) {
-    f = (u, mq) => {
-      host.logger.warn(
-        { err: u.error, mq, queueOffset: u.message.queueOffset, msgId: u.message.msgId },
-        'a stored message could not be decoded: delivered flagged with DECODE_ERROR',
-      );
-      host.events.emit('undecodableMessage', { messageQueue: mq, message: u.message, error: u.error });
-    };
-    undecodableListeners.set(host, f);
-  }
-  return f;
+/** The push consumer's `undecodableMessage` event, after the warning (see undecodableReporter). */
+function emitUndecodable(host: PushConsumerHost, u: UndecodableMessage, mq: MessageQueue): void {
+  host.events.emit('undecodableMessage', { messageQueue: mq, message: u.message, error: u.error });
 }
 
 /**

@@ -14,6 +14,7 @@
  * @pure
  */
 import { DecodeError } from '../common/errors.js';
+import type { Logger } from '../common/logger.js';
 import { MessageConst, type MessageExt, type MessageQueue } from '../common/message.js';
 import { readInt64 } from '../common/codec/bytes.js';
 import { checkRecordHeader, decodeMessage, decodeProperties, newLayout } from '../common/codec/index.js';
@@ -54,6 +55,31 @@ export function decodeRecordTolerantly(
   }
 }
 
+const reporters = new WeakMap<object, UndecodableListener>();
+
+/**
+ * What consumer `host` does with a message whose body cannot be decoded (it is delivered flagged): a
+ * warning, then `also` (e.g. an event). One function per consumer, made on first use, not one per pull:
+ * a raw answer keeps it for as long as it waits.
+ */
+export function undecodableReporter<H extends { readonly logger: Logger }>(
+  host: H,
+  also?: (host: H, u: UndecodableMessage, mq: MessageQueue) => void,
+): UndecodableListener {
+  let f = reporters.get(host);
+  if (f === undefined) {
+    f = (u, mq) => {
+      host.logger.warn(
+        { err: u.error, mq, queueOffset: u.message.queueOffset, msgId: u.message.msgId },
+        'a stored message could not be decoded: delivered flagged with DECODE_ERROR',
+      );
+      also?.(host, u, mq);
+    };
+    reporters.set(host, f);
+  }
+  return f;
+}
+
 /**
  * Stamps a pulled message as RocketMQ's processPullResult does: MIN_OFFSET / MAX_OFFSET (creating the
  * properties when it has none), brokerName, queueId and, for `TRAN_MSG=true`, transactionId = UNIQ_KEY.
@@ -70,13 +96,17 @@ export function stampPulledMessage(msg: MessageExt, mq: MessageQueue, minOffset:
   }
 }
 
-/** The first index at or after `from` of ascending `a` whose value is >= `value` (`a.length` when none is). */
-export function lowerBound(a: readonly number[], value: number, from: number): number {
+/**
+ * The first index at or after `from` whose value is >= `value`, in ascending values laid out every
+ * `stride` entries of `a` (entry `stride * i` is the value of index `i`); the number of indexes when
+ * none is.
+ */
+export function lowerBound(a: readonly number[], value: number, from: number, stride = 1): number {
   let lo = from;
-  let hi = a.length;
+  let hi = Math.floor(a.length / stride);
   while (lo < hi) {
     const mid = (lo + hi) >>> 1;
-    if ((a[mid] as number) < value) lo = mid + 1;
+    if ((a[stride * mid] as number) < value) lo = mid + 1;
     else hi = mid;
   }
   return lo;
@@ -178,14 +208,7 @@ export class PulledBatch {
 
   /** The index of the kept record at queue offset `off`, or -1. */
   #indexOf(off: number): number {
-    const m = this.#meta;
-    let lo = 0;
-    let hi = m.length / 3;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if ((m[3 * mid] as number) < off) lo = mid + 1;
-      else hi = mid;
-    }
-    return 3 * lo < m.length && m[3 * lo] === off ? lo : -1;
+    const i = lowerBound(this.#meta, off, 0, 3);
+    return this.#meta[3 * i] === off ? i : -1;
   }
 }

@@ -91,17 +91,27 @@ describe('asynchronous pull reads', () => {
       await s.putMessage(msg(topic, body, { queueId: i % queues }));
     }
   }
+  /**
+   * A store without read cache (every pull reads the disk) on log segments of `logMiB`, holding `n` records
+   * of `queues` queues filled in turn, and a spy on `fs.read` set after the filling.
+   */
+  async function roundRobinStore(logMiB: number, queues: number, n: number) {
+    const topic = uniqueTopic();
+    const s = await stores.open({
+      mappedFileSizeCommitLog: logMiB * 1024 * 1024,
+      mappedFileSizeConsumeQueue: 300 * 20,
+      readCacheSizeBytes: 0,
+    });
+    await fillRoundRobin(s, topic, queues, n);
+    return { s, topic, read: jest.spyOn(fs, 'read') };
+  }
   const seqs = (r: { messages: Buffer[] }): number[] => r.messages.map((m) => m.readUInt32BE(88));
   /** The sequence numbers of queue `first`'s 32 records when `queues` queues were filled in turn from `from`. */
   const every = (first: number, queues: number, from = 0): number[] =>
     [...Array(32).keys()].map((i) => first + queues * (from + i));
 
   test('a pull of a queue whose records lie between those of 7 other queues is one read of the disk', async () => {
-    const topic = uniqueTopic();
-    const big = { mappedFileSizeCommitLog: 4 * 1024 * 1024, mappedFileSizeConsumeQueue: 300 * 20 };
-    const s = await stores.open({ ...big, readCacheSizeBytes: 0 });
-    await fillRoundRobin(s, topic, 8, 8 * 64);
-    const read = jest.spyOn(fs, 'read');
+    const { s, topic, read } = await roundRobinStore(4, 8, 8 * 64);
     // 32 records of 1 KiB, one every 8 records of the log: about 290 KiB of log for one pull.
     const first = await s.getMessage('G', topic, 3, 0, 32);
     expect(first.status).toBe('FOUND');
@@ -115,12 +125,8 @@ describe('asynchronous pull reads', () => {
   });
 
   test('a pull spread over more log than one read covers is served whole by a few reads, in order', async () => {
-    const topic = uniqueTopic();
-    const big = { mappedFileSizeCommitLog: 8 * 1024 * 1024, mappedFileSizeConsumeQueue: 300 * 20 };
-    const s = await stores.open({ ...big, readCacheSizeBytes: 0 });
     // 32 records of queue 5 spread over about 2.3 MiB of log (one every 64 records).
-    await fillRoundRobin(s, topic, 64, 64 * 40);
-    const read = jest.spyOn(fs, 'read');
+    const { s, topic, read } = await roundRobinStore(8, 64, 64 * 40);
     const r = await s.getMessage('G', topic, 5, 0, 32);
     expect(seqs(r)).toEqual(every(5, 64));
     expect(r.messagesBuffer?.length).toBe(r.bufferTotalSize);
