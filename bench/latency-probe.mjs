@@ -4,7 +4,8 @@
 //   npm run build && node bench/latency-probe.mjs [--transport http|tcp] [--kind push|lite]
 //                       [--rate 2000] [--seconds 10] [--body-bytes 1024] [--backlog 0] [--runs 1]
 //   PROBE_DIST=/other/checkout/dist  runs another build (A/B); PROBE_CPU_PROF=DIR  CPU profiles of the
-//   broker and the consumer into DIR.
+//   broker and the consumer into DIR; PROBE_NODE_ARGS='--trace-gc ...'  extra node flags for both
+//   children; PROBE_BROKER_LOG=FILE  appends the broker's standard output to FILE.
 //
 // Starts our CLI broker and one consumer in child processes (both with bench/latency-probe-hooks.mjs
 // loaded, which traces the broker's store and long-polling steps and the consumer's pulls), waits until
@@ -18,7 +19,7 @@
 // before its latency run). Everything started is stopped; temp dirs are removed.
 import { Buffer } from 'node:buffer';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -131,7 +132,8 @@ for (const sig of ['SIGINT', 'SIGTERM']) {
 
 function child(args, env) {
   const prof = process.env.PROBE_CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', process.env.PROBE_CPU_PROF] : [];
-  const c = spawn(process.execPath, [...prof, '--import', hooks, ...args], {
+  const extra = (process.env.PROBE_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const c = spawn(process.execPath, [...prof, ...extra, '--import', hooks, ...args], {
     stdio: ['pipe', 'pipe', 'pipe'],
     cwd: root,
     env: { ...process.env, ...env },
@@ -158,6 +160,7 @@ async function startBroker(dir, topicPrefix) {
   const found = await new Promise((resolve, reject) => {
     let text = '';
     b.stdout.on('data', (d) => {
+      if (process.env.PROBE_BROKER_LOG) appendFileSync(process.env.PROBE_BROKER_LOG, d);
       text += d;
       const got = brokerAddresses(text);
       if (got.http && (opts.transport === 'http' || got.tcp)) resolve(got);
