@@ -254,7 +254,7 @@ const thousands = (x) => (typeof x === 'number' && Number.isFinite(x) ? Math.rou
 /**
  * Per-system medians over the rounds. `runs` is a list of round results: { system, round, skipped?,
  * drains: { c1: { msgPerS, dup, missing, consumerCpuUsPerMsg, brokerCpuUsPerMsg, consumerRss }, ... },
- * latency: { p50, p99, p999, max }, brokerRss }.
+ * latency: { p50, p99, p999, max, firstSecond?, afterFirstSecond? }, brokerRss }.
  */
 export function summarise(runs, systems) {
   return systems.map((system) => {
@@ -282,6 +282,8 @@ export function summarise(runs, systems) {
         p99: median(lat.map((l) => l.p99)),
         p999: median(lat.map((l) => l.p999)),
         max: median(lat.map((l) => l.max)),
+        p99FirstSecond: median(lat.map((l) => l.firstSecond?.p99)),
+        p99AfterFirstSecond: median(lat.map((l) => l.afterFirstSecond?.p99)),
       };
     }
     row.brokerRssMiB = median(done.map((r) => r.brokerRssBytes / 1048576));
@@ -297,6 +299,7 @@ export function formatTable(rows) {
     '4 cons / 1 proc msg/s (×)',
     '4 cons / 2 procs msg/s (×)',
     'p50 / p99 / p99.9 / max ms',
+    'p99 1st s / rest ms',
     'consumer CPU µs/msg',
     'broker CPU µs/msg',
     'consumer RSS MiB',
@@ -322,6 +325,7 @@ export function formatTable(rows) {
         drain('c4p1'),
         drain('c4p2'),
         l ? `${fmt(l.p50, 2)} / ${fmt(l.p99, 1)} / ${fmt(l.p999, 1)} / ${fmt(l.max, 1)}` : '—',
+        l && Number.isFinite(l.p99FirstSecond) ? `${fmt(l.p99FirstSecond, 1)} / ${fmt(l.p99AfterFirstSecond, 1)}` : '—',
         fmt(r.c1?.consumerCpuUsPerMsg, 1),
         fmt(r.c1?.brokerCpuUsPerMsg, 1),
         fmt(r.c1?.consumerRssMiB),

@@ -7,7 +7,7 @@
 //   -> {type:'ready', at}              every consumer holds its queues (latency mode) / has started (drain)
 //   -> {type:'progress', deliveries, distinct, received}    every 200 ms
 //   <- counts                          (drain) -> {type:'counts', counts (base64), firstAt, lastNewAt, startAt}
-//   <- stop                            shut down, then -> {type:'done', latencies (base64 Float64Array ms)}
+//   <- stop                            shut down, then -> {type:'done', latencies (base64 Float64Array ms), seqs (base64 Uint32Array)}
 // Times are process.hrtime in ms (CLOCK_MONOTONIC, the same clock in every process of the machine).
 // Message body: bytes 0..3 the sequence (uint32 BE), 8..15 the send time in hrtime ns (int64 BE, latency).
 import { Buffer } from 'node:buffer';
@@ -23,6 +23,8 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 const counter = new SeqCounter(cfg.mode === 'drain' ? cfg.messages : 0);
 const latencies = [];
+/** The sequence of each latency sample, so the parent can split the run by send time. */
+const seqs = [];
 let received = 0;
 let firstAt = 0;
 let lastNewAt = 0;
@@ -38,6 +40,7 @@ function record(bodies, at) {
   const nowNs = BigInt(Math.round(at * 1e6));
   for (const b of bodies) {
     received++;
+    seqs.push(b.readUInt32BE(0));
     latencies.push(Number(nowNs - b.readBigInt64BE(8)) / 1e6);
   }
 }
@@ -180,7 +183,11 @@ async function stop() {
   await Promise.all(consumers.map((c) => c.stop()));
   // The answer can be hundreds of KiB: exit only once the pipe has taken all of it (an exit right after
   // the write cut it short, and the parent waited for it forever).
-  const done = { type: 'done', latencies: Buffer.from(Float64Array.from(latencies).buffer).toString('base64') };
+  const done = {
+    type: 'done',
+    latencies: Buffer.from(Float64Array.from(latencies).buffer).toString('base64'),
+    seqs: Buffer.from(Uint32Array.from(seqs).buffer).toString('base64'),
+  };
   process.stdout.write(`${JSON.stringify(done)}\n`, () => process.exit(0));
 }
 

@@ -147,7 +147,14 @@ describe('comparison harness: pure helpers', () => {
         system: 'ours-http-push',
         round: 2,
         drains: { c1: drain(2000), c4p1: drain(3000, 7) },
-        latency: { p50: 1, p99: 3, p999: 9, max: 12 },
+        latency: {
+          p50: 1,
+          p99: 3,
+          p999: 9,
+          max: 12,
+          firstSecond: { n: 10, p50: 2, p99: 8, p999: 8, max: 8 },
+          afterFirstSecond: { n: 90, p50: 1, p99: 2, p999: 2, max: 2 },
+        },
         brokerRssBytes: 310 * 1048576,
       },
       { system: 'ours-http-push', round: 3, error: 'broker died' },
@@ -165,7 +172,7 @@ describe('comparison harness: pure helpers', () => {
     const lines = table.split('\n');
     expect(lines).toHaveLength(4);
     expect(lines[2]).toContain(
-      '| ours-http-push | 1,500 | 2,500 (1.75×) | — | 1.00 / 3.0 / 9.0 / 12.0 | 10.0 | 5.0 | 100 | 305 |',
+      '| ours-http-push | 1,500 | 2,500 (1.75×) | — | 1.00 / 3.0 / 9.0 / 12.0 | 8.0 / 2.0 | 10.0 | 5.0 | 100 | 305 |',
     );
     expect(lines[2]).toContain('0/0, 7/0, —');
     expect(lines[3]).toMatch(/^\| redis-streams \| skipped: no redis-server on PATH \|/);
