@@ -22,12 +22,12 @@ import { setOwn } from './rocketmq-serializable.js';
 /** The header text (not yet UTF-8). */
 export function encodeJsonHeader(cmd: NormalizedCommand): string {
   let s = `{"code":${cmd.code}`;
-  if (cmd.extFields !== null) {
+  const ext = cmd.extFields;
+  if (ext !== null) {
     s += ',"extFields":{';
-    let first = true;
-    for (const [k, v] of cmd.extFields) {
-      s += `${first ? '' : ','}${fastjsonString(k)}:${fastjsonString(v)}`;
-      first = false;
+    for (let i = 0; i < ext.length; i += 2) {
+      if (i > 0) s += ',';
+      s += quotedKey(ext[i] as string) + fastjsonString(ext[i + 1] as string);
     }
     s += '}';
   }
@@ -36,6 +36,23 @@ export function encodeJsonHeader(cmd: NormalizedCommand): string {
   s += `,"opaque":${cmd.opaque}`;
   if (cmd.remark !== null) s += `,"remark":${fastjsonString(cmd.remark)}`;
   return `${s},"serializeTypeCurrentRPC":"JSON","version":${cmd.version}}`;
+}
+
+/**
+ * `"key":` of the header field names seen lately: every command of a kind writes the same names, so each
+ * is escaped once rather than once per command. Bounded: emptied when full.
+ */
+const quotedKeys = new Map<string, string>();
+const MAX_QUOTED_KEYS = 1024;
+
+function quotedKey(key: string): string {
+  let q = quotedKeys.get(key);
+  if (q === undefined) {
+    q = `${fastjsonString(key)}:`;
+    if (quotedKeys.size >= MAX_QUOTED_KEYS) quotedKeys.clear();
+    quotedKeys.set(key, q);
+  }
+  return q;
 }
 
 const FIELDS = ['code', 'extFields', 'flag', 'language', 'opaque', 'remark', 'serializeTypeCurrentRPC', 'version'];
@@ -49,7 +66,11 @@ function fieldOf(key: string): string | undefined {
 /** Decodes a JSON header; `offset` places error positions in the frame. The body is set by the caller. */
 export function decodeJsonHeader(bytes: Uint8Array, offset: number): RemotingCommand {
   // Invalid UTF-8 becomes U+FFFD, as in Java's decoder.
-  const text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
+  return decodeJsonHeaderText(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8'), offset);
+}
+
+/** Decodes a JSON header's text (already read from UTF-8); `offset` places error positions in the frame. */
+export function decodeJsonHeaderText(text: string, offset: number): RemotingCommand {
   return decodeStrictJsonHeader(text) ?? decodeLenientJsonHeader(text, offset);
 }
 
@@ -84,7 +105,9 @@ export function decodeStrictJsonHeader(text: string): RemotingCommand | undefine
   if (typeof root !== 'object' || root === null || Array.isArray(root)) return undefined;
   const cmd = defaultCommand();
   const r = root as Record<string, unknown>;
-  for (const key of Object.keys(r)) {
+  // for-in over own keys: no key array per header, as Object.keys would make.
+  for (const key in r) {
+    if (!Object.hasOwn(r, key)) continue;
     const value = r[key];
     switch (key) {
       case 'code':
@@ -105,13 +128,9 @@ export function decodeStrictJsonHeader(text: string): RemotingCommand | undefine
         break;
       case 'extFields': {
         if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
-        const map = value as Record<string, unknown>;
-        const keys = Object.keys(map);
-        for (const k of keys) if (typeof map[k] !== 'string' || INDEX_KEY.test(k)) return undefined;
-        const out: ExtFields = {};
-        // fastjson fills a `new HashMap()` (16 buckets to start with).
-        for (const k of javaHashMapOrder(keys, 16)) setOwn(out, k, map[k] as string);
-        cmd.extFields = out;
+        const ext = stringMapInJavaOrder(value as Record<string, unknown>);
+        if (ext === undefined) return undefined;
+        cmd.extFields = ext;
         break;
       }
       case 'serializeTypeCurrentRPC':
@@ -122,6 +141,63 @@ export function decodeStrictJsonHeader(text: string): RemotingCommand | undefine
     }
   }
   return cmd;
+}
+
+/**
+ * A sequence of extFields keys seen before: the order a Java HashMap lists them in, and whether that is
+ * already the order they came in. Every command of a kind from one client carries the same keys in the
+ * same order, so the order is worked out once per sequence, not once per command.
+ */
+interface KeySequence {
+  next: Map<string, KeySequence> | null;
+  /** The keys of the sequence ending here in HashMap order; null until a header ends here. */
+  javaOrder: readonly string[] | null;
+  inJavaOrder: boolean;
+}
+
+const newSequence = (): KeySequence => ({ next: null, javaOrder: null, inJavaOrder: false });
+let sequences = newSequence();
+let sequenceCount = 0;
+/** Bounded: the remembered sequences are dropped when there are this many. */
+const MAX_SEQUENCES = 4096;
+
+/**
+ * A JSON object of string values as fastjson reads it into a `new HashMap()` (16 buckets to start with):
+ * the same entries in the map's iteration order — `map` itself when it is in that order already.
+ * Undefined when a value is not a string or a key is an array index (a JavaScript object would list it
+ * first, not in the order it came).
+ */
+function stringMapInJavaOrder(map: Record<string, unknown>): ExtFields | undefined {
+  let node = sequences;
+  for (const k in map) {
+    if (!Object.hasOwn(map, k)) continue;
+    if (typeof map[k] !== 'string') return undefined;
+    let child = node.next?.get(k);
+    if (child === undefined) {
+      if (INDEX_KEY.test(k)) return undefined;
+      if (++sequenceCount > MAX_SEQUENCES) {
+        sequences = newSequence();
+        sequenceCount = 0;
+        return stringMapInJavaOrder(map);
+      }
+      child = newSequence();
+      (node.next ??= new Map()).set(k, child);
+    }
+    node = child;
+  }
+  if (node.javaOrder === null) {
+    const keys = Object.keys(map);
+    node.javaOrder = javaHashMapOrder(keys, 16);
+    node.inJavaOrder = node.javaOrder.every((k, i) => k === keys[i]);
+  }
+  if (node.inJavaOrder) return map as ExtFields;
+  const out: ExtFields = {};
+  const order = node.javaOrder;
+  for (let i = 0; i < order.length; i++) {
+    const k = order[i] as string;
+    setOwn(out, k, map[k] as string);
+  }
+  return out;
 }
 
 /** Decodes a JSON header as leniently as fastjson; `offset` places error positions in the frame. @internal */

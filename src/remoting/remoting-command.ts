@@ -20,7 +20,7 @@
  */
 import { InvalidArgumentError } from '../common/errors.js';
 import { javaUtf8RoundTrip } from '../common/codec/java-string.js';
-import { decodeJsonHeader, encodeJsonHeader } from './json-header.js';
+import { decodeJsonHeaderText, encodeJsonHeader } from './json-header.js';
 import { LanguageCode, type LanguageName } from './language-code.js';
 import { RemotingDecodeError } from './remoting-decode-error.js';
 import { decodeRocketMQHeader, encodeRocketMQHeader } from './rocketmq-serializable.js';
@@ -99,7 +99,8 @@ export interface NormalizedCommand {
   opaque: number;
   flag: number;
   remark: string | null;
-  extFields: Array<[string, string]> | null;
+  /** Keys and values in turn: `[key0, value0, key1, value1, ...]`. */
+  extFields: string[] | null;
 }
 
 function int32Field(value: unknown, field: string, fallback?: number): number {
@@ -109,11 +110,11 @@ function int32Field(value: unknown, field: string, fallback?: number): number {
   return value;
 }
 
-function addExtField(out: Array<[string, string]>, k: unknown, v: unknown): void {
+function addExtField(out: string[], k: unknown, v: unknown): void {
   if (v === null || v === undefined) return;
   if (typeof k !== 'string' || typeof v !== 'string')
     throw new InvalidArgumentError(`command.extFields.${String(k)}`, 'keys and values must be strings');
-  out.push([k, v]);
+  out.push(k, v);
 }
 
 function normalize(command: RemotingCommandInput): NormalizedCommand {
@@ -125,7 +126,7 @@ function normalize(command: RemotingCommandInput): NormalizedCommand {
   const remark = command.remark ?? null;
   if (remark !== null && typeof remark !== 'string')
     throw new InvalidArgumentError('command.remark', 'must be a string or null');
-  let extFields: Array<[string, string]> | null = null;
+  let extFields: string[] | null = null;
   const ext = command.extFields;
   if (ext !== null && ext !== undefined) {
     if (typeof ext !== 'object') throw new InvalidArgumentError('command.extFields', 'must be an object or null');
@@ -215,8 +216,9 @@ export function decodeRemotingCommand(frame: Uint8Array): RemotingCommand {
   if (headerLength > buf.length - 4)
     throw new RemotingDecodeError(`bad header length: ${headerLength} (frame has ${buf.length - 4} bytes after it)`, 0);
   if (type === 0) {
-    const cmd = decodeJsonHeader(buf.subarray(4, 4 + headerLength), 4);
+    // Invalid UTF-8 becomes U+FFFD, as in Java's decoder.
     const bodyStart = 4 + headerLength;
+    const cmd = decodeJsonHeaderText(buf.toString('utf8', 4, bodyStart), 4);
     cmd.body = bodyStart < buf.length ? buf.subarray(bodyStart) : null;
     return cmd;
   }
