@@ -38,6 +38,112 @@ export function encodeJsonHeader(cmd: NormalizedCommand): string {
   return `${s},"serializeTypeCurrentRPC":"JSON","version":${cmd.version}}`;
 }
 
+const CODE = '{"code":';
+const EXT_FIELDS = ',"extFields":{';
+const FLAG = ',"flag":';
+const LANGUAGE = ',"language":"';
+const OPAQUE = ',"opaque":';
+const REMARK = ',"remark":"';
+const VERSION = ',"serializeTypeCurrentRPC":"JSON","version":';
+
+/** Printable ASCII other than `"` and `\`: fastjson writes it as it is, one UTF-8 byte per character. */
+function isPlain(s: string): boolean {
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x20 || c > 0x7e || c === 0x22 || c === 0x5c) return false;
+  }
+  return true;
+}
+
+/** Characters of a 32-bit integer in decimal. */
+function intLength(v: number): number {
+  let n = v < 0 ? 2 : 1;
+  for (let a = Math.abs(v); a >= 10; a = Math.floor(a / 10)) n++;
+  return n;
+}
+
+/**
+ * The byte length of the header `encodeJsonHeader` writes for `cmd` when every string in it is plain
+ * (printable ASCII without `"` or `\`, so the text is its own UTF-8), else -1. Such a header is then
+ * written by `writePlainJsonHeader` straight into the frame, with no string built for it.
+ */
+export function plainJsonHeaderLength(cmd: NormalizedCommand): number {
+  let n = CODE.length + intLength(cmd.code);
+  const ext = cmd.extFields;
+  if (ext !== null) {
+    n += EXT_FIELDS.length + 1 + (ext.length > 0 ? ext.length / 2 - 1 : 0);
+    for (let i = 0; i < ext.length; i++) {
+      const s = ext[i] as string;
+      if (!isPlain(s)) return -1;
+      n += s.length + 2 + (i & 1 ? 0 : 1);
+    }
+  }
+  n += FLAG.length + intLength(cmd.flag);
+  if (cmd.language !== null) n += LANGUAGE.length + cmd.language.length + 1;
+  n += OPAQUE.length + intLength(cmd.opaque);
+  if (cmd.remark !== null) {
+    if (!isPlain(cmd.remark)) return -1;
+    n += REMARK.length + cmd.remark.length + 1;
+  }
+  return n + VERSION.length + intLength(cmd.version) + 1;
+}
+
+/** Writes the header of `cmd` (one `plainJsonHeaderLength` accepted) into `buf` at `pos`; returns the end. */
+export function writePlainJsonHeader(cmd: NormalizedCommand, buf: Uint8Array, pos: number): number {
+  let p = writeAscii(buf, pos, CODE);
+  p = writeInt(buf, p, cmd.code);
+  const ext = cmd.extFields;
+  if (ext !== null) {
+    p = writeAscii(buf, p, EXT_FIELDS);
+    for (let i = 0; i < ext.length; i += 2) {
+      if (i > 0) buf[p++] = 0x2c; // ,
+      buf[p++] = 0x22;
+      p = writeAscii(buf, p, ext[i] as string);
+      buf[p++] = 0x22;
+      buf[p++] = 0x3a; // :
+      buf[p++] = 0x22;
+      p = writeAscii(buf, p, ext[i + 1] as string);
+      buf[p++] = 0x22;
+    }
+    buf[p++] = 0x7d; // }
+  }
+  p = writeAscii(buf, p, FLAG);
+  p = writeInt(buf, p, cmd.flag);
+  if (cmd.language !== null) {
+    p = writeAscii(buf, p, LANGUAGE);
+    p = writeAscii(buf, p, cmd.language);
+    buf[p++] = 0x22;
+  }
+  p = writeAscii(buf, p, OPAQUE);
+  p = writeInt(buf, p, cmd.opaque);
+  if (cmd.remark !== null) {
+    p = writeAscii(buf, p, REMARK);
+    p = writeAscii(buf, p, cmd.remark);
+    buf[p++] = 0x22;
+  }
+  p = writeAscii(buf, p, VERSION);
+  p = writeInt(buf, p, cmd.version);
+  buf[p++] = 0x7d;
+  return p;
+}
+
+function writeAscii(buf: Uint8Array, pos: number, s: string): number {
+  for (let i = 0; i < s.length; i++) buf[pos + i] = s.charCodeAt(i);
+  return pos + s.length;
+}
+
+function writeInt(buf: Uint8Array, pos: number, v: number): number {
+  let p = pos;
+  if (v < 0) buf[p++] = 0x2d; // -
+  let a = Math.abs(v);
+  const end = p + intLength(a);
+  for (let i = end - 1; i >= p; i--) {
+    buf[i] = 0x30 + (a % 10);
+    a = Math.floor(a / 10);
+  }
+  return end;
+}
+
 /**
  * `"key":` of the header field names seen lately: every command of a kind writes the same names, so each
  * is escaped once rather than once per command. Bounded: emptied when full.

@@ -20,7 +20,7 @@
  */
 import { InvalidArgumentError } from '../common/errors.js';
 import { javaUtf8RoundTrip } from '../common/codec/java-string.js';
-import { decodeJsonHeaderText, encodeJsonHeader } from './json-header.js';
+import { decodeJsonHeaderText, encodeJsonHeader, plainJsonHeaderLength, writePlainJsonHeader } from './json-header.js';
 import { LanguageCode, type LanguageName } from './language-code.js';
 import { RemotingDecodeError } from './remoting-decode-error.js';
 import { decodeRocketMQHeader, encodeRocketMQHeader } from './rocketmq-serializable.js';
@@ -163,15 +163,19 @@ export function encodeRemotingCommand(command: RemotingCommandInput, options: En
   const body = command.body ?? null;
   if (body !== null && !(body instanceof Uint8Array))
     throw new InvalidArgumentError('command.body', 'must be a Buffer, a Uint8Array or null');
-  // A JSON header is written straight into the frame (no buffer of its own, no copy); Java writes an
-  // unpaired surrogate as '?', so only a text holding a surrogate needs the slower round trip.
+  // A JSON header is written straight into the frame (no buffer of its own, no copy): byte by byte when
+  // all its strings are plain ASCII (what every header of the message path is), else as text. Java writes
+  // an unpaired surrogate as '?', so only a text holding a surrogate needs the slower round trip.
   let text: string | null = null;
   let binary: Buffer | null = null;
   let headerLength: number;
   if (serializeType === 'JSON') {
-    text = encodeJsonHeader(cmd);
-    if (SURROGATE.test(text)) text = javaUtf8RoundTrip(text);
-    headerLength = Buffer.byteLength(text, 'utf8');
+    headerLength = plainJsonHeaderLength(cmd);
+    if (headerLength < 0) {
+      text = encodeJsonHeader(cmd);
+      if (SURROGATE.test(text)) text = javaUtf8RoundTrip(text);
+      headerLength = Buffer.byteLength(text, 'utf8');
+    }
   } else {
     binary = encodeRocketMQHeader(cmd);
     headerLength = binary.length;
@@ -185,7 +189,8 @@ export function encodeRemotingCommand(command: RemotingCommandInput, options: En
   frame.writeInt32BE(4 + headerLength + bodyLength, 0);
   frame.writeUInt32BE(((SERIALIZE_TYPE_CODE[serializeType] << 24) | headerLength) >>> 0, 4);
   if (text !== null) frame.write(text, 8, headerLength, 'utf8');
-  else (binary as Buffer).copy(frame, 8);
+  else if (binary !== null) binary.copy(frame, 8);
+  else writePlainJsonHeader(cmd, frame, 8);
   if (body !== null && bodyLength > 0) frame.set(body, 8 + headerLength);
   return frame;
 }
