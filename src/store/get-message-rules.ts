@@ -45,22 +45,13 @@ export function decideStart(
   queueExists: boolean,
   policy: OffsetCorrectionPolicy,
 ): StartDecision {
-  // One object of one shape per call, and no closure: every pull decides its start.
-  let status: GetMessageStatus;
-  let next = 0;
-  if (!queueExists) status = 'NO_MATCHED_LOGIC_QUEUE';
-  else if (maxOffset === 0) status = 'NO_MESSAGE_IN_QUEUE';
-  else if (offset < minOffset) {
-    status = 'OFFSET_TOO_SMALL';
-    next = minOffset;
-  } else if (offset === maxOffset) {
-    status = 'OFFSET_OVERFLOW_ONE';
-    next = offset;
-  } else if (offset > maxOffset) {
-    status = 'OFFSET_OVERFLOW_BADLY';
-    next = maxOffset;
-  } else return { status: 'NO_MATCHED_MESSAGE', nextBeginOffset: offset, scan: true };
-  return { status, nextBeginOffset: nextOffsetCorrection(offset, next, policy), scan: false };
+  const corr = (n: number): number => nextOffsetCorrection(offset, n, policy);
+  if (!queueExists) return { status: 'NO_MATCHED_LOGIC_QUEUE', nextBeginOffset: corr(0), scan: false };
+  if (maxOffset === 0) return { status: 'NO_MESSAGE_IN_QUEUE', nextBeginOffset: corr(0), scan: false };
+  if (offset < minOffset) return { status: 'OFFSET_TOO_SMALL', nextBeginOffset: corr(minOffset), scan: false };
+  if (offset === maxOffset) return { status: 'OFFSET_OVERFLOW_ONE', nextBeginOffset: corr(offset), scan: false };
+  if (offset > maxOffset) return { status: 'OFFSET_OVERFLOW_BADLY', nextBeginOffset: corr(maxOffset), scan: false };
+  return { status: 'NO_MATCHED_MESSAGE', nextBeginOffset: offset, scan: true };
 }
 
 export interface TransferCaps {
@@ -157,6 +148,7 @@ export interface ScanResult {
  * Yields requests; the driver answers each with a Buffer or null.
  */
 export function* scanConsumeQueue(p: ScanParams): Generator<ScanRequest, ScanResult, Buffer | null> {
+  const corr = (n: number): number => nextOffsetCorrection(p.offset, n, p);
   const filterBytes = maxFilterBytes(p.maxFilterMessageCount, p.maxMsgNums);
   const maxPull = maxPullSize(p.maxTotalMsgSize);
   const memBytes = Math.floor(p.totalPhysicalMemoryBytes * (p.accessMessageInMemoryMaxRatio / 100));
@@ -182,7 +174,7 @@ export function* scanConsumeQueue(p: ScanParams): Generator<ScanRequest, ScanRes
     if (units === null) {
       // RocketMQ: OFFSET_FOUND_NULL — no consume-queue file holds `next`; jump to the next file.
       r.status = 'OFFSET_FOUND_NULL';
-      next = nextOffsetCorrection(p.offset, next + p.cqUnitsPerFile - (next % p.cqUnitsPerFile), p);
+      next = corr(next + p.cqUnitsPerFile - (next % p.cqUnitsPerFile));
       break;
     }
     let skipBelowPy = -1;

@@ -576,16 +576,7 @@ export class MessageStore {
     const body = pullBody(r, window);
     // The records now lie in `body`: every other read window of this pull goes back to the pool.
     releaseWindows(window, body);
-    // Field by field (no spread or Object.assign copy per pull): the scan's result, then the body.
-    result.status = r.status;
-    result.nextBeginOffset = r.nextBeginOffset;
-    result.messages = r.messages;
-    result.queueOffsets = r.queueOffsets;
-    result.bufferTotalSize = r.bufferTotalSize;
-    result.filterMessageCount = r.filterMessageCount;
-    result.suggestPullingFromSlave = r.suggestPullingFromSlave;
-    result.messageCount = r.messages.length;
-    result.messagesBuffer = body;
+    Object.assign(result, r, { messageCount: r.messages.length, messagesBuffer: body });
     return result;
   }
 
