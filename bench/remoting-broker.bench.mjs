@@ -131,6 +131,28 @@ async function allocationCounter(child) {
 
 const allocText = (a, n) => `heap ${Math.round(a.bytes / n)} B/msg, GCs ${a.scavenges} scavenges + ${a.others} other`;
 
+/** One SEND_MESSAGE_V2 of a 1 KiB body to queue `i % QUEUES`, its header as the Java client writes it. */
+function sendOne(conn, topic, i) {
+  return conn.request(
+    310,
+    {
+      a: 'bench-producer',
+      b: topic,
+      c: 'TBW102',
+      d: '4',
+      e: String(i % QUEUES),
+      f: '0',
+      g: String(Date.now()),
+      h: '0',
+      i: `TAGS\u0001T\u0002WAIT\u0001true\u0002UNIQ_KEY\u00017F000001${String(i).padStart(24, '0')}\u0002`,
+      j: '0',
+      k: 'false',
+      m: 'false',
+    },
+    BODY,
+  );
+}
+
 async function round(r, cli) {
   const store = mkdtempSync(path.join(os.tmpdir(), 'rmq-rb-bench-'));
   const { child, port } = await startBroker(store, cli);
@@ -158,24 +180,7 @@ async function round(r, cli) {
     const sender = async () => {
       while (next < N) {
         const i = next++;
-        const res = await conn.request(
-          310,
-          {
-            a: 'bench-producer',
-            b: topic,
-            c: 'TBW102',
-            d: '4',
-            e: String(i % QUEUES),
-            f: '0',
-            g: String(Date.now()),
-            h: '0',
-            i: `TAGS\u0001T\u0002WAIT\u0001true\u0002UNIQ_KEY\u00017F000001${String(i).padStart(24, '0')}\u0002`,
-            j: '0',
-            k: 'false',
-            m: 'false',
-          },
-          BODY,
-        );
+        const res = await sendOne(conn, topic, i);
         if (res.code !== 0) throw new Error(`send: ${res.code} ${res.remark}`);
       }
     };
@@ -273,36 +278,18 @@ async function heldPhase(conn, child, topic, group) {
   }
   // Let the pulls reach the broker and be held.
   await sleep(300);
-  const send = (i) =>
-    conn.request(
-      310,
-      {
-        a: 'bench-producer',
-        b: topic,
-        c: 'TBW102',
-        d: '4',
-        e: String(i % QUEUES),
-        f: '0',
-        g: String(Date.now()),
-        h: '0',
-        i: `TAGS\u0001T\u0002WAIT\u0001true\u0002UNIQ_KEY\u00017F000001${String(i).padStart(24, '0')}\u0002`,
-        j: '0',
-        k: 'false',
-        m: 'false',
-      },
-      BODY,
-    );
-  const one = async (i) => {
-    const woken = new Promise((r) => (waiting[i % QUEUES] = r));
-    const res = await send(i);
+  const one = async (k) => {
+    const woken = new Promise((r) => (waiting[k % QUEUES] = r));
+    const res = await sendOne(conn, topic, k);
     if (res.code !== 0) throw new Error(`send: ${res.code} ${res.remark}`);
     await woken;
   };
-  for (let i = 0; i < 200; i++) await one(i); // warm
+  const WARM = 200;
+  for (let i = 0; i < WARM; i++) await one(N + i);
   const stop = await allocationCounter(child);
   const cpu0 = cpuSeconds(child.pid);
   const t0 = performance.now();
-  for (let i = 0; i < HELD; i++) await one(i);
+  for (let i = 0; i < HELD; i++) await one(N + WARM + i);
   const seconds = (performance.now() - t0) / 1000;
   const cpu = cpuSeconds(child.pid) - cpu0;
   return { seconds, cpu, alloc: await stop() };
