@@ -307,43 +307,54 @@ export class RemotingServer {
   }
 
   private dispatch(connection: RemotingConnection, command: RemotingCommand, serializeType: SerializeType): void {
-    const oneway = isOneway(command.flag);
-    const answer = (response: RemotingCommandInput): void => {
-      if (oneway) return;
-      let frame: { head: Buffer; body: Uint8Array | null };
-      try {
-        frame = encodeResponseParts(response, command.opaque, serializeType);
-      } catch (e) {
-        this.options.logger.error({ err: e, code: command.code }, 'remoting response could not be encoded');
-        const error = { code: ResponseCode.SYSTEM_ERROR, opaque: command.opaque, flag: markResponse(0) };
-        frame = { head: encodeRemotingCommand({ ...error, remark: 'system error' }, { serializeType }), body: null };
-      }
-      // Nothing keeps a response's body after it is written (pull bodies are reused then).
-      connection.write(frame.head, frame.body, true);
-    };
     if (connection.inFlight >= this.options.maxInFlightPerConnection) {
-      answer({ code: ResponseCode.SYSTEM_BUSY, opaque: command.opaque, remark: OVERLOAD_REMARK });
+      this.answer(connection, command, serializeType, {
+        code: ResponseCode.SYSTEM_BUSY,
+        opaque: command.opaque,
+        remark: OVERLOAD_REMARK,
+      });
       return;
     }
     connection.inFlight++;
     this.active++;
-    this.options
-      .onRequest(command, connection)
-      .then(
-        (response) => {
-          if (response && !connection.gone) answer(response);
-        },
-        (e: unknown) => {
-          this.options.logger.error({ err: e, code: command.code }, 'remoting request handling failed');
-          if (!connection.gone) {
-            const remark = (e as Error)?.message || 'system error';
-            answer({ code: ResponseCode.SYSTEM_ERROR, opaque: command.opaque, remark });
-          }
-        },
-      )
-      .finally(() => {
-        connection.inFlight--;
-        if (--this.active === 0) for (const w of this.idleWaiters.splice(0)) w();
-      });
+    void this.run(connection, command, serializeType);
+  }
+
+  /** Handles one request and answers it (one method per request, no closures or promise chain of its own). */
+  private async run(connection: RemotingConnection, command: RemotingCommand, serializeType: SerializeType) {
+    try {
+      let response: RemotingCommandInput | null;
+      try {
+        response = await this.options.onRequest(command, connection);
+      } catch (e) {
+        this.options.logger.error({ err: e, code: command.code }, 'remoting request handling failed');
+        const remark = (e as Error)?.message || 'system error';
+        response = { code: ResponseCode.SYSTEM_ERROR, opaque: command.opaque, remark };
+      }
+      if (response && !connection.gone) this.answer(connection, command, serializeType, response);
+    } finally {
+      connection.inFlight--;
+      if (--this.active === 0) for (const w of this.idleWaiters.splice(0)) w();
+    }
+  }
+
+  /** Writes the answer to `command` (nothing for a oneway request). */
+  private answer(
+    connection: RemotingConnection,
+    command: RemotingCommand,
+    serializeType: SerializeType,
+    response: RemotingCommandInput,
+  ): void {
+    if (isOneway(command.flag)) return;
+    let frame: { head: Buffer; body: Uint8Array | null };
+    try {
+      frame = encodeResponseParts(response, command.opaque, serializeType);
+    } catch (e) {
+      this.options.logger.error({ err: e, code: command.code }, 'remoting response could not be encoded');
+      const error = { code: ResponseCode.SYSTEM_ERROR, opaque: command.opaque, flag: markResponse(0) };
+      frame = { head: encodeRemotingCommand({ ...error, remark: 'system error' }, { serializeType }), body: null };
+    }
+    // Nothing keeps a response's body after it is written (pull bodies are reused then).
+    connection.write(frame.head, frame.body, true);
   }
 }

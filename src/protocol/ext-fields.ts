@@ -80,25 +80,28 @@ function fieldKinds(schema: ObjectSchema): ReadonlyMap<string, FieldKind> {
   return kinds;
 }
 
-/** Typed header → extFields (strings), for `schema`'s fields that are set. */
+/** Typed header → extFields (strings), for `schema`'s fields that are set, in the header's own key order. */
 export function headerToExtFields(
   schema: ObjectSchema,
   header: Readonly<Record<string, unknown>>,
   context = 'header',
+  keys?: Readonly<Record<string, string>>,
 ): Record<string, string> {
   const kinds = fieldKinds(schema);
   const out: Record<string, string> = {};
-  for (const [name, value] of Object.entries(header)) {
+  // for-in over own keys lists them in Object.entries' order without an entry array per field.
+  for (const name in header) {
+    if (!Object.hasOwn(header, name)) continue;
+    const value = header[name];
     if (value === undefined || value === null || !kinds.has(name)) continue;
-    if (typeof value === 'string') out[name] = value;
-    else if (typeof value === 'number' && Number.isFinite(value)) out[name] = String(value);
-    else if (typeof value === 'boolean') out[name] = value ? 'true' : 'false';
+    const key = keys && Object.hasOwn(keys, name) ? (keys[name] as string) : name;
+    if (typeof value === 'string') out[key] = value;
+    else if (typeof value === 'number' && Number.isFinite(value)) out[key] = String(value);
+    else if (typeof value === 'boolean') out[key] = value ? 'true' : 'false';
     else throw new InvalidArgumentError(`${context}.${name}`, `cannot be written as a header string: ${String(value)}`);
   }
   return out;
 }
-
-const JAVA_LONG = /^[+-]?\d+$/;
 
 /** extFields → typed header, validated by `schema`; `context` (the command name) prefixes field names in errors. */
 export function extFieldsToHeader<S extends ObjectSchema>(
@@ -106,6 +109,17 @@ export function extFieldsToHeader<S extends ObjectSchema>(
   extFields: ExtFieldsIn | null | undefined,
   context = 'header',
 ): z.infer<S> {
+  const plan = fastPlan(schema);
+  const fast = plan && extFields ? fastRead(plan, extFields, false) : undefined;
+  return (fast ?? parseHeader(schema, extFields, context)) as z.infer<S>;
+}
+
+/** The full read: each field coerced (an error names it), then checked by the plan or, failing that, by zod. */
+function parseHeader(
+  schema: ObjectSchema,
+  extFields: ExtFieldsIn | null | undefined,
+  context: string,
+): Record<string, unknown> {
   const kinds = fieldKinds(schema);
   const raw: Record<string, unknown> = {};
   if (extFields) {
@@ -118,18 +132,22 @@ export function extFieldsToHeader<S extends ObjectSchema>(
   }
   const plan = fastPlan(schema);
   const fast = plan ? fastParse(plan, raw) : undefined;
-  if (fast) return fast as z.infer<S>;
+  if (fast) return fast;
   const parsed = schema.safeParse(raw);
   if (!parsed.success) {
     const { field, message } = describeZodError(parsed.error);
     throw new InvalidArgumentError(`${context}.${field}`, message);
   }
-  return parsed.data as z.infer<S>;
+  return parsed.data as Record<string, unknown>;
 }
 
 /** A field a header check can run without zod: a string, a safe integer within bounds, or a boolean. */
 interface PlainField {
   name: string;
+  /** SendMessageRequestHeaderV2's one-letter key of the field, when it has one. */
+  letter: string | undefined;
+  /** The name is also a property of every object (`constructor`, `toString`...): read it only when own. */
+  inherited: boolean;
   kind: 'string' | 'integer' | 'boolean';
   optional: boolean;
   min: number;
@@ -166,6 +184,8 @@ function fastPlan(schema: ObjectSchema): readonly PlainField[] | null {
     const checks = (def.checks ?? []).map((c) => c._zod.def as { check: string; value: unknown; inclusive?: boolean });
     const f: PlainField = {
       name,
+      letter: Object.hasOwn(SEND_MESSAGE_V2_KEYS, name) ? SEND_MESSAGE_V2_KEYS[name] : undefined,
+      inherited: name in Object.prototype,
       kind: 'string',
       optional,
       min: -Number.MAX_SAFE_INTEGER,
@@ -207,6 +227,61 @@ function fastParse(plan: readonly PlainField[], raw: Record<string, unknown>): R
   return out;
 }
 
+/**
+ * The header read straight from `ext` when every value is the plain case — a string for a string field, a
+ * Java long within bounds for an integer, `true`/`false` (any case) for a boolean, a required field
+ * present — with the same result as `parseHeader`; undefined for anything else, which `parseHeader`
+ * reads and explains. With `letters`, a field's one-letter key, when present, is read before its name.
+ * No intermediate copy of the extFields and no string per field is made.
+ */
+function fastRead(
+  plan: readonly PlainField[],
+  ext: ExtFieldsIn,
+  letters: boolean,
+): Record<string, unknown> | undefined {
+  const out: Record<string, unknown> = {};
+  for (let i = 0; i < plan.length; i++) {
+    const f = plan[i] as PlainField;
+    let v = f.inherited && !Object.hasOwn(ext, f.name) ? undefined : ext[f.name];
+    if (letters && f.letter !== undefined) {
+      const byLetter = ext[f.letter];
+      if (byLetter !== undefined) v = byLetter;
+    }
+    if (v === null || v === undefined) {
+      if (f.optional) continue;
+      return undefined;
+    }
+    if (f.kind === 'string') {
+      if (typeof v !== 'string') return undefined;
+      out[f.name] = v;
+    } else if (f.kind === 'integer') {
+      let n: number;
+      if (typeof v === 'number') n = v;
+      else if (typeof v === 'string' && isJavaLong(v)) n = Number(v);
+      else return undefined;
+      if (!Number.isSafeInteger(n) || n < f.min || n > f.max) return undefined;
+      out[f.name] = n;
+    } else if (typeof v === 'boolean') out[f.name] = v;
+    else if (typeof v === 'string')
+      // RocketMQ: Boolean.parseBoolean — "true" in any case is true, everything else is false.
+      out[f.name] = v === 'true' || (v.length === 4 && v.toLowerCase() === 'true');
+    else return undefined;
+  }
+  return out;
+}
+
+/** Java's `Long.parseLong` syntax: an optional sign, then one or more ASCII digits. */
+function isJavaLong(s: string): boolean {
+  const first = s.charCodeAt(0);
+  let i = first === 0x2b || first === 0x2d ? 1 : 0;
+  if (i >= s.length) return false;
+  for (; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x30 || c > 0x39) return false;
+  }
+  return true;
+}
+
 function coerce(v: string | number | boolean, kind: FieldKind, field: string): unknown {
   switch (kind) {
     case 'string':
@@ -215,7 +290,7 @@ function coerce(v: string | number | boolean, kind: FieldKind, field: string): u
     case 'number':
       if (typeof v === 'number') return v;
       if (typeof v === 'string') {
-        if (kind === 'integer' ? JAVA_LONG.test(v) : v.trim() !== '' && Number.isFinite(Number(v))) return Number(v);
+        if (kind === 'integer' ? isJavaLong(v) : v.trim() !== '' && Number.isFinite(Number(v))) return Number(v);
         throw new InvalidArgumentError(
           field,
           `not ${kind === 'integer' ? 'an integer' : 'a number'}: ${JSON.stringify(v)}`,
@@ -234,7 +309,8 @@ function coerce(v: string | number | boolean, kind: FieldKind, field: string): u
 /** SendMessageRequestHeader field names → SendMessageRequestHeaderV2 letters (unknown keys kept). */
 export function toSendMessageV2Keys(extFields: Readonly<Record<string, string>>): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(extFields)) out[SEND_MESSAGE_V2_KEYS[k] ?? k] = v;
+  for (const k in extFields)
+    if (Object.hasOwn(extFields, k)) out[SEND_MESSAGE_V2_KEYS[k] ?? k] = extFields[k] as string;
   return out;
 }
 
@@ -250,18 +326,37 @@ export function fromSendMessageV2Keys(extFields: ExtFieldsIn): Record<string, st
   return out;
 }
 
-function requestSpec(code: number): { schema: ObjectSchema; name: string } {
-  if (code === RequestCode.SEND_MESSAGE_V2)
-    return { schema: SendMessage.requestHeader as ObjectSchema, name: 'SEND_MESSAGE_V2' };
-  const spec = COMMANDS.get(code);
-  if (!spec) throw new InvalidArgumentError('code', `no command with request code ${code}`);
-  return { schema: spec.requestHeader as ObjectSchema, name: spec.name };
+interface Spec {
+  schema: ObjectSchema;
+  name: string;
 }
 
-function responseSpec(code: number): { schema: ObjectSchema; name: string } {
-  const spec = COMMANDS.get(code === RequestCode.SEND_MESSAGE_V2 ? RequestCode.SEND_MESSAGE : code);
-  if (!spec) throw new InvalidArgumentError('code', `no command with request code ${code}`);
-  return { schema: spec.responseHeader as ObjectSchema, name: spec.name };
+/** Per request code, looked up once: headers are read and written on every call. */
+const requestSpecs = new Map<number, Spec>();
+const responseSpecs = new Map<number, Spec>();
+
+function requestSpec(code: number): Spec {
+  let spec = requestSpecs.get(code);
+  if (spec) return spec;
+  if (code === RequestCode.SEND_MESSAGE_V2)
+    spec = { schema: SendMessage.requestHeader as ObjectSchema, name: 'SEND_MESSAGE_V2' };
+  else {
+    const command = COMMANDS.get(code);
+    if (!command) throw new InvalidArgumentError('code', `no command with request code ${code}`);
+    spec = { schema: command.requestHeader as ObjectSchema, name: command.name };
+  }
+  requestSpecs.set(code, spec);
+  return spec;
+}
+
+function responseSpec(code: number): Spec {
+  let spec = responseSpecs.get(code);
+  if (spec) return spec;
+  const command = COMMANDS.get(code === RequestCode.SEND_MESSAGE_V2 ? RequestCode.SEND_MESSAGE : code);
+  if (!command) throw new InvalidArgumentError('code', `no command with request code ${code}`);
+  spec = { schema: command.responseHeader as ObjectSchema, name: `${command.name} response` };
+  responseSpecs.set(code, spec);
+  return spec;
 }
 
 /** The extFields of a request with `code` (one-letter keys for SEND_MESSAGE_V2 and SEND_BATCH_MESSAGE). */
@@ -270,8 +365,7 @@ export function requestHeaderToExtFields(
   header: Readonly<Record<string, unknown>>,
 ): Record<string, string> {
   const { schema, name } = requestSpec(code);
-  const ext = headerToExtFields(schema, header, name);
-  return usesSendMessageV2Keys(code) ? toSendMessageV2Keys(ext) : ext;
+  return headerToExtFields(schema, header, name, usesSendMessageV2Keys(code) ? SEND_MESSAGE_V2_KEYS : undefined);
 }
 
 /** The typed header of a request with `code`, read from its extFields. */
@@ -280,8 +374,11 @@ export function requestHeaderFromExtFields(
   extFields: ExtFieldsIn | null | undefined,
 ): Record<string, unknown> {
   const { schema, name } = requestSpec(code);
-  const ext = extFields && usesSendMessageV2Keys(code) ? fromSendMessageV2Keys(extFields) : extFields;
-  return extFieldsToHeader(schema, ext, name);
+  const letters = usesSendMessageV2Keys(code);
+  const plan = fastPlan(schema);
+  const fast = plan && extFields ? fastRead(plan, extFields, letters) : undefined;
+  if (fast) return fast;
+  return parseHeader(schema, extFields && letters ? fromSendMessageV2Keys(extFields) : extFields, name);
 }
 
 /** The extFields of the response to a request with `code`. */
@@ -290,7 +387,7 @@ export function responseHeaderToExtFields(
   header: Readonly<Record<string, unknown>>,
 ): Record<string, string> {
   const { schema, name } = responseSpec(code);
-  return headerToExtFields(schema, header, `${name} response`);
+  return headerToExtFields(schema, header, name);
 }
 
 /** The typed header of the response to a request with `code`, read from its extFields. */
@@ -299,5 +396,5 @@ export function responseHeaderFromExtFields(
   extFields: ExtFieldsIn | null | undefined,
 ): Record<string, unknown> {
   const { schema, name } = responseSpec(code);
-  return extFieldsToHeader(schema, extFields, `${name} response`);
+  return extFieldsToHeader(schema, extFields, name);
 }

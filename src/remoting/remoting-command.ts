@@ -20,7 +20,7 @@
  */
 import { InvalidArgumentError } from '../common/errors.js';
 import { javaUtf8RoundTrip } from '../common/codec/java-string.js';
-import { decodeJsonHeader, encodeJsonHeader } from './json-header.js';
+import { decodeJsonHeaderText, encodeJsonHeader, plainJsonHeaderLength, writePlainJsonHeader } from './json-header.js';
 import { LanguageCode, type LanguageName } from './language-code.js';
 import { RemotingDecodeError } from './remoting-decode-error.js';
 import { decodeRocketMQHeader, encodeRocketMQHeader } from './rocketmq-serializable.js';
@@ -99,7 +99,8 @@ export interface NormalizedCommand {
   opaque: number;
   flag: number;
   remark: string | null;
-  extFields: Array<[string, string]> | null;
+  /** Keys and values in turn: `[key0, value0, key1, value1, ...]`. */
+  extFields: string[] | null;
 }
 
 function int32Field(value: unknown, field: string, fallback?: number): number {
@@ -109,11 +110,11 @@ function int32Field(value: unknown, field: string, fallback?: number): number {
   return value;
 }
 
-function addExtField(out: Array<[string, string]>, k: unknown, v: unknown): void {
+function addExtField(out: string[], k: unknown, v: unknown): void {
   if (v === null || v === undefined) return;
   if (typeof k !== 'string' || typeof v !== 'string')
     throw new InvalidArgumentError(`command.extFields.${String(k)}`, 'keys and values must be strings');
-  out.push([k, v]);
+  out.push(k, v);
 }
 
 function normalize(command: RemotingCommandInput): NormalizedCommand {
@@ -125,7 +126,7 @@ function normalize(command: RemotingCommandInput): NormalizedCommand {
   const remark = command.remark ?? null;
   if (remark !== null && typeof remark !== 'string')
     throw new InvalidArgumentError('command.remark', 'must be a string or null');
-  let extFields: Array<[string, string]> | null = null;
+  let extFields: string[] | null = null;
   const ext = command.extFields;
   if (ext !== null && ext !== undefined) {
     if (typeof ext !== 'object') throw new InvalidArgumentError('command.extFields', 'must be an object or null');
@@ -162,15 +163,19 @@ export function encodeRemotingCommand(command: RemotingCommandInput, options: En
   const body = command.body ?? null;
   if (body !== null && !(body instanceof Uint8Array))
     throw new InvalidArgumentError('command.body', 'must be a Buffer, a Uint8Array or null');
-  // A JSON header is written straight into the frame (no buffer of its own, no copy); Java writes an
-  // unpaired surrogate as '?', so only a text holding a surrogate needs the slower round trip.
+  // A JSON header is written straight into the frame (no buffer of its own, no copy): byte by byte when
+  // all its strings are plain ASCII (what every header of the message path is), else as text. Java writes
+  // an unpaired surrogate as '?', so only a text holding a surrogate needs the slower round trip.
   let text: string | null = null;
   let binary: Buffer | null = null;
   let headerLength: number;
   if (serializeType === 'JSON') {
-    text = encodeJsonHeader(cmd);
-    if (SURROGATE.test(text)) text = javaUtf8RoundTrip(text);
-    headerLength = Buffer.byteLength(text, 'utf8');
+    headerLength = plainJsonHeaderLength(cmd);
+    if (headerLength < 0) {
+      text = encodeJsonHeader(cmd);
+      if (SURROGATE.test(text)) text = javaUtf8RoundTrip(text);
+      headerLength = Buffer.byteLength(text, 'utf8');
+    }
   } else {
     binary = encodeRocketMQHeader(cmd);
     headerLength = binary.length;
@@ -184,7 +189,8 @@ export function encodeRemotingCommand(command: RemotingCommandInput, options: En
   frame.writeInt32BE(4 + headerLength + bodyLength, 0);
   frame.writeUInt32BE(((SERIALIZE_TYPE_CODE[serializeType] << 24) | headerLength) >>> 0, 4);
   if (text !== null) frame.write(text, 8, headerLength, 'utf8');
-  else (binary as Buffer).copy(frame, 8);
+  else if (binary !== null) binary.copy(frame, 8);
+  else writePlainJsonHeader(cmd, frame, 8);
   if (body !== null && bodyLength > 0) frame.set(body, 8 + headerLength);
   return frame;
 }
@@ -215,8 +221,9 @@ export function decodeRemotingCommand(frame: Uint8Array): RemotingCommand {
   if (headerLength > buf.length - 4)
     throw new RemotingDecodeError(`bad header length: ${headerLength} (frame has ${buf.length - 4} bytes after it)`, 0);
   if (type === 0) {
-    const cmd = decodeJsonHeader(buf.subarray(4, 4 + headerLength), 4);
+    // Invalid UTF-8 becomes U+FFFD, as in Java's decoder.
     const bodyStart = 4 + headerLength;
+    const cmd = decodeJsonHeaderText(buf.toString('utf8', 4, bodyStart), 4);
     cmd.body = bodyStart < buf.length ? buf.subarray(bodyStart) : null;
     return cmd;
   }

@@ -28,9 +28,11 @@ export function encodeRocketMQHeader(cmd: NormalizedCommand): Buffer {
   const remark = cmd.remark !== null && cmd.remark.length > 0 ? javaUtf8Encode(cmd.remark) : null;
   const entries: Array<[Buffer, Buffer]> = [];
   let extLength = 0;
-  for (const [k, v] of cmd.extFields ?? []) {
+  const ext = cmd.extFields ?? [];
+  for (let i = 0; i < ext.length; i += 2) {
+    const k = ext[i] as string;
     const kb = javaUtf8Encode(k);
-    const vb = javaUtf8Encode(v);
+    const vb = javaUtf8Encode(ext[i + 1] as string);
     if (kb.length > 0x7fff)
       throw new InvalidArgumentError(
         `command.extFields.${k.slice(0, 40)}`,

@@ -84,6 +84,57 @@ function compiledFrom(data: ConsumerFilterDataApi): CompiledSql92 {
   };
 }
 
+/** A filter built from a pull's own subscription, with what it was built from. */
+interface KnownFilter {
+  expressionType: string | undefined;
+  subVersion: number;
+  filterSupportRetry: boolean;
+  filter: ExpressionMessageFilter;
+}
+
+/**
+ * Per broker, topic and subscription expression: the filter built for the pulls that carry their
+ * subscription (the SUBSCRIPTION flag). Such a consumer sends the same subscription with every pull, and
+ * a filter is never changed once built, so it is built once rather than on every pull. Bounded: emptied
+ * when it holds this many.
+ */
+const knownFilters = new WeakMap<BrokerContext, Map<string, Map<string, KnownFilter>>>();
+const MAX_KNOWN_FILTERS = 1024;
+let knownFilterCount = 0;
+
+function knownFilter(ctx: BrokerContext, h: PullMessageRequestHeader): ExpressionMessageFilter | undefined {
+  const known = knownFilters
+    .get(ctx)
+    ?.get(h.topic)
+    ?.get(h.subscription ?? '');
+  if (
+    known === undefined ||
+    known.expressionType !== h.expressionType ||
+    known.subVersion !== h.subVersion ||
+    known.filterSupportRetry !== ctx.brokerConfig.filterSupportRetry
+  )
+    return undefined;
+  return known.filter;
+}
+
+function rememberFilter(ctx: BrokerContext, h: PullMessageRequestHeader, filter: ExpressionMessageFilter): void {
+  let byTopic = knownFilters.get(ctx);
+  if (!byTopic || knownFilterCount >= MAX_KNOWN_FILTERS) {
+    byTopic = new Map();
+    knownFilters.set(ctx, byTopic);
+    knownFilterCount = 0;
+  }
+  let bySubscription = byTopic.get(h.topic);
+  if (!bySubscription) byTopic.set(h.topic, (bySubscription = new Map()));
+  if (!bySubscription.has(h.subscription ?? '')) knownFilterCount++;
+  bySubscription.set(h.subscription ?? '', {
+    expressionType: h.expressionType,
+    subVersion: h.subVersion,
+    filterSupportRetry: ctx.brokerConfig.filterSupportRetry,
+    filter,
+  });
+}
+
 interface Prepared {
   filter: MessageFilter;
   topicSysFlag: number;
@@ -136,7 +187,10 @@ function prepare(
   // 9: the subscription
   let subscriptionData: SubscriptionData;
   let filterData: CompiledSql92 | null = null;
-  if (hasSubscriptionFlag(h.sysFlag)) {
+  const fromRequest = hasSubscriptionFlag(h.sysFlag);
+  const known = fromRequest ? knownFilter(ctx, h) : undefined;
+  if (known?.subscriptionData) subscriptionData = known.subscriptionData;
+  else if (fromRequest) {
     try {
       subscriptionData = buildSubscriptionDataWithType(h.topic, h.subscription, h.expressionType);
       subscriptionData.subVersion = h.subVersion;
@@ -194,13 +248,17 @@ function prepare(
       `The broker does not support consumer to filter message by ${subscriptionData.expressionType}`,
     );
   }
-  const filter = cfg.filterSupportRetry
-    ? new ExpressionForRetryMessageFilter(subscriptionData, filterData, (topic, g) => {
-        if (topic === undefined) return null;
-        const d = ctx.consumerFilterManager.get(topic, g);
-        return d ? compiledFrom(d) : null;
-      })
-    : new ExpressionMessageFilter(subscriptionData, filterData);
+  let filter = known;
+  if (!filter) {
+    filter = cfg.filterSupportRetry
+      ? new ExpressionForRetryMessageFilter(subscriptionData, filterData, (topic, g) => {
+          if (topic === undefined) return null;
+          const d = ctx.consumerFilterManager.get(topic, g);
+          return d ? compiledFrom(d) : null;
+        })
+      : new ExpressionMessageFilter(subscriptionData, filterData);
+    if (fromRequest) rememberFilter(ctx, h, filter);
+  }
   return { filter, topicSysFlag: topicConfig.topicSysFlag, groupSysFlag: group.groupSysFlag };
 }
 

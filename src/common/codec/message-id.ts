@@ -6,7 +6,7 @@
  */
 import type { HostAddress } from '../message.js';
 import { InvalidArgumentError } from '../errors.js';
-import { bytesToHex, readInt32, readInt64, writeInt32, writeInt64 } from './bytes.js';
+import { bytesToHex, hex32, readInt32, readInt64, writeInt32 } from './bytes.js';
 import { ipToBytes, ipv4ToString, ipv6ToString } from './hosts.js';
 
 /** Address bytes of a host, or an InvalidArgumentError naming `field`. */
@@ -32,16 +32,36 @@ export function checkSafeInteger(v: unknown, field: string): asserts v is number
   }
 }
 
+/** The hex of the last store host seen: a broker writes every id with the same one. */
+let lastHost: { ip: string; port: number; hex: string } | null = null;
+
 /** The offset message id of a record stored at `commitLogOffset` by `storeHost`. */
 export function createMessageId(storeHost: HostAddress, commitLogOffset: number): string {
-  const addr = hostBytes(storeHost, 'storeHost');
+  const last = lastHost;
+  let hostHex: string;
+  if (
+    last !== null &&
+    storeHost !== null &&
+    typeof storeHost === 'object' &&
+    storeHost.ip === last.ip &&
+    storeHost.port === last.port
+  )
+    hostHex = last.hex;
+  else {
+    const addr = hostBytes(storeHost, 'storeHost');
+    const b = new Uint8Array(addr.length + 4);
+    b.set(addr, 0);
+    writeInt32(b, addr.length, storeHost.port);
+    hostHex = bytesToHex(b);
+    lastHost = { ip: storeHost.ip, port: storeHost.port, hex: hostHex };
+  }
   checkSafeInteger(commitLogOffset, 'commitLogOffset');
-  const b = new Uint8Array(addr.length + 12);
-  b.set(addr, 0);
-  writeInt32(b, addr.length, storeHost.port);
-  writeInt64(b, addr.length + 4, commitLogOffset);
-  return bytesToHex(b);
+  // The offset as a big-endian two's-complement long: the high and the low 32 bits.
+  const hi = Math.floor(commitLogOffset / TWO_32);
+  return hostHex + hex32(hi) + hex32(commitLogOffset - hi * TWO_32);
 }
+
+const TWO_32 = 2 ** 32;
 
 /**
  * Splits an offset message id (either case) into store host and commit-log offset. A 32-char id is

@@ -124,6 +124,29 @@ describe('PULL_MESSAGE response codes', () => {
     expect(decodeMessages(sql.body).map((m) => m.body?.toString())).toEqual(['m4']);
   });
 
+  test('a subscription sent again with another type or subVersion is read again, not taken from an earlier pull', async () => {
+    const topic = uniqueName('T');
+    for (let i = 0; i < 4; i++) await f.client.send(topic, `m${i}`, { tags: 'a', properties: { a: String(i) } });
+    const bodies = (r: { body: Buffer }): string[] => decodeMessages(r.body).map((m) => m.body?.toString() ?? '');
+    for (let round = 0; round < 2; round++) {
+      // The same text as a tag expression ("a" matches every message) and as SQL92 (a property that is not
+      // a boolean: nothing matches; a = 1: one message).
+      const asTag = await f.client.pull({ group: uniqueName('g'), topic, subscription: 'a' });
+      expect(bodies(asTag)).toEqual(['m0', 'm1', 'm2', 'm3']);
+      const asSql = await f.client.pull({ group: uniqueName('g'), topic, subscription: 'a', expressionType: 'SQL92' });
+      expect(asSql.code).toBe(ResponseCode.PULL_RETRY_IMMEDIATELY);
+      const sql = await f.client.pull({
+        group: uniqueName('g'),
+        topic,
+        subscription: 'a = 1',
+        expressionType: 'SQL92',
+      });
+      expect(bodies(sql)).toEqual(['m1']);
+      const tagOfSqlText = await f.client.pull({ group: uniqueName('g'), topic, subscription: 'a = 1' });
+      expect(tagOfSqlText.code).toBe(ResponseCode.PULL_RETRY_IMMEDIATELY);
+    }
+  });
+
   test('SUBSCRIPTION_PARSE_FAILED for a bad SQL92 expression, a bad tag expression and an unknown type', async () => {
     const topic = uniqueName('T');
     await sendN(topic, 1);

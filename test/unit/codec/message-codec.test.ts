@@ -127,6 +127,41 @@ describe('message ids', () => {
     expect(() => createMessageId({ ip: '1.2.3.4', port: 1 }, 2 ** 53)).toThrow(InvalidArgumentError);
     expect(createMessageId({ ip: '1.2.3.4', port: 1 }, -1)).toBe('010203040000000' + '1FFFFFFFFFFFFFFFF');
   });
+
+  it('createMessageId: host, port and offset bytes in hex, whichever host came before', () => {
+    const hosts = [
+      { ip: '10.0.0.1', port: 10911 },
+      { ip: '10.0.0.1', port: 10912 },
+      { ip: '10.0.0.2', port: 10911 },
+      { ip: '2001:db8::1', port: 10911 },
+    ];
+    const offsets = [
+      0,
+      1,
+      255,
+      2 ** 31,
+      2 ** 32 - 1,
+      2 ** 32,
+      2 ** 40 + 7,
+      2 ** 53 - 1,
+      -1,
+      -(2 ** 32) - 1,
+      -(2 ** 53) + 1,
+    ];
+    for (let round = 0; round < 2; round++) {
+      for (const host of hosts) {
+        for (const offset of offsets) {
+          const bytes = Buffer.alloc((ipToBytes(host.ip) as Uint8Array).length + 12);
+          bytes.set(ipToBytes(host.ip) as Uint8Array, 0);
+          bytes.writeInt32BE(host.port, bytes.length - 12);
+          bytes.writeBigInt64BE(BigInt(offset), bytes.length - 8);
+          expect(createMessageId({ ...host }, offset)).toBe(bytes.toString('hex').toUpperCase());
+        }
+        expect(() => createMessageId(host, 2 ** 53)).toThrow(InvalidArgumentError);
+      }
+    }
+    expect(() => createMessageId({ ip: '10.0.0.1', port: 70000 }, 0)).toThrow(InvalidArgumentError);
+  });
 });
 
 describe('host text (Java InetAddress rules)', () => {

@@ -33,6 +33,18 @@ describe('strict JSON header reader', () => {
     expect(same('{"code":1e2,"flag":1.0,"extFields":{"__proto__":"x","a\\u0000b":"\\ud800","é":"ü"}}')).toBe('strict');
   });
 
+  test('a key sequence seen before (its order remembered) reads as the first time, values and order', () => {
+    const ext = (pairs: string): string => `{"code":11,"extFields":{${pairs}},"opaque":1}`;
+    for (let round = 0; round < 3; round++) {
+      expect(same(ext(`"topic":"T${round}","queueId":"${round}","bname":"b"`))).toBe('strict');
+      expect(same(ext(`"topic":"T","queueId":"1"`))).toBe('strict');
+      expect(same(ext(`"topic":"T","queueId":"1","bname":"b","extra":"${round}"`))).toBe('strict');
+      expect(same(ext(`"queueId":"1","topic":"T"`))).toBe('strict');
+      expect(same(ext(`"topic":"T","queueId":${round}`))).toBe('lenient');
+      expect(same(ext(`"topic":"T","0":"x"`))).toBe('lenient');
+    }
+  });
+
   test.each([
     ['a smart-matched name', '{"Code":11}'],
     ['a string number', '{"code":"11"}'],

@@ -332,3 +332,47 @@ describe('properties', () => {
     );
   });
 });
+
+describe('JSON header written byte by byte', () => {
+  // A header whose strings are all printable ASCII is written straight into the frame; any other goes
+  // through the text writer. Both must give fastjson's bytes, so the byte writer is checked against it.
+  const printable = fc.string({ unit: fc.constantFrom('a', 'Z', '0', ' ', '~', '/', '%', '"', '\\'), maxLength: 8 });
+  const anyText = fc.oneof(printable, fc.string({ maxLength: 6 }));
+  const int32 = fc.integer({ min: -0x80000000, max: 0x7fffffff });
+  const command = fc.record({
+    code: int32,
+    flag: int32,
+    opaque: int32,
+    version: fc.oneof(int32, fc.constantFrom(0, 9, 10, 99, 100, -1, -10)),
+    language: fc.constantFrom<LanguageName | null>('JAVA', 'NODE_JS', 'GO', null),
+    remark: fc.option(anyText),
+    extFields: fc.option(fc.dictionary(fc.oneof(printable, anyText), anyText, { maxKeys: 5 })),
+  });
+
+  test('the same bytes as fastjson text encoded as UTF-8', () => {
+    fc.assert(
+      fc.property(command, (cmd) => {
+        const ext = cmd.extFields === null ? [] : Object.entries(cmd.extFields);
+        const text =
+          `{"code":${cmd.code}` +
+          (cmd.extFields === null
+            ? ''
+            : `,"extFields":{${ext.map(([k, v]) => `${JSON.stringify(k)}:${JSON.stringify(v)}`).join(',')}}`) +
+          `,"flag":${cmd.flag}` +
+          (cmd.language === null ? '' : `,"language":"${cmd.language}"`) +
+          `,"opaque":${cmd.opaque}` +
+          (cmd.remark === null ? '' : `,"remark":${JSON.stringify(cmd.remark)}`) +
+          `,"serializeTypeCurrentRPC":"JSON","version":${cmd.version}}`;
+        const plain = /^[\x20-\x7e]*$/.test(text);
+        const got = jsonHeader(cmd);
+        // JSON.stringify and fastjson agree on printable ASCII; for other text only the parse is compared.
+        if (plain) expect(got).toBe(text);
+        else expect(JSON.parse(got)).toEqual(JSON.parse(text.replace(/\\u[dD][89a-fA-F][0-9a-fA-F]{2}/g, '?')));
+        const frame = encodeRemotingCommand(cmd);
+        expect(frame.readInt32BE(0)).toBe(frame.length - 4);
+        expect(frame.readUInt32BE(4)).toBe(frame.length - 8);
+      }),
+      { numRuns: 500 },
+    );
+  });
+});
