@@ -18,7 +18,6 @@ import type { Logger } from '../common/logger.js';
 import { MessageConst, type MessageExt, type MessageQueue } from '../common/message.js';
 import { readInt64 } from '../common/codec/bytes.js';
 import { checkRecordHeader, decodeLaidOut, decodeMessage } from '../common/codec/decode.js';
-import { string2messageProperties } from '../common/codec/properties.js';
 import { layoutFromLengths, newLayout, type RecordLayout } from '../common/codec/record-scan.js';
 import { clientTagRecheck, type SubscriptionData } from '../filter/index.js';
 import { pullBufferPool, type PullBufferPool } from './pull-buffer-pool.js';
@@ -253,8 +252,29 @@ export class PulledBatch {
   }
 }
 
-/** The TAGS property of the record laid out in `l`, or undefined. */
-function tagsOf(b: Buffer, l: RecordLayout): string | undefined {
-  if (l.propsLength === 0) return undefined;
-  return string2messageProperties(b.toString('utf8', l.propsStart, l.propsStart + l.propsLength))[MessageConst.TAGS];
+const T = 0x54;
+const A = 0x41;
+const G = 0x47;
+const S = 0x53;
+
+/**
+ * The TAGS property of the record laid out in `l`, or undefined: what
+ * `string2messageProperties(properties).TAGS` gives (entries split on 0x02, the key up to the entry's
+ * first 0x01, an empty value ignored, a later duplicate winning), read from the bytes without building
+ * the properties map. UTF-8 never uses the bytes 0x01 and 0x02 inside a character, so byte and
+ * character boundaries agree on the separators.
+ */
+export function tagsOf(b: Buffer, l: RecordLayout): string | undefined {
+  const end = l.propsStart + l.propsLength;
+  let tags: string | undefined;
+  let i = l.propsStart;
+  while (i < end) {
+    let e = i;
+    while (e < end && b[e] !== 2) e++;
+    if (e - i > 5 && b[i] === T && b[i + 1] === A && b[i + 2] === G && b[i + 3] === S && b[i + 4] === 1) {
+      tags = b.toString('utf8', i + 5, e);
+    }
+    i = e + 1;
+  }
+  return tags;
 }
