@@ -18,6 +18,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { setTimeout } from 'node:timers';
 import { fileURLToPath } from 'node:url';
 if (!process.env.A) {
   console.error('usage: A=/path/to/baseline/checkout [B=/path/to/candidate] node bench/consumer-ab.mjs (both built)');
