@@ -9,11 +9,16 @@
 // Env: A (required) and B [this checkout] (each with a built dist/), N [50000] messages of 1 KiB per
 // topic, C [1] consumers per side, T [http] or tcp, ROUNDS [3], SEQ=1 runs A then B instead of together,
 // BROKER [A] the checkout whose CLI broker serves both.
+// RATE=R: the low-rate case instead of a backlog: per round both sides start on empty topics, and once
+// both are ready N messages are sent, one at a time at R msg/s to each side (A, B, A, B ...): CPU per
+// message is then mostly per-pull cost (one message per pull answer). N defaults to 10000 then.
 import { Buffer } from 'node:buffer';
 import { spawn, fork } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { setTimeout } from 'node:timers';
 import { fileURLToPath } from 'node:url';
 if (!process.env.A) {
   console.error('usage: A=/path/to/baseline/checkout [B=/path/to/candidate] node bench/consumer-ab.mjs (both built)');
@@ -21,7 +26,8 @@ if (!process.env.A) {
 }
 const A = process.env.A;
 const B = process.env.B ?? path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const N = Number(process.env.N ?? 50000);
+const RATE = Number(process.env.RATE ?? 0);
+const N = Number(process.env.N ?? (RATE > 0 ? 10000 : 50000));
 const C = Number(process.env.C ?? 1);
 const T = process.env.T ?? 'http';
 const ROUNDS = Number(process.env.ROUNDS ?? 3);
@@ -80,14 +86,49 @@ const run = (root, topics) =>
     ch.on('message', resolve);
     ch.on('exit', (code) => code && reject(new Error('child ' + code)));
   });
+/** RATE mode: one child per side, started on empty topics; sends once both are ready. */
+async function paced(tA, tB) {
+  const ready = [];
+  const results = ['A', 'B'].map((side) => {
+    const topics = side === 'A' ? tA : tB;
+    for (const t of topics) ready.push(producer.send({ topic: t, body: Buffer.from('w') }));
+    return new Promise((resolve, reject) => {
+      let ok;
+      ready.push(new Promise((r) => (ok = r)));
+      const ch = fork(
+        path.join(path.dirname(fileURLToPath(import.meta.url)), 'consumer-ab-child.mjs'),
+        [side === 'A' ? A : B, JSON.stringify(connect), JSON.stringify(topics), String(N), String(C), 'paced'],
+        { stdio: 'inherit' },
+      );
+      ch.on('message', (m) => (m === 'ready' ? ok() : resolve(m)));
+      ch.on('exit', (code) => code && reject(new Error('child ' + code)));
+    });
+  });
+  await Promise.all(ready);
+  // Each side's topics in turn: the child consumes them one after the other.
+  for (let k = 0; k < tA.length; k++) {
+    const t0 = performance.now();
+    for (let i = 0; i < N; i++) {
+      const due = t0 + (i * 1000) / RATE;
+      const wait = due - performance.now();
+      if (wait > 1) await new Promise((r) => setTimeout(r, wait));
+      void producer.send({ topic: tA[k], body });
+      void producer.send({ topic: tB[k], body });
+    }
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  return Promise.all(results);
+}
 const all = { A: [], B: [] };
 const stamp = Date.now();
 for (let r = 0; r < ROUNDS; r++) {
   const tA = [`W${stamp}A${r}`, `X${stamp}A${r}`, `Y${stamp}A${r}`],
     tB = [`W${stamp}B${r}`, `X${stamp}B${r}`, `Y${stamp}B${r}`];
-  for (const t of [...tA, ...tB]) await backlog(t, N);
   let ra, rb;
-  if (SEQ) {
+  if (RATE > 0) [ra, rb] = await paced(tA, tB);
+  else for (const t of [...tA, ...tB]) await backlog(t, N);
+  if (RATE > 0);
+  else if (SEQ) {
     if (r % 2) {
       rb = await run(B, tB);
       ra = await run(A, tA);
@@ -105,7 +146,10 @@ for (let r = 0; r < ROUNDS; r++) {
   const f = (res) =>
     res
       .slice(1)
-      .map((x) => `${x.cpu.toFixed(2)}us(sys ${x.sys.toFixed(2)}) ${x.rate.toFixed(0)}/s`)
+      .map(
+        (x) =>
+          `${x.cpu.toFixed(2)}us(sys ${x.sys.toFixed(2)}) ${x.rate.toFixed(0)}/s gc/1000 ${x.gcPer1000.toFixed(2)}`,
+      )
       .join(', ');
   console.log(`round ${r}: A ${f(ra)} | B ${f(rb)}`);
 }
@@ -119,5 +163,8 @@ const ma = med(all.A.map((x) => x.cpu)),
 console.log(
   `median consumer cpu: A ${ma.toFixed(2)} us/msg, B ${mb.toFixed(2)} us/msg, B/A ${(mb / ma).toFixed(3)}; rate A ${med(all.A.map((x) => x.rate)).toFixed(0)} B ${med(all.B.map((x) => x.rate)).toFixed(0)}`,
 );
+const ga = med(all.A.map((x) => x.gcPer1000)),
+  gb = med(all.B.map((x) => x.gcPer1000));
+console.log(`median GCs per 1000 messages: A ${ga.toFixed(2)}, B ${gb.toFixed(2)}, B/A ${(gb / ga).toFixed(3)}`);
 await producer.shutdown();
 process.exit(0);

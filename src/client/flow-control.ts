@@ -82,8 +82,11 @@ export function decidePull(s: PullCheckInput): PullDecision {
   if (!s.hasSubscription) {
     return { action: 'later', delayMs: s.pullTimeDelayMillsWhenException, reason: 'noSubscription' };
   }
-  return { action: 'pull' };
+  return PULL;
 }
+
+/** The answer when nothing holds the pull back: one frozen object, not one per pull. */
+const PULL: PullDecision = Object.freeze({ action: 'pull' });
 
 /**
  * RocketMQ: RebalancePushImpl.messageQueueChanged — a topic-wide limit (−1 = off) becomes a per-queue

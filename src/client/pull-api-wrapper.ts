@@ -125,7 +125,11 @@ export class PullAPIWrapper {
    * to decode and filter the messages.
    */
   async pullKernelImpl(req: PullKernelRequest): Promise<PullResultExt> {
-    const found = await this.#instance.findBrokerAddressForQueue(req.mq, this.recalculatePullFromWhichNode(req.mq));
+    const brokerId = this.recalculatePullFromWhichNode(req.mq);
+    // The route is known on every pull but the first: look it up without an await.
+    const found =
+      this.#instance.findBrokerAddressInSubscribe(req.mq.brokerName, brokerId, false) ??
+      (await this.#instance.findBrokerAddressForQueue(req.mq, brokerId));
     const header = buildPullMessageRequestHeader(this.#consumerGroup, req);
     // RocketMQ: a pull served by a slave never commits the offset (PullAPIWrapper.java:217-219).
     if (found.slave) header.sysFlag = clearCommitOffsetFlag(header.sysFlag);
@@ -134,14 +138,15 @@ export class PullAPIWrapper {
       header.sysFlag &= ~PullSysFlag.LITE_PULL_MESSAGE;
       lite = false;
     }
-    const opts = { timeoutMs: req.timeoutMillis, signal: req.signal };
-    let res = await this.#instance.api.pullMessage(found.brokerAddr, header, { ...opts, lite });
+    const opts = { timeoutMs: req.timeoutMillis, signal: req.signal, lite };
+    let res = await this.#instance.api.pullMessage(found.brokerAddr, header, opts);
     if (lite && res.code === ResponseCode.REQUEST_CODE_NOT_SUPPORTED) {
       // RocketMQ 4.x brokers know no LITE_PULL_MESSAGE (RocketMQ 5's code): their lite pull consumer
       // sends PULL_MESSAGE, and so does this one to such a broker from now on.
       this.#noLitePull.add(found.brokerAddr);
       header.sysFlag &= ~PullSysFlag.LITE_PULL_MESSAGE;
-      res = await this.#instance.api.pullMessage(found.brokerAddr, header, { ...opts, lite: false });
+      opts.lite = false;
+      res = await this.#instance.api.pullMessage(found.brokerAddr, header, opts);
     }
     const pullStatus = STATUS_BY_CODE.get(res.code);
     if (pullStatus === undefined) throw errorFromResponse(res.code, res.remark);

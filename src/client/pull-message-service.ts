@@ -9,7 +9,6 @@
  */
 import type { Clock, TimerHandle } from '../common/clock.js';
 import type { Logger } from '../common/logger.js';
-import { SlotSet } from '../common/slot-set.js';
 import type { PullRequest } from './pull-request.js';
 
 const UNEXPECTED_ERROR_DELAY_MS = 1000;
@@ -17,7 +16,10 @@ const UNEXPECTED_ERROR_DELAY_MS = 1000;
 export class PullMessageService {
   private readonly queue: PullRequest[] = [];
   private readonly timers = new Set<TimerHandle>();
-  private readonly inFlight = new SlotSet<Promise<void>>();
+  /** Pulls started and not ended yet. */
+  private running = 0;
+  /** Resolved when the last running pull ends, while a shutdown waits for it. */
+  private idle: { promise: Promise<void>; resolve: () => void } | undefined;
   private drainScheduled = false;
   private stopped = false;
 
@@ -73,7 +75,13 @@ export class PullMessageService {
     for (const t of this.timers) this.clock.clearTimeout(t);
     this.timers.clear();
     this.queue.length = 0;
-    await Promise.allSettled(this.inFlight.toArray());
+    if (this.running === 0) return;
+    if (this.idle === undefined) {
+      let resolve!: () => void;
+      const promise = new Promise<void>((r) => (resolve = r));
+      this.idle = { promise, resolve };
+    }
+    await this.idle.promise;
   }
 
   /**
@@ -98,12 +106,23 @@ export class PullMessageService {
   }
 
   private start(request: PullRequest): void {
-    const p = this.pullMessage(request).catch((err: unknown) => {
+    this.running++;
+    void this.run(request);
+  }
+
+  /** One pull; one promise per pull, not a chain of catch and finally handlers. */
+  private async run(request: PullRequest): Promise<void> {
+    try {
+      await this.pullMessage(request);
+    } catch (err) {
       // pullMessage handles its own errors; this is a safety net so a queue never stalls silently.
       this.logger.error({ err, mq: request.messageQueue }, 'pullMessage failed unexpectedly; retrying in 1000 ms');
       this.executePullRequestLater(request, UNEXPECTED_ERROR_DELAY_MS);
-    });
-    const slot = this.inFlight.add(p);
-    void p.finally(() => this.inFlight.delete(slot, p));
+    } finally {
+      if (--this.running === 0 && this.idle !== undefined) {
+        this.idle.resolve();
+        this.idle = undefined;
+      }
+    }
   }
 }

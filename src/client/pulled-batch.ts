@@ -17,7 +17,8 @@ import { DecodeError } from '../common/errors.js';
 import type { Logger } from '../common/logger.js';
 import { MessageConst, type MessageExt, type MessageQueue } from '../common/message.js';
 import { readInt64 } from '../common/codec/bytes.js';
-import { checkRecordHeader, decodeMessage, decodeProperties, newLayout } from '../common/codec/index.js';
+import { checkRecordHeader, decodeLaidOut, decodeMessage } from '../common/codec/decode.js';
+import { layoutFromLengths, newLayout, type RecordLayout } from '../common/codec/record-scan.js';
 import { clientTagRecheck, type SubscriptionData } from '../filter/index.js';
 import { pullBufferPool, type PullBufferPool } from './pull-buffer-pool.js';
 
@@ -32,6 +33,18 @@ export interface UndecodableMessage {
 }
 
 const layout = newLayout();
+
+/** What `decodeRecordTolerantly` and `decodeLaidOutTolerantly` do when a body cannot be decoded. */
+function flagUndecodable(
+  message: MessageExt,
+  error: unknown,
+  mq: MessageQueue,
+  onUndecodable: UndecodableListener | undefined,
+): void {
+  const props = (message.properties ??= {});
+  props[DECODE_ERROR_PROPERTY] = error instanceof Error ? error.message : String(error);
+  onUndecodable?.({ message, error }, mq);
+}
 
 /**
  * Decodes the record at `start`. When its body cannot be decoded, it is decoded again without
@@ -48,10 +61,27 @@ export function decodeRecordTolerantly(
     return decodeMessage(raw, start);
   } catch (error) {
     const decoded = decodeMessage(raw, start, { decompressBody: false });
-    const props = (decoded.message.properties ??= {});
-    props[DECODE_ERROR_PROPERTY] = error instanceof Error ? error.message : String(error);
-    onUndecodable?.({ message: decoded.message, error }, mq);
+    flagUndecodable(decoded.message, error, mq, onUndecodable);
     return decoded;
+  }
+}
+
+const NO_DECOMPRESSION = Object.freeze({ decompressBody: false });
+
+/** `decodeRecordTolerantly` for a record whose header was checked and laid out in `l`: no second scan. */
+function decodeLaidOutTolerantly(
+  raw: Buffer,
+  start: number,
+  l: RecordLayout,
+  mq: MessageQueue,
+  onUndecodable: UndecodableListener | undefined,
+): MessageExt {
+  try {
+    return decodeLaidOut(raw, start, l);
+  } catch (error) {
+    const message = decodeLaidOut(raw, start, l, NO_DECOMPRESSION);
+    flagUndecodable(message, error, mq, onUndecodable);
+    return message;
   }
 }
 
@@ -118,11 +148,16 @@ const scratch: number[] = [];
 /** Told of a record whose body could not be decoded, with the queue it came from. */
 export type UndecodableListener = (u: UndecodableMessage, mq: MessageQueue) => void;
 
+/** Numbers kept per record in a PulledBatch's index (see `#meta`). */
+const STRIDE = 5;
+
 export class PulledBatch {
   /**
-   * Three numbers per kept record, in the broker's (ascending offset) order: queue offset, start in
-   * the answer (-1 once decoded) and stored body length (flow control counts these bytes). One array,
-   * not one per field: a batch waits long enough to be promoted, and every object it holds with it.
+   * Five numbers per kept record, in the broker's (ascending offset) order: queue offset, start in the
+   * answer (-1 once decoded), stored body length (flow control counts these bytes), topic length and
+   * properties length: with the fixed-position fields they give the decoder the record's layout, so a
+   * header is walked once, here. One array, not one per field or record: a batch waits long enough to
+   * be promoted, and every object it holds with it.
    */
   readonly #meta: number[];
   #left: number;
@@ -148,17 +183,18 @@ export class PulledBatch {
     this.#minOffset = String(minOffset);
     this.#maxOffset = String(maxOffset);
     const recheck = subscription.tagsSet.length > 0 && !subscription.classFilterMode;
+    const l = layout;
     scratch.length = 0;
     let p = 0;
     while (p < body.length) {
-      const reason = checkRecordHeader(body, p, layout);
-      if (reason !== null) throw new DecodeError(`record at ${p}: ${reason}`, layout.errorPosition);
-      if (!recheck || clientTagRecheck(subscription, decodeProperties(body, p)?.[MessageConst.TAGS]))
-        scratch.push(readInt64(body, p + 20), p, layout.bodyLength);
-      p += layout.totalSize;
+      const reason = checkRecordHeader(body, p, l);
+      if (reason !== null) throw new DecodeError(`record at ${p}: ${reason}`, l.errorPosition);
+      if (!recheck || clientTagRecheck(subscription, tagsOf(body, l)))
+        scratch.push(readInt64(body, p + 20), p, l.bodyLength, l.topicLength, l.propsLength);
+      p += l.totalSize;
     }
     this.#meta = scratch.slice();
-    this.#left = this.#meta.length / 3;
+    this.#left = this.#meta.length / STRIDE;
     if (this.#left === 0) return;
     // Decoding reads each (checked) record within its own length, so the Buffer may be longer.
     const pooled = pool.acquire(body.length);
@@ -168,17 +204,17 @@ export class PulledBatch {
 
   /** Records kept. */
   get count(): number {
-    return this.#meta.length / 3;
+    return this.#meta.length / STRIDE;
   }
 
   /** The queue offset of the `i`-th kept record. */
   offsetAt(i: number): number {
-    return this.#meta[3 * i] as number;
+    return this.#meta[STRIDE * i] as number;
   }
 
   /** The stored body length of the `i`-th kept record. */
   bodySizeAt(i: number): number {
-    return this.#meta[3 * i + 2] as number;
+    return this.#meta[STRIDE * i + 2] as number;
   }
 
   /** Records not decoded yet. */
@@ -191,13 +227,16 @@ export class PulledBatch {
    * does: MIN_OFFSET / MAX_OFFSET, brokerName, queueId and, for `TRAN_MSG=true`, transactionId.
    */
   decode(queueOffset: number): MessageExt {
+    const m = this.#meta;
     const i = this.#indexOf(queueOffset);
     const raw = this.#pooled;
-    const start = i < 0 ? -1 : (this.#meta[3 * i + 1] as number);
+    const k = STRIDE * i;
+    const start = i < 0 ? -1 : (m[k + 1] as number);
     if (start < 0 || raw === undefined)
       throw new RangeError(`offset ${queueOffset} is not a pending record of this pull`);
-    const msg = decodeRecordTolerantly(raw, start, this.mq, this.onUndecodable).message;
-    this.#meta[3 * i + 1] = -1;
+    layoutFromLengths(raw, start, m[k + 2] as number, m[k + 3] as number, m[k + 4] as number, layout);
+    const msg = decodeLaidOutTolerantly(raw, start, layout, this.mq, this.onUndecodable);
+    m[k + 1] = -1;
     if (--this.#left === 0) {
       this.#pooled = undefined;
       this.pool.release(raw);
@@ -208,7 +247,34 @@ export class PulledBatch {
 
   /** The index of the kept record at queue offset `off`, or -1. */
   #indexOf(off: number): number {
-    const i = lowerBound(this.#meta, off, 0, 3);
-    return this.#meta[3 * i] === off ? i : -1;
+    const i = lowerBound(this.#meta, off, 0, STRIDE);
+    return this.#meta[STRIDE * i] === off ? i : -1;
   }
+}
+
+const T = 0x54;
+const A = 0x41;
+const G = 0x47;
+const S = 0x53;
+
+/**
+ * The TAGS property of the record laid out in `l`, or undefined: what
+ * `string2messageProperties(properties).TAGS` gives (entries split on 0x02, the key up to the entry's
+ * first 0x01, an empty value ignored, a later duplicate winning), read from the bytes without building
+ * the properties map. UTF-8 never uses the bytes 0x01 and 0x02 inside a character, so byte and
+ * character boundaries agree on the separators.
+ */
+export function tagsOf(b: Buffer, l: RecordLayout): string | undefined {
+  const end = l.propsStart + l.propsLength;
+  let tags: string | undefined;
+  let i = l.propsStart;
+  while (i < end) {
+    let e = i;
+    while (e < end && b[e] !== 2) e++;
+    if (e - i > 5 && b[i] === T && b[i + 1] === A && b[i + 2] === G && b[i + 3] === S && b[i + 4] === 1) {
+      tags = b.toString('utf8', i + 5, e);
+    }
+    i = e + 1;
+  }
+  return tags;
 }

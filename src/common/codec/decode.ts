@@ -271,12 +271,27 @@ function decodeAt(b: Buffer, p: number, o: ResolvedOptions, shared: BodyCopy | n
       l.errorPosition,
     );
   }
+  return buildChecked(b, p, l, o, shared);
+}
+
+/** `build`, any failure a DecodeError naming the record. */
+function buildChecked(b: Buffer, p: number, l: RecordLayout, o: ResolvedOptions, shared: BodyCopy | null): MessageExt {
   try {
     return build(b, p, l, o, shared);
   } catch (e) {
     if (e instanceof DecodeError) throw e;
     throw new DecodeError(`record at ${p}: ${(e as Error)?.message ?? String(e)}`, p, { cause: e });
   }
+}
+
+/**
+ * `decodeMessage(buffer, offset, options).message` for a record whose layout `l` was already found (a
+ * `checkRecordHeader` of the same, unchanged bytes, or `layoutFromLengths` from what it found): the
+ * header is not scanned again. Throws DecodeError only for what the check leaves open (a body that
+ * cannot be decompressed, a CRC mismatch when asked to check).
+ */
+export function decodeLaidOut(buffer: Buffer, offset: number, l: RecordLayout, options?: DecodeOptions): MessageExt {
+  return buildChecked(buffer, offset, l, resolve(options), null);
 }
 
 /**

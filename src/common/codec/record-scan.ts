@@ -142,6 +142,37 @@ export function scanRecord(b: Uint8Array, p: number, l: RecordLayout): string | 
   return null;
 }
 
+/**
+ * Fills `l` for the record at `p` from the three variable lengths an earlier `scanRecord` of the same
+ * bytes found (body, topic, properties), reading only fixed-position fields (TOTALSIZE, magic code,
+ * sysFlag): no length is walked or checked again. Only for bytes that scanned well and are unchanged.
+ */
+export function layoutFromLengths(
+  b: Uint8Array,
+  p: number,
+  bodyLength: number,
+  topicLength: number,
+  propsLength: number,
+  l: RecordLayout,
+): void {
+  const sysFlag = readInt32(b, p + 36);
+  const version = readInt32(b, p + 4) === MAGIC_CODE_V1 ? 1 : 2;
+  l.totalSize = readInt32(b, p);
+  l.version = version;
+  l.sysFlag = sysFlag;
+  l.bornLength = (sysFlag & MessageSysFlag.BORNHOST_V6_FLAG) === 0 ? 4 : 16;
+  l.storeLength = (sysFlag & MessageSysFlag.STOREHOSTADDRESS_V6_FLAG) === 0 ? 4 : 16;
+  l.bodyStart = p + 48 + l.bornLength + 4 + 8 + l.storeLength + 4 + 4 + 8 + 4;
+  l.bodyLength = bodyLength;
+  l.topicStart = l.bodyStart + bodyLength + version;
+  l.topicLength = topicLength;
+  l.propsStart = l.topicStart + topicLength + 2;
+  l.propsLength = propsLength;
+  l.contentEnd = l.propsStart + propsLength;
+  l.errorPosition = p;
+  l.truncated = false;
+}
+
 /** CRC32 & 0x7FFFFFFF of `b[start, start + length)`, as RocketMQ's UtilAll.crc32. */
 export function crc32Masked(b: Uint8Array, start: number, length: number): number {
   return length > 0 ? crc32(b.subarray(start, start + length)) & 0x7fffffff : 0;

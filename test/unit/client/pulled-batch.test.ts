@@ -7,7 +7,13 @@ import { ProcessQueue } from '../../../src/client/process-queue.js';
 import { createPullRequest } from '../../../src/client/pull-request.js';
 import { PullBufferPool, sizeClassOf } from '../../../src/client/pull-buffer-pool.js';
 import { storedRecord } from './helpers.js';
-import { DECODE_ERROR_PROPERTY, PulledBatch, type UndecodableMessage } from '../../../src/client/pulled-batch.js';
+import {
+  DECODE_ERROR_PROPERTY,
+  PulledBatch,
+  tagsOf,
+  type UndecodableMessage,
+} from '../../../src/client/pulled-batch.js';
+import { newLayout, string2messageProperties } from '../../../src/common/codec/index.js';
 
 const mq = { topic: 'T', brokerName: 'broker-a', queueId: 1 };
 const all = buildSubscriptionData('T', '*');
@@ -74,6 +80,37 @@ describe('PulledBatch', () => {
     expect([batch.offsetAt(0), batch.offsetAt(1)]).toEqual([2, 4]);
     expect(batch.decode(4).properties?.TAGS).toBe('even');
     expect(() => batch.decode(3)).toThrow(RangeError);
+  });
+
+  it.each([
+    ['TAGS\u0001a\u0002', 'a'],
+    ['KEYS\u0001k\u0002TAGS\u0001TagA\u0002WAIT\u0001true\u0002', 'TagA'],
+    ['TAGS\u0001last', 'last'],
+    ['TAGS\u0001one\u0002TAGS\u0001two\u0002', 'two'],
+    ['TAGS\u0001one\u0002TAGS\u0001\u0002', 'one'],
+    ['TAGS\u0001\u0002', undefined],
+    ['XTAGS\u0001a\u0002TAGSX\u0001b\u0002TAG\u0001c\u0002', undefined],
+    ['TAGS\u0001a\u0001b\u0002', 'a\u0001b'],
+    ['TAGS\u0001标签-é\u0002', '标签-é'],
+    ['\u0002\u0002TAGS\u0001x', 'x'],
+    ['', undefined],
+  ])('reads the tag re-check tag %j from the bytes as the properties map does', (props, tag) => {
+    const bytes = Buffer.from(props, 'utf8');
+    // Framed by other bytes, separators included, that are not the record's properties.
+    const before = Buffer.from('\u0002TAGS\u0001no\u0002');
+    const buf = Buffer.concat([before, bytes, Buffer.from('\u0002TAGS\u0001no')]);
+    const l = newLayout();
+    l.propsStart = before.length;
+    l.propsLength = bytes.length;
+    expect(tagsOf(buf, l)).toBe(tag);
+    expect(tagsOf(buf, l)).toBe(string2messageProperties(props).TAGS);
+  });
+
+  it('reads a tag whose bytes are not valid UTF-8 as the properties map does', () => {
+    const bytes = Buffer.from([0x54, 0x41, 0x47, 0x53, 0x01, 0x61, 0xe2, 0x82, 0x02, 0x4b, 0x01, 0xff, 0x02]);
+    const l = newLayout();
+    l.propsLength = bytes.length;
+    expect(tagsOf(bytes, l)).toBe(string2messageProperties(bytes.toString('utf8')).TAGS);
   });
 
   it('gives its memory back once every record is decoded; handed-out bodies are copies of their own', () => {
