@@ -11,31 +11,13 @@ import {
   encodeMessage,
   encodeStoredMessage,
 } from '../dist/common/codec/index.js';
+import { benchRecords } from './bench-records.mjs';
 
 const MESSAGES = 32;
 const BODY = 1024;
 const budgetMs = Number(process.env.BENCH_CODEC_MS ?? 2000);
 
-function makeRecords() {
-  const records = [];
-  for (let i = 0; i < MESSAGES; i++) {
-    records.push(
-      encodeStoredMessage({
-        topic: 'BenchTopic',
-        body: Buffer.alloc(BODY, 97 + (i % 26)),
-        queueId: 1,
-        queueOffset: 1000 + i,
-        commitLogOffset: 1_000_000 + i * 1200,
-        bornTimestamp: Date.now(),
-        storeTimestamp: Date.now(),
-        bornHost: { ip: '192.168.1.100', port: 50000 + i },
-        storeHost: { ip: '10.0.0.1', port: 10911 },
-        properties: { TAGS: `Tag${i % 4}`, KEYS: `key-${i} order-${i * 7}`, UNIQ_KEY: createUniqId(), WAIT: 'true' },
-      }),
-    );
-  }
-  return records;
-}
+const makeRecords = () => benchRecords({ encodeStoredMessage, createUniqId }, MESSAGES, BODY);
 
 /** Runs `fn` repeatedly for about `ms` milliseconds after a warm-up; returns calls per second. */
 function measure(fn, ms = budgetMs) {

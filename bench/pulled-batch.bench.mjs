@@ -10,6 +10,7 @@ import { Buffer } from 'node:buffer';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { benchRecords } from './bench-records.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const dists = [path.join(here, '..', 'dist'), ...process.argv.slice(2).map((d) => path.resolve(d))];
@@ -24,23 +25,7 @@ const load = async (dist) => ({
   batch: await import(pathToFileURL(path.join(dist, 'client/pulled-batch.js')).href),
 });
 const builds = await Promise.all(dists.map(load));
-const { encodeStoredMessage, createUniqId } = builds[0].codec;
-const body = Buffer.concat(
-  Array.from({ length: MESSAGES }, (_, i) =>
-    encodeStoredMessage({
-      topic: 'BenchTopic',
-      body: Buffer.alloc(1024, 97 + (i % 26)),
-      queueId: 1,
-      queueOffset: 1000 + i,
-      commitLogOffset: 1_000_000 + i * 1200,
-      bornTimestamp: Date.now(),
-      storeTimestamp: Date.now(),
-      bornHost: { ip: '192.168.1.100', port: 50000 + i },
-      storeHost: { ip: '10.0.0.1', port: 10911 },
-      properties: { TAGS: `Tag${i % 4}`, KEYS: `key-${i}`, UNIQ_KEY: createUniqId(), WAIT: 'true' },
-    }),
-  ),
-);
+const body = Buffer.concat(benchRecords(builds[0].codec, MESSAGES, 1024));
 const mq = { topic: 'BenchTopic', brokerName: 'b', queueId: 1 };
 let sink = 0;
 
