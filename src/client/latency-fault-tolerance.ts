@@ -45,7 +45,14 @@ export class LatencyFaultTolerance {
   /** Records an attempt on `brokerName`: its latency, or a failure (`isolation`). */
   update(brokerName: string, latencyMs: number, isolation: boolean): void {
     const latency = isolation ? ISOLATION_LATENCY_MS : latencyMs;
-    this.#items.set(brokerName, { latencyMs: latency, availableAt: this.#now() + notAvailableDurationMs(latency) });
+    const availableAt = this.#now() + notAvailableDurationMs(latency);
+    // Updated in place: this runs after every send, and the item of a busy broker is long-lived.
+    const item = this.#items.get(brokerName);
+    if (item === undefined) this.#items.set(brokerName, { latencyMs: latency, availableAt });
+    else {
+      item.latencyMs = latency;
+      item.availableAt = availableAt;
+    }
   }
 
   isAvailable(brokerName: string): boolean {
