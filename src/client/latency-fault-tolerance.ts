@@ -45,14 +45,7 @@ export class LatencyFaultTolerance {
   /** Records an attempt on `brokerName`: its latency, or a failure (`isolation`). */
   update(brokerName: string, latencyMs: number, isolation: boolean): void {
     const latency = isolation ? ISOLATION_LATENCY_MS : latencyMs;
-    const availableAt = this.#now() + notAvailableDurationMs(latency);
-    // Updated in place: this runs after every send, and the item of a busy broker is long-lived.
-    const item = this.#items.get(brokerName);
-    if (item === undefined) this.#items.set(brokerName, { latencyMs: latency, availableAt });
-    else {
-      item.latencyMs = latency;
-      item.availableAt = availableAt;
-    }
+    this.#items.set(brokerName, { latencyMs: latency, availableAt: this.#now() + notAvailableDurationMs(latency) });
   }
 
   isAvailable(brokerName: string): boolean {

@@ -134,8 +134,7 @@ export class MQClientAPI {
   /**
    * SEND_MESSAGE (10) or, when `header.batch` is true, SEND_BATCH_MESSAGE (320). The header is sent as
    * given, without a second schema check: the producer and the send-back build it from checked messages
-   * and options; nor is the answer's header run through the response schema: the fields read here are
-   * checked here. RocketMQ: processSendResponse.
+   * and options. RocketMQ: processSendResponse.
    */
   async sendMessage(
     addr: string,
@@ -144,7 +143,7 @@ export class MQClientAPI {
     opts: CallOptions = {},
   ): Promise<SendResponse> {
     const code = header.batch === true ? RequestCode.SEND_BATCH_MESSAGE : RequestCode.SEND_MESSAGE;
-    const res = await this.invoke(addr, { code, header, body, headerChecked: true, responseChecked: true }, opts);
+    const res = await this.invoke(addr, { code, header, body, headerChecked: true }, opts);
     let sendStatus: SendStatus;
     switch (res.code) {
       case ResponseCode.SUCCESS:

@@ -225,20 +225,7 @@ export class Producer {
     return p;
   }
 
-  /**
-   * Checks and encodes the message, then hands it to #sendDefaultImpl. Not an async function: a send
-   * then runs through one suspended frame less (and a promise resolution less) until the broker answers,
-   * which is felt while the code is still cold; a failed check still rejects rather than throws.
-   */
-  #send(message: Message, opts: SendOptions): Promise<SendResult> {
-    try {
-      return this.#prepareSend(message, opts);
-    } catch (err) {
-      return Promise.reject(err);
-    }
-  }
-
-  #prepareSend(message: Message, opts: SendOptions): Promise<SendResult> {
+  async #send(message: Message, opts: SendOptions): Promise<SendResult> {
     const instance = this.#running();
     const o = this.options;
     checkMessage(message, o.maxMessageSizeBytes, o.createTopicKey, 'message', o.maxDelayLevel);
@@ -356,7 +343,7 @@ export class Producer {
       let mq: MessageQueue | undefined;
       const attemptAt = clock.now();
       try {
-        const entry = this.#cachedPublishInfo(instance, topic) ?? (await this.#publishInfo(instance, topic));
+        const entry = await this.#publishInfo(instance, topic);
         // An ordered send goes to the queue its selector picks, every attempt (never elsewhere).
         mq = choose
           ? chosenQueue(choose, entry.info.messageQueues)
@@ -408,17 +395,12 @@ export class Producer {
     throw new RocketMQError('ERR_TIMEOUT', timedOut, { retriable: true });
   }
 
-  /** The cached writable queues of `topic` while its route is unchanged; looked up without a promise. */
-  #cachedPublishInfo(instance: MQClientInstance, topic: string): PublishEntry | undefined {
-    const cached = this.#publish.get(topic);
-    if (cached === undefined || cached.info.messageQueues.length === 0) return undefined;
-    return cached.fromDefault || cached.info.route === instance.getTopicRouteData(topic) ? cached : undefined;
-  }
-
   /** The writable queues of `topic`, from the cached route, a fresh one, or the template topic's. */
   async #publishInfo(instance: MQClientInstance, topic: string): Promise<PublishEntry> {
-    const cached = this.#cachedPublishInfo(instance, topic);
-    if (cached) return cached;
+    const cached = this.#publish.get(topic);
+    const route = instance.getTopicRouteData(topic);
+    if (cached && (cached.fromDefault || cached.info.route === route) && cached.info.messageQueues.length > 0)
+      return cached;
     let info = await instance.getTopicPublishInfo(topic);
     let fromDefault = false;
     if (!info || info.messageQueues.length === 0) {

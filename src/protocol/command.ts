@@ -15,12 +15,6 @@ export interface RemotingRequest<H = Record<string, unknown>> {
    * every header it receives.
    */
   headerChecked?: boolean | undefined;
-  /**
-   * The caller checks every field it reads from the answer's header itself (a send's msgId, queueId and
-   * queueOffset): the HTTP transport hands the decoded header over without checking it against the
-   * command's response schema, and may leave fields the caller does not read in it.
-   */
-  responseChecked?: boolean | undefined;
 }
 
 export interface RemotingResponse<H = Record<string, unknown>> {

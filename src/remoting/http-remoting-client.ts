@@ -310,7 +310,7 @@ export class HttpRemotingClient implements RemotingClient {
         pool.dispatch(dispatchOptions, handler);
       });
       if (answer.status !== 200) throw this.#statusError(spec.name, addr, answer.status, answer.bytes);
-      return this.#decode(request.responseChecked === true ? undefined : spec.responseHeader, spec.name, answer.bytes);
+      return this.#decode(spec.responseHeader, spec.name, answer.bytes);
     } catch (e) {
       if (ended === 'timeout')
         throw new TransportError(`${spec.name} to ${addr} timed out after ${opts.timeoutMs} ms`, {
@@ -343,8 +343,7 @@ export class HttpRemotingClient implements RemotingClient {
     return lanes ? lanes.held.stats.pending : 0;
   }
 
-  /** The answer's frame; its header checked with `schema` unless the caller checks it (undefined). */
-  #decode(schema: z.ZodType | undefined, name: string, bytes: Buffer): RemotingResponse {
+  #decode(schema: z.ZodType, name: string, bytes: Buffer): RemotingResponse {
     let frame;
     try {
       frame = decodeFrame(bytes);
@@ -352,11 +351,6 @@ export class HttpRemotingClient implements RemotingClient {
       throw badResponse(`${name}: ${(e as Error).message}`, e);
     }
     const env = readResponseEnvelope(frame.header);
-    if (schema === undefined) {
-      if (env.header === null || typeof env.header !== 'object' || Array.isArray(env.header))
-        throw badResponse(`${name} response header is not an object`);
-      return { code: env.code, remark: env.remark, header: env.header as Record<string, unknown>, body: frame.body };
-    }
     const quick = quickCheckHeader(schema, env.header);
     if (quick !== undefined) return { code: env.code, remark: env.remark, header: quick, body: frame.body };
     const parsed = schema.safeParse(env.header);
