@@ -30,6 +30,7 @@ import type { RemotingRequest, RemotingResponse } from '../protocol/command.js';
 import { COMMANDS } from '../protocol/commands/index.js';
 import { describeZodError } from '../protocol/define.js';
 import { FRAME_CONTENT_TYPE, decodeFrame, encodeFrame } from '../protocol/frame.js';
+import { quickCheckHeader } from '../protocol/header-check.js';
 import { RequestCode } from '../protocol/request-code.js';
 import { ResponseCode } from '../protocol/response-code.js';
 import type { InvokeOptions, RemotingClient } from './remoting-client.js';
@@ -269,7 +270,7 @@ export class HttpRemotingClient implements RemotingClient {
     if (this.#closing) throw new ClosedError('the remoting client is closed');
     const spec = COMMANDS.get(request.code);
     if (!spec) throw new InvalidArgumentError('request.code', `no command with request code ${request.code}`);
-    if (request.headerChecked !== true) {
+    if (request.headerChecked !== true && quickCheckHeader(spec.requestHeader, request.header) === undefined) {
       const checked = spec.requestHeader.safeParse(request.header);
       if (!checked.success) {
         const { field, message } = describeZodError(checked.error);
@@ -350,6 +351,8 @@ export class HttpRemotingClient implements RemotingClient {
       throw badResponse(`${name}: ${(e as Error).message}`, e);
     }
     const env = readResponseEnvelope(frame.header);
+    const quick = quickCheckHeader(schema, env.header);
+    if (quick !== undefined) return { code: env.code, remark: env.remark, header: quick, body: frame.body };
     const parsed = schema.safeParse(env.header);
     if (!parsed.success) {
       const { field, message } = describeZodError(parsed.error);
