@@ -18,6 +18,7 @@ import type { z } from 'zod';
 import { InvalidArgumentError } from '../common/errors.js';
 import { COMMANDS, SendMessage } from './commands/index.js';
 import { describeZodError } from './define.js';
+import { quickCheckHeader } from './header-check.js';
 import { RequestCode } from './request-code.js';
 
 /** extFields as they come off the wire: strings, or null for a value RocketMQ read as null. */
@@ -114,7 +115,7 @@ export function extFieldsToHeader<S extends ObjectSchema>(
   return (fast ?? parseHeader(schema, extFields, context)) as z.infer<S>;
 }
 
-/** The full read: each field coerced (an error names it), then checked by the plan or, failing that, by zod. */
+/** The full read: each field coerced (an error names it), then checked by the quick check or, failing that, by zod. */
 function parseHeader(
   schema: ObjectSchema,
   extFields: ExtFieldsIn | null | undefined,
@@ -130,8 +131,7 @@ function parseHeader(
       raw[name] = coerce(v, kind, `${context}.${name}`);
     }
   }
-  const plan = fastPlan(schema);
-  const fast = plan ? fastParse(plan, raw) : undefined;
+  const fast = quickCheckHeader(schema, raw);
   if (fast) return fast;
   const parsed = schema.safeParse(raw);
   if (!parsed.success) {
@@ -208,23 +208,6 @@ function fastPlan(schema: ObjectSchema): readonly PlainField[] | null {
   }
   planCache.set(schema, plan);
   return plan;
-}
-
-/** `raw` checked against `plan` (the same result as the schema's parse), or undefined to let zod parse and explain. */
-function fastParse(plan: readonly PlainField[], raw: Record<string, unknown>): Record<string, unknown> | undefined {
-  const out: Record<string, unknown> = {};
-  for (const f of plan) {
-    const v = raw[f.name];
-    if (v === undefined) {
-      if (f.optional && !Object.hasOwn(raw, f.name)) continue;
-      return undefined;
-    }
-    if (f.kind === 'integer') {
-      if (!Number.isSafeInteger(v) || (v as number) < f.min || (v as number) > f.max) return undefined;
-    } else if (typeof v !== f.kind) return undefined;
-    out[f.name] = v;
-  }
-  return out;
 }
 
 /**
