@@ -2,9 +2,10 @@
  * One pull answer kept raw until its messages are handed out. At pull time the records are only
  * indexed (queue offset, position, and the body, topic and properties lengths; tags re-checked when
  * the subscription names some) and copied into pooled memory; each message is decoded when it is
- * handed to the listener or a poll, from that index, without walking its header again. Decoded messages then live for the time of their consumption only and die young, where a
- * message decoded at pull time waits seconds behind a slow listener and is promoted to V8's old
- * generation, to be freed only by a full collection.
+ * handed to the listener or a poll, from that index, without walking its header again. Decoded
+ * messages then live for the time of their consumption only and die young, where a message decoded
+ * at pull time waits seconds behind a slow listener and is promoted to V8's old generation, to be
+ * freed only by a full collection.
  *
  * A handed-out message is a copy of its own (body included): it may be kept forever. The answer's
  * memory goes back to the pool when its last message has been decoded. A record whose body cannot be
