@@ -365,7 +365,10 @@ function check({ members, grants, unlocks, samples, sent, keys, keyQueue, proble
         want = offsets.findIndex((off) => off >= (d.c.epoch?.committed ?? 0));
         if (want >= 0 && want <= prev.seq) {
           redelivered += prev.seq - want + 1;
-          if (!d.c.epoch?.afterCrash) {
+          // A crash's uncommitted suffix is re-delivered by whoever holds the queue next, and again by
+          // the holder after that when the first let go before reaching it: only messages a member that
+          // let go gracefully had consumed count as re-delivered after a hand-over.
+          if (!d.c.epoch?.afterCrash && !killed.has(prev.c.member)) {
             redeliveredAfterHandover += prev.seq - want + 1;
           }
         }
