@@ -11,7 +11,7 @@ import type { MessageQueue } from '../common/message.js';
 import { buildPullSysFlag } from '../protocol/pull-sys-flag.js';
 import { ResponseCode } from '../protocol/response-code.js';
 import { MessageModel } from './consumer-constants.js';
-import { decidePull, PULL_TIME_DELAY_MS_WHEN_BROKER_FLOW_CONTROL, type PullCheckInput } from './flow-control.js';
+import { decidePull, PULL_TIME_DELAY_MS_WHEN_BROKER_FLOW_CONTROL } from './flow-control.js';
 import { undecodableReporter, type PulledBatch, type UndecodableMessage } from './pulled-batch.js';
 import type { PullRequest } from './pull-request.js';
 import { PullStatus, type PullResult } from './pull-result.js';
@@ -19,21 +19,6 @@ import type { PushConsumerHost, PushConsumerRun } from './push-consumer-run.js';
 
 /** RocketMQ: after OFFSET_ILLEGAL the queue is re-created from the broker's offset 10 s later. */
 export const OFFSET_ILLEGAL_REPAIR_DELAY_MS = 10_000;
-
-const check: PullCheckInput = {
-  dropped: false,
-  running: false,
-  paused: false,
-  msgCount: 0,
-  msgSize: 0,
-  maxSpan: 0,
-  hasSubscription: false,
-  pullThresholdForQueue: 0,
-  pullThresholdSizeForQueueMiB: 0,
-  consumeConcurrentlyMaxSpan: 0,
-  orderlyLocked: undefined,
-  pullTimeDelayMillsWhenException: 0,
-};
 
 /** RocketMQ: DefaultMQPushConsumerImpl.pullMessage — the checks, then one pull and its callback. */
 export async function pullMessage(host: PushConsumerHost, run: PushConsumerRun, req: PullRequest): Promise<void> {
@@ -43,24 +28,23 @@ export async function pullMessage(host: PushConsumerHost, run: PushConsumerRun, 
   if (pq.dropped) return;
   pq.lastPullTimestamp = o.clock.now();
   const sd = host.subscriptions.get(mq.topic);
-  // One input object for every pull (decidePull keeps nothing): no garbage per pull.
-  const c = check;
-  c.dropped = pq.dropped;
-  c.running = host.isRunning();
-  c.paused = host.isPaused();
-  c.msgCount = pq.msgCount;
-  c.msgSize = pq.msgSize;
-  c.maxSpan = pq.getMaxSpan();
-  c.hasSubscription = sd !== undefined;
-  c.pullThresholdForQueue = host.thresholds.pullThresholdForQueue;
-  c.pullThresholdSizeForQueueMiB = host.thresholds.pullThresholdSizeForQueueMiB;
-  c.consumeConcurrentlyMaxSpan = o.consumeConcurrentlyMaxSpan;
-  c.orderlyLocked = host.isOrderly()
-    ? o.messageModel === MessageModel.BROADCASTING ||
-      (pq.locked && !pq.isLockExpired(o.clock.now(), o.rebalanceLockMaxLiveTimeMs))
-    : undefined;
-  c.pullTimeDelayMillsWhenException = o.pullTimeDelayMsWhenException;
-  const decision = decidePull(c);
+  const decision = decidePull({
+    dropped: pq.dropped,
+    running: host.isRunning(),
+    paused: host.isPaused(),
+    msgCount: pq.msgCount,
+    msgSize: pq.msgSize,
+    maxSpan: pq.getMaxSpan(),
+    hasSubscription: sd !== undefined,
+    pullThresholdForQueue: host.thresholds.pullThresholdForQueue,
+    pullThresholdSizeForQueueMiB: host.thresholds.pullThresholdSizeForQueueMiB,
+    consumeConcurrentlyMaxSpan: o.consumeConcurrentlyMaxSpan,
+    orderlyLocked: host.isOrderly()
+      ? o.messageModel === MessageModel.BROADCASTING ||
+        (pq.locked && !pq.isLockExpired(o.clock.now(), o.rebalanceLockMaxLiveTimeMs))
+      : undefined,
+    pullTimeDelayMillsWhenException: o.pullTimeDelayMsWhenException,
+  });
   if (decision.action === 'drop') return;
   if (decision.action === 'later') {
     if (
