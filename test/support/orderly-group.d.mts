@@ -20,8 +20,10 @@ export interface OrderlyGroupResult {
   deliveries: number;
   /** Deliveries of a message processed before (re-deliveries of a suffix after a kill or hand-over). */
   redelivered: number;
-  /** Of those, the ones after a graceful hand-over (the queue's previous holder was not killed). */
+  /** Of those, the ones after a graceful hand-over (the queue's previous holder unlocked it before the grant). */
   redeliveredAfterHandover: number;
+  /** One line per key re-delivered after a graceful hand-over: which sequences, by whom, from which offset. */
+  handoverRedeliveries: string[];
   /** Messages a retried send stored twice (left out of the order check). */
   duplicateStores: number;
   lost: number;

@@ -285,7 +285,14 @@ function check({ members, grants, unlocks, samples, sent, keys, keyQueue, proble
     // The queue's previous holder: a member that was killed (a crash) or one that let go (a hand-over).
     const before = grants.filter((x) => x.q === g.q && x.n < g.n).at(-1);
     const afterCrash = before !== undefined && killed.has(nameOf.get(before.clientId));
-    epochs.push({ ...g, member: nameOf.get(g.clientId), end, afterCrash });
+    // A hand-over proper: the previous holder unlocked the queue before this grant. A grant without that
+    // unlock follows a lock that expired (its holder stalled past the lock time, as on a loaded machine),
+    // after which RocketMQ's at-least-once allows the uncommitted suffix to be consumed again.
+    const afterHandover =
+      before !== undefined &&
+      !afterCrash &&
+      unlocks.some((u) => u.q === g.q && u.clientId === before.clientId && u.n > before.n && u.n < g.n);
+    epochs.push({ ...g, member: nameOf.get(g.clientId), end, afterCrash, afterHandover });
   }
   const epochOf = (member, q, t) =>
     epochs.filter((e) => e.member === member && e.q === q && e.t <= t && t <= e.end).at(-1);
@@ -340,6 +347,7 @@ function check({ members, grants, unlocks, samples, sent, keys, keyQueue, proble
   // Order: per key, within an epoch +1 each time; an epoch starts at the first message ≥ its committed offset.
   let redelivered = 0;
   let redeliveredAfterHandover = 0;
+  const handoverRedeliveries = [];
   let duplicateStores = 0;
   const perKey = new Map(keys.map((k) => [k, []]));
   for (const c of calls)
@@ -367,9 +375,13 @@ function check({ members, grants, unlocks, samples, sent, keys, keyQueue, proble
           redelivered += prev.seq - want + 1;
           // A crash's uncommitted suffix is re-delivered by whoever holds the queue next, and again by
           // the holder after that when the first let go before reaching it: only messages a member that
-          // let go gracefully had consumed count as re-delivered after a hand-over.
-          if (!d.c.epoch?.afterCrash && !killed.has(prev.c.member)) {
+          // let go gracefully (an unlock) had consumed count as re-delivered after a hand-over.
+          if (d.c.epoch?.afterHandover && !killed.has(prev.c.member)) {
             redeliveredAfterHandover += prev.seq - want + 1;
+            handoverRedeliveries.push(
+              `key ${key}: seq ${want}..${prev.seq} consumed by ${prev.c.member}, again by ${d.c.member} ` +
+                `(granted at committed offset ${d.c.epoch.committed}, t=${d.c.epoch.t})`,
+            );
           }
         }
       }
@@ -394,6 +406,7 @@ function check({ members, grants, unlocks, samples, sent, keys, keyQueue, proble
     deliveries,
     redelivered,
     redeliveredAfterHandover,
+    handoverRedeliveries,
     duplicateStores,
     lost: lost.length,
     grants: grants.length,
