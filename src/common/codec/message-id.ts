@@ -6,7 +6,7 @@
  */
 import type { HostAddress } from '../message.js';
 import { InvalidArgumentError } from '../errors.js';
-import { bytesToHex, hex32, readInt32, readInt64, writeInt32 } from './bytes.js';
+import { bytesToHex, hex64, readInt32, readInt64, writeInt32 } from './bytes.js';
 import { ipToBytes, ipv4ToString, ipv6ToString } from './hosts.js';
 
 /** Address bytes of a host, or an InvalidArgumentError naming `field`. */
@@ -56,12 +56,8 @@ export function createMessageId(storeHost: HostAddress, commitLogOffset: number)
     lastHost = { ip: storeHost.ip, port: storeHost.port, hex: hostHex };
   }
   checkSafeInteger(commitLogOffset, 'commitLogOffset');
-  // The offset as a big-endian two's-complement long: the high and the low 32 bits.
-  const hi = Math.floor(commitLogOffset / TWO_32);
-  return hostHex + hex32(hi) + hex32(commitLogOffset - hi * TWO_32);
+  return hostHex + hex64(commitLogOffset);
 }
-
-const TWO_32 = 2 ** 32;
 
 /**
  * Splits an offset message id (either case) into store host and commit-log offset. A 32-char id is
