@@ -525,6 +525,18 @@ function report(sends, seen, broker, consumer, producer) {
     const held = set.filter((m) => m.held).length;
     console.log(`  ${label} (n=${set.length}, served by a woken held pull: ${held}): ${cols.join(' | ')}`);
   }
+  // The start, closer: where in the first two seconds the slow messages were sent, and which step held them.
+  console.log(`first 2 s by send time, per 100 ms: n | p50 | p99 | ack p99 | mean steps (${names.join(' | ')})`);
+  for (let b = 0; b < 20; b++) {
+    const set = msgs.filter((m) => m.seq < sends.length && Math.floor((sends[m.seq][0] - t0) / 100) === b);
+    if (set.length === 0) continue;
+    const l = set.map((m) => m.lat).sort((x, y) => x - y);
+    const a = set.map((m) => m.ack).sort((x, y) => x - y);
+    const cols = names.map((_, i) => f(mean(set.map((m) => m.steps[i]).filter(Number.isFinite))));
+    console.log(
+      `  +${b * 100} | ${set.length} | ${f(pct(l, 50))} | ${f(pct(l, 99))} | ${f(pct(a, 99))} | ${cols.join(' | ')}`,
+    );
+  }
 }
 
 if (opts.role !== 'consumer') await main();
