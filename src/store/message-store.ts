@@ -526,7 +526,8 @@ export class MessageStore {
       filter,
     });
     // Reads answered from memory (consume-queue units held in memory, the read cache, the current read
-    // window) answer at once; the others read the file asynchronously, off the event loop. Records are
+    // window) answer at once, and so do records the page cache is taken to hold (read on the loop); the
+    // others read the file asynchronously, off the event loop. Records are
     // views (ring or read window) copied into one buffer below, unless they already lie back to back
     // in one read window. A ring view is only valid until the ring wraps past it: when the scan had to
     // wait for the disk, each is checked still cached, and the pull is read again if one was not.
@@ -554,11 +555,15 @@ export class MessageStore {
         else {
           b = windowView(window, req.offset, req.size);
           if (!b) {
-            waited = true;
             // Past the stretch the last read covered: the next read covers the records from here on.
             if (pullUnits && req.offset >= window.wantEnd)
               window.wantEnd = unitsSpanEnd(pullUnits, maxMsgNums, req.offset);
-            b = await this.commitLog.readWindow(req.offset, req.size, window, READ_AHEAD_BYTES);
+            if (this.inPageCache(req.offset)) {
+              b = this.commitLog.readWindowSync(req.offset, req.size, window, READ_AHEAD_BYTES);
+            } else {
+              waited = true;
+              b = await this.commitLog.readWindow(req.offset, req.size, window, READ_AHEAD_BYTES);
+            }
           }
         }
         answer = this.recordView(cq, req.queueOffset, req.offset, req.size, b, window, cached);
@@ -596,6 +601,19 @@ export class MessageStore {
    * records of the units around it, and found, the unit is rebuilt and the record served. A damaged
    * record is never served.
    */
+  /**
+   * Whether the page cache is taken to hold the commit log at `offset`: RocketMQ's estimate (within
+   * accessMessageInMemoryMaxRatio of RAM behind the head). Such a record is read on the event loop.
+   */
+  private inPageCache(offset: number): boolean {
+    return estimateInMem(
+      this.commitLog.maxOffset,
+      offset,
+      this.o.totalPhysicalMemoryBytes,
+      this.o.accessMessageInMemoryMaxRatio,
+    );
+  }
+
   private recordView(
     cq: ConsumeQueue,
     queueOffset: number,
@@ -812,13 +830,7 @@ export class MessageStore {
     if (!first) return false;
     const last = batchSize > 1 ? (cq.unit(consumeOffset + batchSize) ?? first) : first;
     if (last.offsetPy < this.commitLog.minOffset) return false;
-    if (this.commitLog.isCached(last.offsetPy, last.size)) return true;
-    return estimateInMem(
-      this.commitLog.maxOffset,
-      last.offsetPy,
-      this.o.totalPhysicalMemoryBytes,
-      this.o.accessMessageInMemoryMaxRatio,
-    );
+    return this.commitLog.isCached(last.offsetPy, last.size) || this.inPageCache(last.offsetPy);
   }
 
   /**

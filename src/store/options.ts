@@ -75,7 +75,10 @@ export interface MessageStoreOptions {
   maxFilterMessageCount?: number;
   /** Share of RAM (percent) behind the commit-log head counted as "in memory". Default 40. */
   accessMessageInMemoryMaxRatio?: number;
-  /** RAM size used by the in-memory estimate, bytes. Default os.totalmem(). */
+  /**
+   * RAM size used by the in-memory estimate, bytes. Default os.totalmem(), or the process's memory limit
+   * (a container's cgroup) when that is smaller.
+   */
   totalPhysicalMemoryBytes?: number;
   /** Bytes of recently written commit log kept in memory for reads. Default 128 MiB. */
   readCacheSizeBytes?: number;
@@ -177,6 +180,15 @@ const schema = z.object({
   offsetCheckInSlave: z.boolean(),
 });
 
+/**
+ * The RAM the page cache can hold the log in: the machine's, or the memory limit the process runs under
+ * when smaller (in a container, os.totalmem() is the host's). Node reports no limit as 0 or 2^64.
+ */
+function physicalMemory(): number {
+  const limit = process.constrainedMemory?.() ?? 0;
+  return limit > 0 ? Math.min(os.totalmem(), limit) : os.totalmem();
+}
+
 /** Fills defaults and validates; throws InvalidArgumentError naming the first bad option. */
 export function resolveStoreOptions(options: MessageStoreOptions): ResolvedStoreOptions {
   if (options === null || typeof options !== 'object') {
@@ -186,7 +198,7 @@ export function resolveStoreOptions(options: MessageStoreOptions): ResolvedStore
   const defined = Object.fromEntries(Object.entries(rest).filter(([, v]) => v !== undefined));
   const v = parseStrictOptions(
     schema,
-    { ...STORE_DEFAULTS, totalPhysicalMemoryBytes: os.totalmem(), ...defined },
+    { ...STORE_DEFAULTS, totalPhysicalMemoryBytes: physicalMemory(), ...defined },
     'MessageStore',
   );
   return {

@@ -1,24 +1,38 @@
 /**
- * The pull path reads the disk asynchronously: consume-queue units of older files and commit-log records
- * outside the read cache are read without a synchronous read on the event loop, and the answers are the
- * same as before — also while retention deletes segments and when the store shuts down mid-read.
+ * How the pull path reads what the read cache does not hold. Consume-queue units of older files and
+ * commit-log records the store takes to be on disk (further behind the head than
+ * accessMessageInMemoryMaxRatio of RAM, RocketMQ's estimate) are read without a synchronous read on the
+ * event loop, and the answers are the same — also while retention deletes segments and when the store
+ * shuts down mid-read. Records near the head, which the page cache holds, are read on the loop: a memory
+ * copy, cheaper than a trip through the thread pool.
  */
 import { jest } from '@jest/globals';
 import fs from 'node:fs';
 import { bodiesOf, drainBodies, fillAlternating, useTinyStores } from '../../support/store-fixture.js';
 import { msg, uniqueTopic } from './conformance.js';
 
-describe('asynchronous pull reads', () => {
+/**
+ * No read cache, and every record counted as on disk (a 1-byte RAM); the in-memory transfer caps still
+ * apply (32 messages / 256 KiB a pull), so the pulls are the same as the in-memory tests' pulls.
+ */
+const ON_DISK = {
+  readCacheSizeBytes: 0,
+  totalPhysicalMemoryBytes: 1,
+  maxTransferCountOnMessageInDisk: 32,
+  maxTransferBytesOnMessageInDisk: 256 * 1024,
+};
+
+describe('pull reads outside the read cache', () => {
   const stores = useTinyStores('rmq-asyncread-');
   afterEach(() => jest.restoreAllMocks());
 
   test('a pull of messages on disk (queue files and records) makes no synchronous read', async () => {
     const topic = uniqueTopic();
-    const s = await stores.open({ readCacheSizeBytes: 0 });
+    const s = await stores.open(ON_DISK);
     await fillAlternating(s, topic, 120);
     await s.shutdown();
     // Reopened: only the newest consume-queue file of each queue is in memory, no record is cached.
-    const again = await stores.open({ readCacheSizeBytes: 0 });
+    const again = await stores.open(ON_DISK);
     const readSync = jest.spyOn(fs, 'readSync');
     const read = jest.spyOn(fs, 'read');
     expect(await drainBodies(again, topic, 0)).toEqual(bodiesOf(120, 0));
@@ -29,7 +43,7 @@ describe('asynchronous pull reads', () => {
 
   test('retention while pulls read: every answer is either the right messages or MESSAGE_WAS_REMOVING', async () => {
     const topic = uniqueTopic();
-    const s = await stores.open({ readCacheSizeBytes: 0 });
+    const s = await stores.open(ON_DISK);
     await fillAlternating(s, topic, 160);
     const pulls = [];
     for (let q = 0; q < 2; q++) for (let off = 0; off < 80; off += 8) pulls.push(s.getMessage('G', topic, q, off, 8));
@@ -60,10 +74,10 @@ describe('asynchronous pull reads', () => {
 
   test('a shutdown while pulls read from disk: pulls settle (served or refused), nothing stays open', async () => {
     const topic = uniqueTopic();
-    const s = await stores.open({ readCacheSizeBytes: 0 });
+    const s = await stores.open(ON_DISK);
     await fillAlternating(s, topic, 120);
     await s.shutdown();
-    const again = await stores.open({ readCacheSizeBytes: 0 });
+    const again = await stores.open(ON_DISK);
     const pulls = [0, 1].map((q) => again.getMessage('G', topic, q, 0, 32));
     const closing = again.shutdown();
     const settled = await Promise.allSettled(pulls);
@@ -92,18 +106,20 @@ describe('asynchronous pull reads', () => {
     }
   }
   /**
-   * A store without read cache (every pull reads the disk) on log segments of `logMiB`, holding `n` records
-   * of `queues` queues filled in turn, and a spy on `fs.read` set after the filling.
+   * A store without read cache (every pull reads the file) on log segments of `logMiB`, holding `n` records
+   * of `queues` queues filled in turn, and spies on `fs.read` and `fs.readSync` set after the filling.
+   * The records count as on disk unless `extra` says otherwise.
    */
-  async function roundRobinStore(logMiB: number, queues: number, n: number) {
+  async function roundRobinStore(logMiB: number, queues: number, n: number, extra: object = ON_DISK) {
     const topic = uniqueTopic();
     const s = await stores.open({
       mappedFileSizeCommitLog: logMiB * 1024 * 1024,
       mappedFileSizeConsumeQueue: 300 * 20,
       readCacheSizeBytes: 0,
+      ...extra,
     });
     await fillRoundRobin(s, topic, queues, n);
-    return { s, topic, read: jest.spyOn(fs, 'read') };
+    return { s, topic, read: jest.spyOn(fs, 'read'), readSync: jest.spyOn(fs, 'readSync') };
   }
   const seqs = (r: { messages: Buffer[] }): number[] => r.messages.map((m) => m.readUInt32BE(88));
   /** The sequence numbers of queue `first`'s 32 records when `queues` queues were filled in turn from `from`. */
@@ -136,5 +152,31 @@ describe('asynchronous pull reads', () => {
     // Read again (new pool slots, some reused): the same records.
     const again = await s.getMessage('G', topic, 5, 0, 32);
     expect(seqs(again)).toEqual(seqs(r));
+  });
+
+  test('records near the head, which the page cache holds, are read on the event loop: one read, same answers', async () => {
+    const { s, topic, read, readSync } = await roundRobinStore(4, 8, 8 * 64, {});
+    const first = await s.getMessage('G', topic, 3, 0, 32);
+    expect(seqs(first)).toEqual(every(3, 8));
+    expect(readSync).toHaveBeenCalledTimes(1);
+    const second = await s.getMessage('G', topic, 3, 32, 32);
+    expect(seqs(second)).toEqual(every(3, 8, 32));
+    expect(readSync).toHaveBeenCalledTimes(2);
+    expect(read).not.toHaveBeenCalled();
+    for (const m of [...first.messages, ...second.messages]) expect(m.length).toBeGreaterThan(1024);
+  });
+
+  test('RocketMQ estimate decides: records beyond accessMessageInMemoryMaxRatio of RAM behind the head are read off the loop', async () => {
+    // About 560 KiB of log; 40% of a 512 KiB RAM is 205 KiB: the older records count as on disk.
+    const { s, topic, read, readSync } = await roundRobinStore(4, 8, 8 * 64, { totalPhysicalMemoryBytes: 512 * 1024 });
+    const old = await s.getMessage('G', topic, 3, 0, 8);
+    expect(seqs(old)).toEqual(every(3, 8).slice(0, 8));
+    expect(read).toHaveBeenCalled();
+    expect(readSync).not.toHaveBeenCalled();
+    read.mockClear();
+    const recent = await s.getMessage('G', topic, 3, 56, 8);
+    expect(seqs(recent)).toEqual(every(3, 8, 56).slice(0, 8));
+    expect(readSync).toHaveBeenCalled();
+    expect(read).not.toHaveBeenCalled();
   });
 });
