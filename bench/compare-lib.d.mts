@@ -36,6 +36,11 @@ export interface LatencySummary {
 }
 export declare function latencySummary(samples: ArrayLike<number> | Iterable<number>): LatencySummary;
 export declare function median(values: readonly number[]): number;
+export declare function secondHalfRate(
+  milestones: readonly (readonly number[])[],
+  total: number,
+  lastAt: number,
+): number;
 
 export declare class SeqCounter {
   constructor(n: number);
@@ -67,6 +72,7 @@ export declare function parseJavaLatency(out: string): LatencySummary | undefine
 export interface DrainCell {
   msgPerS: number;
   ratio: number;
+  secondHalfMsgPerS: number;
   duplicates: number;
   missing: number;
   consumerCpuUsPerMsg: number;

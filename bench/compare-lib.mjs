@@ -146,6 +146,28 @@ export function median(values) {
 }
 
 /**
+ * The drain rate over its second half: the messages after the first half of `total`, divided by the time
+ * from when the processes together had delivered half of them to `lastAt` (the last new one), in msg/s.
+ * A drain of a few seconds is mostly JIT warm-up at its start; this is the rate once it is warm.
+ * `milestones`: per process, [time ms, distinct so far, ...] in time order. NaN when it cannot be told.
+ */
+export function secondHalfRate(milestones, total, lastAt) {
+  const events = [];
+  milestones.forEach((m, w) => {
+    for (let i = 0; i + 1 < m.length; i += 2) events.push({ w, at: m[i], distinct: m[i + 1] });
+  });
+  events.sort((a, b) => a.at - b.at);
+  const latest = new Array(milestones.length).fill(0);
+  let sum = 0;
+  for (const e of events) {
+    sum += e.distinct - latest[e.w];
+    latest[e.w] = e.distinct;
+    if (sum >= total / 2) return lastAt > e.at ? ((total - sum) / (lastAt - e.at)) * 1000 : NaN;
+  }
+  return NaN;
+}
+
+/**
  * Delivery counts per sequence number, one byte each (saturating at 255), so that counts from several
  * processes can be merged and duplicates and gaps counted exactly.
  */
@@ -253,7 +275,8 @@ const thousands = (x) => (typeof x === 'number' && Number.isFinite(x) ? Math.rou
 
 /**
  * Per-system medians over the rounds. `runs` is a list of round results: { system, round, skipped?,
- * drains: { c1: { msgPerS, dup, missing, consumerCpuUsPerMsg, brokerCpuUsPerMsg, consumerRss }, ... },
+ * drains: { c1: { msgPerS, secondHalfMsgPerS?, dup, missing, consumerCpuUsPerMsg, brokerCpuUsPerMsg, consumerRss },
+ * ... },
  * latency: { p50, p99, p999, max, firstSecond?, afterFirstSecond? }, brokerRss }.
  */
 export function summarise(runs, systems) {
@@ -268,6 +291,7 @@ export function summarise(runs, systems) {
       row[d.key] = {
         msgPerS: median(cells.map((c) => c.msgPerS)),
         ratio: median(done.map((r) => (r.drains?.[d.key]?.msgPerS ?? NaN) / (r.drains?.c1?.msgPerS ?? NaN))),
+        secondHalfMsgPerS: median(cells.map((c) => c.secondHalfMsgPerS)),
         duplicates: cells.reduce((s, c) => s + (c.duplicates ?? 0), 0),
         missing: cells.reduce((s, c) => s + (c.missing ?? 0), 0),
         consumerCpuUsPerMsg: median(cells.map((c) => c.consumerCpuUsPerMsg)),
@@ -298,6 +322,7 @@ export function formatTable(rows) {
     '1 consumer msg/s',
     '4 cons / 1 proc msg/s (×)',
     '4 cons / 2 procs msg/s (×)',
+    '2nd half msg/s: 1c / 4c1p / 4c2p',
     'p50 / p99 / p99.9 / max ms',
     'p99 1st s / rest ms',
     'consumer CPU µs/msg',
@@ -324,6 +349,7 @@ export function formatTable(rows) {
         drain('c1'),
         drain('c4p1'),
         drain('c4p2'),
+        DRAINS.map((d) => thousands(r[d.key]?.secondHalfMsgPerS)).join(' / '),
         l ? `${fmt(l.p50, 2)} / ${fmt(l.p99, 1)} / ${fmt(l.p999, 1)} / ${fmt(l.max, 1)}` : '—',
         l && Number.isFinite(l.p99FirstSecond) ? `${fmt(l.p99FirstSecond, 1)} / ${fmt(l.p99AfterFirstSecond, 1)}` : '—',
         fmt(r.c1?.consumerCpuUsPerMsg, 1),

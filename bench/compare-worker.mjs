@@ -6,7 +6,8 @@
 //   <- go                              start `consumers` consumers
 //   -> {type:'ready', at}              every consumer holds its queues (latency mode) / has started (drain)
 //   -> {type:'progress', deliveries, distinct, received}    every 200 ms
-//   <- counts                          (drain) -> {type:'counts', counts (base64), firstAt, lastNewAt, startAt}
+//   <- counts                          (drain) -> {type:'counts', counts (base64), firstAt, lastNewAt, startAt,
+//                                      milestones: [time, distinct, ...] at every 1/200 of the messages}
 //   <- stop                            shut down, then -> {type:'done', latencies (base64 Float64Array ms), seqs (base64 Uint32Array)}
 // Times are process.hrtime in ms (CLOCK_MONOTONIC, the same clock in every process of the machine).
 // Message body: bytes 0..3 the sequence (uint32 BE), 8..15 the send time in hrtime ns (int64 BE, latency).
@@ -26,6 +27,9 @@ const latencies = [];
 /** The sequence of each latency sample, so the parent can split the run by send time. */
 const seqs = [];
 let received = 0;
+/** Drain: [time, distinct] each time this process's distinct count reaches a multiple of `milestoneEvery`. */
+const milestones = [];
+const milestoneEvery = Math.max(1, Math.floor(cfg.messages / 200));
 let firstAt = 0;
 let lastNewAt = 0;
 let startAt = 0;
@@ -34,7 +38,11 @@ let startAt = 0;
 function record(bodies, at) {
   if (firstAt === 0) firstAt = at;
   if (cfg.mode === 'drain') {
-    for (const b of bodies) if (counter.add(b.readUInt32BE(0))) lastNewAt = at;
+    for (const b of bodies) {
+      if (!counter.add(b.readUInt32BE(0))) continue;
+      lastNewAt = at;
+      if (counter.distinct % milestoneEvery === 0) milestones.push(at, counter.distinct);
+    }
     return;
   }
   const nowNs = BigInt(Math.round(at * 1e6));
@@ -199,7 +207,8 @@ process.on('unhandledRejection', (e) => {
 createInterface({ input: process.stdin }).on('line', (line) => {
   const cmd = line.trim();
   if (cmd === 'go') void go().catch((e) => send({ type: 'error', message: String(e?.stack ?? e) }));
-  else if (cmd === 'counts') send({ type: 'counts', counts: counter.toBase64(), firstAt, lastNewAt, startAt });
+  else if (cmd === 'counts')
+    send({ type: 'counts', counts: counter.toBase64(), firstAt, lastNewAt, startAt, milestones });
   else if (cmd === 'stop') void stop();
 });
 // The parent went away (Ctrl-C, crash): don't linger.

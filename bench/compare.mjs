@@ -40,6 +40,7 @@ import {
   parseJavaDrain,
   parseJavaLatency,
   ppidFromStat,
+  secondHalfRate,
   statusBytes,
   summarise,
 } from './compare-lib.mjs';
@@ -546,6 +547,11 @@ async function drainWith(sys, topic, group, consumers, processes, brokerPid) {
     return {
       msgPerS: (s.distinct / (lastAt - firstAt)) * 1000,
       msgPerSFromStart: (s.distinct / (lastAt - startAt)) * 1000,
+      secondHalfMsgPerS: secondHalfRate(
+        counts.map((c) => c.milestones ?? []),
+        opts.messages,
+        lastAt,
+      ),
       deliveries: merged.deliveries,
       distinct: s.distinct,
       duplicates: s.duplicates,
@@ -830,7 +836,8 @@ async function runJavaSystem(system, round) {
 }
 
 const describeDrain = (d) =>
-  `${Math.round(d.msgPerS)} msg/s (from start ${Math.round(d.msgPerSFromStart)}), ` +
+  `${Math.round(d.msgPerS)} msg/s (from start ${Math.round(d.msgPerSFromStart)}, ` +
+  `second half ${Number.isFinite(d.secondHalfMsgPerS) ? Math.round(d.secondHalfMsgPerS) : '—'}), ` +
   `dup ${d.duplicates} missing ${d.missing}, consumer CPU ${d.consumerCpuUsPerMsg.toFixed(1)} µs/msg, ` +
   `broker CPU ${d.brokerCpuUsPerMsg.toFixed(1)} µs/msg, consumer RSS ${(d.consumerRssBytes / 1048576).toFixed(0)} MiB`;
 const describeLatency = (l) =>

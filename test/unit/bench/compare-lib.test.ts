@@ -14,6 +14,7 @@ import {
   parseJavaLatency,
   percentile,
   ppidFromStat,
+  secondHalfRate,
   statusBytes,
   summarise,
 } from '../../../bench/compare-lib.mjs';
@@ -130,6 +131,7 @@ describe('comparison harness: pure helpers', () => {
   test('summarise takes per-system medians and ratios within a round; the table shows them and skips', () => {
     const drain = (msgPerS: number, duplicates = 0) => ({
       msgPerS,
+      secondHalfMsgPerS: msgPerS * 2,
       duplicates,
       missing: 0,
       consumerCpuUsPerMsg: 10,
@@ -172,13 +174,32 @@ describe('comparison harness: pure helpers', () => {
     const lines = table.split('\n');
     expect(lines).toHaveLength(4);
     expect(lines[2]).toContain(
-      '| ours-http-push | 1,500 | 2,500 (1.75×) | — | 1.00 / 3.0 / 9.0 / 12.0 | 8.0 / 2.0 | 10.0 | 5.0 | 100 | 305 |',
+      '| ours-http-push | 1,500 | 2,500 (1.75×) | — | 3,000 / 5,000 / — | 1.00 / 3.0 / 9.0 / 12.0 | 8.0 / 2.0 | 10.0 | 5.0 | 100 | 305 |',
     );
     expect(lines[2]).toContain('0/0, 7/0, —');
     expect(lines[3]).toMatch(/^\| redis-streams \| skipped: no redis-server on PATH \|/);
     // every row has as many cells as the header
     const cells = (l: string) => l.split('|').length;
     expect(new Set(lines.map(cells)).size).toBe(1);
+  });
+
+  test('secondHalfRate: from when the processes together had half the messages to the last new one', () => {
+    // One process: half (500 of 1000) at 2000 ms, the last new one at 2500 ms: 500 in 0.5 s.
+    expect(secondHalfRate([[1000, 100, 1500, 300, 2000, 500, 2400, 900]], 1000, 2500)).toBe(1000);
+    // Two processes: 200 + 300 reach half at 1200 ms (the second's milestone), 500 more by 2200 ms.
+    const two = secondHalfRate(
+      [
+        [1000, 200, 1800, 600],
+        [1100, 100, 1200, 300],
+      ],
+      1000,
+      2200,
+    );
+    expect(two).toBe(500);
+    // Never half, or nothing after the half: cannot be told.
+    expect(secondHalfRate([[1000, 100]], 1000, 2000)).toBeNaN();
+    expect(secondHalfRate([[1000, 500]], 1000, 1000)).toBeNaN();
+    expect(secondHalfRate([], 1000, 2000)).toBeNaN();
   });
 
   test('brokerAddresses: what the CLI broker printed so far, the remoting address without its scheme', () => {
