@@ -923,7 +923,7 @@ const rows = summarise(runs, opts.only);
 const table = formatTable(rows);
 console.log(`\n${table}\n`);
 const notes = [
-  `Drains: ${opts.messages} x ${opts.bodyBytes} B, pullBatchSize 32, consumeMessageBatchMaxSize 32, acked; msg/s from the first delivery to the last new sequence; (×) = ratio to 1 consumer in the same round, median over rounds.`,
+  `Drains: ${opts.messages} x ${opts.bodyBytes} B, pullBatchSize 32, consumeMessageBatchMaxSize 32, acked; msg/s from the first delivery to the last new sequence; (×) = ratio to 1 consumer in the same round, median over rounds; "2nd half": the second half of the messages over the time from when the consumers together had the first half to the last new one (the rate once warm).`,
   `Latency: ${opts.rate} msg/s for ${opts.seconds} s, publish to listener, from the first message, consumer ready before the first send (the Java rows come from the kit's Drain.java, which excludes its own 3 s warm-up); "p99 1st s / rest" splits the samples by send time: the messages sent in the first second, and the others.`,
   'CPU and RSS: /proc of the consumer process(es) and the broker during the 1-consumer drain (broker RSS: peak over the whole system run); dup / missing: summed over rounds.',
 ];
