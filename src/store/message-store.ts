@@ -527,9 +527,8 @@ export class MessageStore {
     });
     // Reads answered from memory (consume-queue units held in memory, the read cache, the current read
     // window) answer at once, and so do records the page cache is taken to hold (read on the loop); the
-    // others read the file asynchronously, off the event loop. Records are
-    // views (ring or read window) copied into one buffer below, unless they already lie back to back
-    // in one read window. A ring view is only valid until the ring wraps past it: when the scan had to
+    // others read the file asynchronously, off the event loop. Records are views (ring or read window)
+    // copied into one buffer below, unless they already lie back to back in one read window. A ring view is only valid until the ring wraps past it: when the scan had to
     // wait for the disk, each is checked still cached, and the pull is read again if one was not.
     const window: ReadWindow = { start: 0, buf: null, wantEnd: 0 };
     let pullUnits: Buffer | null = null;
@@ -594,14 +593,6 @@ export class MessageStore {
   }
 
   /**
-   * The record a unit names; null when its segment is gone, and an empty buffer (skip this unit only)
-   * when it cannot be served. The bytes must be one valid record (its CRC is checked unless
-   * checkCRCOnRead is off, and its header must be self-consistent) of this queue at this queue offset.
-   * When they are not, the unit may be the damaged part: the record is looked for in the log between the
-   * records of the units around it, and found, the unit is rebuilt and the record served. A damaged
-   * record is never served.
-   */
-  /**
    * Whether the page cache is taken to hold the commit log at `offset`: RocketMQ's estimate (within
    * accessMessageInMemoryMaxRatio of RAM behind the head). Such a record is read on the event loop.
    */
@@ -614,6 +605,14 @@ export class MessageStore {
     );
   }
 
+  /**
+   * The record a unit names; null when its segment is gone, and an empty buffer (skip this unit only)
+   * when it cannot be served. The bytes must be one valid record (its CRC is checked unless
+   * checkCRCOnRead is off, and its header must be self-consistent) of this queue at this queue offset.
+   * When they are not, the unit may be the damaged part: the record is looked for in the log between the
+   * records of the units around it, and found, the unit is rebuilt and the record served. A damaged
+   * record is never served.
+   */
   private recordView(
     cq: ConsumeQueue,
     queueOffset: number,
