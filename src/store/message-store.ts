@@ -528,8 +528,9 @@ export class MessageStore {
     // Reads answered from memory (consume-queue units held in memory, the read cache, the current read
     // window) answer at once, and so do records the page cache is taken to hold (read on the loop); the
     // others read the file asynchronously, off the event loop. Records are views (ring or read window)
-    // copied into one buffer below, unless they already lie back to back in one read window. A ring view is only valid until the ring wraps past it: when the scan had to
-    // wait for the disk, each is checked still cached, and the pull is read again if one was not.
+    // copied into one buffer below, unless they already lie back to back in one read window. A ring view
+    // is only valid until the ring wraps past it: when the scan had to wait for the disk, each is checked
+    // still cached, and the pull is read again if one was not.
     const window: ReadWindow = { start: 0, buf: null, wantEnd: 0 };
     let pullUnits: Buffer | null = null;
     const ringServed: number[] = [];
