@@ -218,6 +218,8 @@ function spawnMember(addressing, group, topic) {
       const n = c.assignedQueues().filter((q) => q.topic === ${JSON.stringify(topic)}).length;
       process.stdout.write('held ' + n + '\\n');
     }, 200);
+    // The parent went away (a timed-out test, a Jest worker that was killed): don't linger.
+    process.stdin.on('end', () => process.exit(1));
     process.stdin.on('data', async () => {
       await c.shutdown();
       for (const p of problems) process.stdout.write('problem ' + p + '\\n');

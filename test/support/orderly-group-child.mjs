@@ -59,6 +59,8 @@ await consumer.start();
 out({ t: 'started', clientId: consumer.clientId });
 const keepAlive = setInterval(() => {}, 1000);
 
+// The parent went away (a timed-out test, a Jest worker that was killed): don't linger.
+process.stdin.on('end', () => process.exit(1));
 createInterface({ input: process.stdin }).on('line', (line) => {
   if (line === 'arm') armed = true;
   else if (line === 'stop') {

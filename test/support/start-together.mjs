@@ -56,6 +56,8 @@ function spawnPair(options, topic, kind) {
     process.stdout.write('loaded\\n');
     let started;
     let loops = [];
+    // The parent went away (a timed-out test, a Jest worker that was killed): don't linger.
+    process.stdin.on('end', () => process.exit(1));
     process.stdin.on('data', async (d) => {
       const s = d.toString();
       if (s.includes('go'))
