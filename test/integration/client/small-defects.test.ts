@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
@@ -164,15 +165,19 @@ describe('small defects found on the way', () => {
 
   it('Broker.start refuses a misspelt or unknown option, as the clients do', async () => {
     const storePath = tempStorePath();
-    const bad = { storePath, port: 0, prot: 8081 } as unknown as Parameters<typeof Broker.start>[0];
-    const err = await Broker.start(bad).catch((e: unknown) => e);
-    expect(err).toBeInstanceOf(InvalidArgumentError);
-    expect((err as InvalidArgumentError).field).toBe('prot');
-    const badStore = { storePath, port: 0, store: { mappedFileSizeCommitLogg: 1 } } as unknown as Parameters<
-      typeof Broker.start
-    >[0];
-    const err2 = await Broker.start(badStore).catch((e: unknown) => e);
-    expect(err2).toBeInstanceOf(InvalidArgumentError);
-    expect((err2 as Error).message).toContain('mappedFileSizeCommitLogg');
+    try {
+      const bad = { storePath, port: 0, prot: 8081 } as unknown as Parameters<typeof Broker.start>[0];
+      const err = await Broker.start(bad).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(InvalidArgumentError);
+      expect((err as InvalidArgumentError).field).toBe('prot');
+      const badStore = { storePath, port: 0, store: { mappedFileSizeCommitLogg: 1 } } as unknown as Parameters<
+        typeof Broker.start
+      >[0];
+      const err2 = await Broker.start(badStore).catch((e: unknown) => e);
+      expect(err2).toBeInstanceOf(InvalidArgumentError);
+      expect((err2 as Error).message).toContain('mappedFileSizeCommitLogg');
+    } finally {
+      rmSync(storePath, { recursive: true, force: true });
+    }
   });
 });
