@@ -14,7 +14,7 @@ import {
   type CommandSpec,
   type RemotingResponse,
 } from '../protocol/index.js';
-import { quickCheckHeader } from '../protocol/header-check.js';
+import { checkHeader } from '../protocol/header-check.js';
 import type { BrokerContext, BrokerRequest, ConnectionInfo, Processor } from './broker-context.js';
 
 /** The command named by a path segment (`PULL_MESSAGE` or `11`). */
@@ -64,17 +64,10 @@ export function validateRequest(
 ): ValidationResult {
   let data = header as Record<string, unknown>;
   if (!headerParsed) {
-    const quick = quickCheckHeader(spec.requestHeader, header);
-    if (quick !== undefined) return validateBody(spec, quick, body);
-    const parsed = spec.requestHeader.safeParse(header);
-    if (!parsed.success) return { ok: false, ...describeZodError(parsed.error) };
-    data = parsed.data as Record<string, unknown>;
+    const checked = checkHeader(spec.requestHeader, header);
+    if (!checked.ok) return checked;
+    data = checked.data;
   }
-  return validateBody(spec, data, body);
-}
-
-/** The request with its checked header, and its JSON body checked when the command has one. */
-function validateBody(spec: CommandSpec, data: Record<string, unknown>, body: Buffer | undefined): ValidationResult {
   const request: BrokerRequest = { code: spec.code, header: data, body };
   if (spec.requestBody) {
     if (!body || body.length === 0) return { ok: false, field: '(body)', message: 'a JSON body is required' };

@@ -17,8 +17,7 @@
 import type { z } from 'zod';
 import { InvalidArgumentError } from '../common/errors.js';
 import { COMMANDS, SendMessage } from './commands/index.js';
-import { describeZodError } from './define.js';
-import { quickCheckHeader } from './header-check.js';
+import { checkHeader } from './header-check.js';
 import { RequestCode } from './request-code.js';
 
 /** extFields as they come off the wire: strings, or null for a value RocketMQ read as null. */
@@ -131,14 +130,9 @@ function parseHeader(
       raw[name] = coerce(v, kind, `${context}.${name}`);
     }
   }
-  const fast = quickCheckHeader(schema, raw);
-  if (fast) return fast;
-  const parsed = schema.safeParse(raw);
-  if (!parsed.success) {
-    const { field, message } = describeZodError(parsed.error);
-    throw new InvalidArgumentError(`${context}.${field}`, message);
-  }
-  return parsed.data as Record<string, unknown>;
+  const checked = checkHeader(schema, raw);
+  if (!checked.ok) throw new InvalidArgumentError(`${context}.${checked.field}`, checked.message);
+  return checked.data;
 }
 
 /** A field a header check can run without zod: a string, a safe integer within bounds, or a boolean. */

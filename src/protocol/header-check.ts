@@ -10,6 +10,7 @@
  * @pure
  */
 import type { z } from 'zod';
+import { describeZodError } from './define.js';
 
 /** One field's test: true when `v` (present, not undefined) is valid. */
 type FieldTest = (v: unknown) => boolean;
@@ -117,4 +118,20 @@ export function quickCheckHeader(schema: z.ZodType, header: unknown): Record<str
     out[f.key] = v;
   }
   return out;
+}
+
+/** A header's verdict: the parsed header, or the field at fault and why (zod's words). */
+export type HeaderCheck = { ok: true; data: Record<string, unknown> } | { ok: false; field: string; message: string };
+
+/**
+ * `schema.safeParse(header)` with the quick check first: the same verdict and the same parsed header;
+ * zod runs only when the quick check cannot decide, and its error names the field.
+ */
+export function checkHeader(schema: z.ZodType, header: unknown): HeaderCheck {
+  const quick = quickCheckHeader(schema, header);
+  if (quick !== undefined) return { ok: true, data: quick };
+  const parsed = schema.safeParse(header);
+  return parsed.success
+    ? { ok: true, data: parsed.data as Record<string, unknown> }
+    : { ok: false, ...describeZodError(parsed.error) };
 }

@@ -28,9 +28,8 @@ import { onAbort } from '../common/abort.js';
 import { systemClock, type Clock } from '../common/clock.js';
 import type { RemotingRequest, RemotingResponse } from '../protocol/command.js';
 import { COMMANDS } from '../protocol/commands/index.js';
-import { describeZodError } from '../protocol/define.js';
 import { FRAME_CONTENT_TYPE, decodeFrame, encodeFrame } from '../protocol/frame.js';
-import { quickCheckHeader } from '../protocol/header-check.js';
+import { checkHeader } from '../protocol/header-check.js';
 import { RequestCode } from '../protocol/request-code.js';
 import { ResponseCode } from '../protocol/response-code.js';
 import type { InvokeOptions, RemotingClient } from './remoting-client.js';
@@ -270,12 +269,9 @@ export class HttpRemotingClient implements RemotingClient {
     if (this.#closing) throw new ClosedError('the remoting client is closed');
     const spec = COMMANDS.get(request.code);
     if (!spec) throw new InvalidArgumentError('request.code', `no command with request code ${request.code}`);
-    if (request.headerChecked !== true && quickCheckHeader(spec.requestHeader, request.header) === undefined) {
-      const checked = spec.requestHeader.safeParse(request.header);
-      if (!checked.success) {
-        const { field, message } = describeZodError(checked.error);
-        throw new InvalidArgumentError(`${spec.name}.${field}`, message);
-      }
+    if (request.headerChecked !== true) {
+      const checked = checkHeader(spec.requestHeader, request.header);
+      if (!checked.ok) throw new InvalidArgumentError(`${spec.name}.${checked.field}`, checked.message);
     }
     const { lanes, basePath } = this.#targets.get(addr) ?? (await this.#target(addr));
     const signal = opts.signal;
@@ -351,14 +347,9 @@ export class HttpRemotingClient implements RemotingClient {
       throw badResponse(`${name}: ${(e as Error).message}`, e);
     }
     const env = readResponseEnvelope(frame.header);
-    const quick = quickCheckHeader(schema, env.header);
-    if (quick !== undefined) return { code: env.code, remark: env.remark, header: quick, body: frame.body };
-    const parsed = schema.safeParse(env.header);
-    if (!parsed.success) {
-      const { field, message } = describeZodError(parsed.error);
-      throw badResponse(`${name} response header field ${field}: ${message}`);
-    }
-    return { code: env.code, remark: env.remark, header: parsed.data as Record<string, unknown>, body: frame.body };
+    const checked = checkHeader(schema, env.header);
+    if (!checked.ok) throw badResponse(`${name} response header field ${checked.field}: ${checked.message}`);
+    return { code: env.code, remark: env.remark, header: checked.data, body: frame.body };
   }
 
   #statusError(name: string, addr: string, status: number, bytes: Buffer): RocketMQError {

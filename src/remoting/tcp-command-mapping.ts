@@ -17,7 +17,7 @@
 import { InvalidArgumentError, RocketMQError } from '../common/errors.js';
 import type { RemotingRequest, RemotingResponse } from '../protocol/command.js';
 import { COMMANDS } from '../protocol/commands/index.js';
-import { describeZodError } from '../protocol/define.js';
+import { checkHeader } from '../protocol/header-check.js';
 import {
   requestHeaderToExtFields,
   responseHeaderFromExtFields,
@@ -33,11 +33,8 @@ export function requestToWire(request: RemotingRequest): { extFields: Record<str
   let extFields: Record<string, string>;
   if (spec || usesSendMessageV2Keys(request.code)) {
     if (spec && request.headerChecked !== true) {
-      const checked = spec.requestHeader.safeParse(header);
-      if (!checked.success) {
-        const { field, message } = describeZodError(checked.error);
-        throw new InvalidArgumentError(`${spec.name}.${field}`, message);
-      }
+      const checked = checkHeader(spec.requestHeader, header);
+      if (!checked.ok) throw new InvalidArgumentError(`${spec.name}.${checked.field}`, checked.message);
     }
     extFields = requestHeaderToExtFields(request.code, header);
   } else {
