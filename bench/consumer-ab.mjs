@@ -126,17 +126,17 @@ for (let r = 0; r < ROUNDS; r++) {
     tB = [`W${stamp}B${r}`, `X${stamp}B${r}`, `Y${stamp}B${r}`];
   let ra, rb;
   if (RATE > 0) [ra, rb] = await paced(tA, tB);
-  else for (const t of [...tA, ...tB]) await backlog(t, N);
-  if (RATE > 0);
-  else if (SEQ) {
-    if (r % 2) {
+  else {
+    for (const t of [...tA, ...tB]) await backlog(t, N);
+    if (!SEQ) [ra, rb] = await Promise.all([run(A, tA), run(B, tB)]);
+    else if (r % 2) {
       rb = await run(B, tB);
       ra = await run(A, tA);
     } else {
       ra = await run(A, tA);
       rb = await run(B, tB);
     }
-  } else [ra, rb] = await Promise.all([run(A, tA), run(B, tB)]);
+  }
   // first topic is warm-up
   for (const [k, res] of [
     ['A', ra],
