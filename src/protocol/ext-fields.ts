@@ -18,6 +18,7 @@ import type { z } from 'zod';
 import { InvalidArgumentError } from '../common/errors.js';
 import { COMMANDS, SendMessage } from './commands/index.js';
 import { checkHeader } from './header-check.js';
+import { numberBounds, objectFields, onlyOptional } from './schema-fields.js';
 import { RequestCode } from './request-code.js';
 
 /** extFields as they come off the wire: strings, or null for a value RocketMQ read as null. */
@@ -58,19 +59,15 @@ function fieldKinds(schema: ObjectSchema): ReadonlyMap<string, FieldKind> {
   const cached = kindCache.get(schema);
   if (cached) return cached;
   const kinds = new Map<string, FieldKind>();
-  for (const [name, field] of Object.entries(schema.shape)) {
-    let t = field as z.ZodType;
-    for (let def = t._zod.def as { innerType?: z.ZodType }; def.innerType; def = t._zod.def as typeof def)
-      t = def.innerType;
-    const def = t._zod.def as { type: string; format?: string };
+  for (const f of objectFields(schema)?.fields ?? []) {
     kinds.set(
-      name,
-      def.type === 'string' || def.type === 'enum'
+      f.name,
+      f.type === 'string' || f.type === 'enum'
         ? 'string'
-        : def.type === 'boolean'
+        : f.type === 'boolean'
           ? 'boolean'
-          : def.type === 'number'
-            ? def.format === 'safeint' || def.format?.startsWith('int')
+          : f.type === 'number'
+            ? f.format === 'safeint' || f.format?.startsWith('int')
               ? 'integer'
               : 'number'
             : 'other',
@@ -158,49 +155,38 @@ const planCache = new WeakMap<ObjectSchema, readonly PlainField[] | null>();
 function fastPlan(schema: ObjectSchema): readonly PlainField[] | null {
   const cached = planCache.get(schema);
   if (cached !== undefined) return cached;
-  let plan: PlainField[] | null = [];
-  const objectDef = schema._zod.def as { checks?: unknown[]; catchall?: unknown };
-  if ((objectDef.checks?.length ?? 0) > 0 || objectDef.catchall !== undefined) plan = null;
-  for (const [name, field] of Object.entries(schema.shape)) {
-    if (!plan) break;
-    let t = field as z.ZodType;
-    let def = t._zod.def as {
-      type: string;
-      innerType?: z.ZodType;
-      format?: string;
-      checks?: { _zod: { def: unknown } }[];
-    };
-    const optional = def.type === 'optional';
-    if (optional && def.innerType) {
-      t = def.innerType;
-      def = t._zod.def as typeof def;
-    }
-    const checks = (def.checks ?? []).map((c) => c._zod.def as { check: string; value: unknown; inclusive?: boolean });
+  const plan = buildPlan(schema);
+  planCache.set(schema, plan);
+  return plan;
+}
+
+function buildPlan(schema: ObjectSchema): PlainField[] | null {
+  const object = objectFields(schema);
+  if (object === null || object.hasObjectRules) return null;
+  const plan: PlainField[] = [];
+  for (const field of object.fields) {
+    if (!onlyOptional(field)) return null;
+    const { name } = field;
     const f: PlainField = {
       name,
       letter: Object.hasOwn(SEND_MESSAGE_V2_KEYS, name) ? SEND_MESSAGE_V2_KEYS[name] : undefined,
       inherited: name in Object.prototype,
       kind: 'string',
-      optional,
+      optional: field.wrappers.length > 0,
       min: -Number.MAX_SAFE_INTEGER,
       max: Number.MAX_SAFE_INTEGER,
     };
-    if ((def.type === 'string' || def.type === 'boolean') && checks.length === 0) f.kind = def.type;
-    else if (def.type === 'number' && def.format === 'safeint') {
+    if ((field.type === 'string' || field.type === 'boolean') && field.checks.length === 0) f.kind = field.type;
+    else if (field.type === 'number' && field.format === 'safeint') {
+      const b = numberBounds(field.checks);
+      if (b === undefined) return null;
       f.kind = 'integer';
-      for (const c of checks) {
-        if (typeof c.value !== 'number' || (c.check !== 'greater_than' && c.check !== 'less_than')) {
-          plan = null;
-          break;
-        }
-        if (c.check === 'greater_than')
-          f.min = Math.max(f.min, c.inclusive ? Math.ceil(c.value) : Math.floor(c.value) + 1);
-        else f.max = Math.min(f.max, c.inclusive ? Math.floor(c.value) : Math.ceil(c.value) - 1);
-      }
-    } else plan = null;
-    plan?.push(f);
+      // The integers within the bounds.
+      f.min = Math.max(f.min, b.minInclusive ? Math.ceil(b.min) : Math.floor(b.min) + 1);
+      f.max = Math.min(f.max, b.maxInclusive ? Math.floor(b.max) : Math.ceil(b.max) - 1);
+    } else return null;
+    plan.push(f);
   }
-  planCache.set(schema, plan);
   return plan;
 }
 

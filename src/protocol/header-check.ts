@@ -11,6 +11,7 @@
  */
 import type { z } from 'zod';
 import { describeZodError } from './define.js';
+import { numberBounds, objectFields, onlyOptional, type SchemaField } from './schema-fields.js';
 
 /** One field's test: true when `v` (present, not undefined) is valid. */
 type FieldTest = (v: unknown) => boolean;
@@ -21,36 +22,15 @@ interface FieldCheck {
   test: FieldTest;
 }
 
-/** The zod internals read here (zod 4's `_zod.def`). */
-interface Def {
-  type?: string;
-  format?: string;
-  checks?: ReadonlyArray<{ _zod?: { def?: { check?: string; value?: unknown; inclusive?: boolean } } }>;
-  innerType?: { _zod?: { def?: Def } };
-  shape?: Record<string, { _zod?: { def?: Def } }>;
-  catchall?: unknown;
-}
-
 const isString: FieldTest = (v) => typeof v === 'string';
 const isBoolean: FieldTest = (v) => typeof v === 'boolean';
+const isFiniteNumber: FieldTest = (v) => typeof v === 'number' && Number.isFinite(v);
 
-/** The bound tests of a number schema, or undefined when it has a check other than bounds. */
-function boundsTest(def: Def, base: FieldTest): FieldTest | undefined {
-  let min = -Infinity;
-  let minInclusive = true;
-  let max = Infinity;
-  let maxInclusive = true;
-  for (const c of def.checks ?? []) {
-    const d = c._zod?.def;
-    if (typeof d?.value !== 'number') return undefined;
-    if (d.check === 'greater_than') {
-      min = d.value;
-      minInclusive = d.inclusive === true;
-    } else if (d.check === 'less_than') {
-      max = d.value;
-      maxInclusive = d.inclusive === true;
-    } else return undefined;
-  }
+/** `base` with the bounds of `checks`, or undefined when a check is not a bound. */
+function boundsTest(checks: SchemaField['checks'], base: FieldTest): FieldTest | undefined {
+  const b = numberBounds(checks);
+  if (b === undefined) return undefined;
+  const { min, minInclusive, max, maxInclusive } = b;
   if (min === -Infinity && max === Infinity) return base;
   return (v) =>
     base(v) &&
@@ -58,16 +38,15 @@ function boundsTest(def: Def, base: FieldTest): FieldTest | undefined {
     (maxInclusive ? (v as number) <= max : (v as number) < max);
 }
 
-function fieldTest(def: Def | undefined): FieldTest | undefined {
-  if (def === undefined) return undefined;
-  switch (def.type) {
+function fieldTest(f: SchemaField): FieldTest | undefined {
+  switch (f.type) {
     case 'string':
-      return def.checks === undefined || def.checks.length === 0 ? isString : undefined;
+      return f.checks.length === 0 ? isString : undefined;
     case 'boolean':
-      return def.checks === undefined || def.checks.length === 0 ? isBoolean : undefined;
+      return f.checks.length === 0 ? isBoolean : undefined;
     case 'number':
-      if (def.format === 'safeint') return boundsTest(def, Number.isSafeInteger as FieldTest);
-      if (def.format === undefined) return boundsTest(def, (v) => typeof v === 'number' && Number.isFinite(v));
+      if (f.format === 'safeint') return boundsTest(f.checks, Number.isSafeInteger as FieldTest);
+      if (f.format === undefined) return boundsTest(f.checks, isFiniteNumber);
       return undefined;
     default:
       return undefined;
@@ -76,20 +55,15 @@ function fieldTest(def: Def | undefined): FieldTest | undefined {
 
 /** The field checks of a flat object schema, or null when the schema is not one this check covers. */
 function compile(schema: z.ZodType): FieldCheck[] | null {
-  const def = (schema as unknown as { _zod?: { def?: Def } })._zod?.def;
-  if (def?.type !== 'object' || def.shape === undefined || def.catchall !== undefined) return null;
-  if (def.checks !== undefined && def.checks.length > 0) return null;
-  const fields: FieldCheck[] = [];
-  for (const [key, field] of Object.entries(def.shape)) {
-    let fdef = field._zod?.def;
-    const optional = fdef?.type === 'optional';
-    // `.partial()` of an optional field wraps it twice.
-    while (fdef?.type === 'optional') fdef = fdef.innerType?._zod?.def;
-    const test = fieldTest(fdef);
+  const object = objectFields(schema);
+  if (object === null || object.hasObjectRules) return null;
+  const checks: FieldCheck[] = [];
+  for (const f of object.fields) {
+    const test = onlyOptional(f) ? fieldTest(f) : undefined;
     if (test === undefined) return null;
-    fields.push({ key, optional, test });
+    checks.push({ key: f.name, optional: f.wrappers.length > 0, test });
   }
-  return fields;
+  return checks;
 }
 
 const compiled = new WeakMap<z.ZodType, FieldCheck[] | null>();

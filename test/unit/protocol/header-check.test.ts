@@ -104,4 +104,12 @@ describe('quickCheckHeader', () => {
     expect(quickCheckHeader(z.object({ a: z.number().gt(1).lt(3) }), { a: 3 })).toBeUndefined();
     expect(quickCheckHeader(z.object({ a: z.number().gt(1).lt(3) }), { a: 1 })).toBeUndefined();
   });
+
+  it('applies every bound of a field, as zod does, not only the last one', () => {
+    const schema = z.object({ a: z.int().min(5).min(1), b: z.number().lt(3).max(10).optional() });
+    expect(schema.safeParse({ a: 3 }).success).toBe(false);
+    expect(quickCheckHeader(schema, { a: 3 })).toBeUndefined();
+    expect(quickCheckHeader(schema, { a: 5, b: 3 })).toBeUndefined();
+    expect(quickCheckHeader(schema, { a: 5, b: 2.5 })).toEqual({ a: 5, b: 2.5 });
+  });
 });
