@@ -229,10 +229,15 @@ async function main(argv: string[]): Promise<number> {
   }
 }
 
-main(process.argv.slice(2)).then(
-  (code) => process.exit(code),
-  (e: unknown) => {
-    process.stderr.write(`rocketmq-ts: ${(e as Error)?.message ?? String(e)}\n`);
-    process.exit(1);
-  },
-);
+/**
+ * Exits once everything written to stdout and stderr has been handed to the OS: pipes are asynchronous
+ * on macOS, where a bare `process.exit` can cut a long `--json` document short.
+ */
+function exitAfterOutput(code: number): void {
+  process.stdout.write('', () => process.stderr.write('', () => process.exit(code)));
+}
+
+main(process.argv.slice(2)).then(exitAfterOutput, (e: unknown) => {
+  process.stderr.write(`rocketmq-ts: ${(e as Error)?.message ?? String(e)}\n`);
+  exitAfterOutput(1);
+});

@@ -9,7 +9,7 @@ import { ConsumeFromWhere, MessageSelector, PushConsumer, type PushConsumerOptio
 
 const cli = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../dist/cli.js');
 
-/** `rocketmq-ts ARGS` from dist/: its exit code and output. */
+/** `rocketmq-ts ARGS` from dist/: its exit code and all of its output (on 'close', not 'exit'). */
 export function rocketmq(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, [cli, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
@@ -17,7 +17,7 @@ export function rocketmq(args: string[]): Promise<{ code: number | null; stdout:
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('exit', (code) => resolve({ code, stdout, stderr }));
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
   });
 }
 

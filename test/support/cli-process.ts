@@ -15,7 +15,10 @@ export interface CliRun {
   child: ChildProcess;
   stdout(): string;
   stderr(): string;
-  /** The exit code (null when killed by a signal). */
+  /**
+   * The exit code (null when killed by a signal), once the process has exited and its output has been
+   * read to the end ('close': 'exit' can come before the last of stderr arrives).
+   */
   exit: Promise<number | null>;
   /** Waits until stdout matches `pattern` and returns its first group; throws if the CLI exits first. */
   waitFor(pattern: RegExp, timeoutMs?: number): Promise<string>;
@@ -31,7 +34,7 @@ export function runCli(args: string[], env: Record<string, string> = {}): CliRun
   let err = '';
   child.stdout?.setEncoding('utf8').on('data', (d: string) => (out += d));
   child.stderr?.setEncoding('utf8').on('data', (d: string) => (err += d));
-  const exit = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  const exit = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
   const waitFor = async (pattern: RegExp, timeoutMs = 40_000): Promise<string> => {
     const deadline = Date.now() + timeoutMs;
     for (;;) {

@@ -55,7 +55,7 @@ function drainInChild(options: Record<string, unknown>, topic: string): Promise<
   let out = '';
   child.stdout.on('data', (d: Buffer) => (out += d.toString()));
   return new Promise((resolve, reject) => {
-    child.once('exit', (code) => {
+    child.once('close', (code) => {
       if (code !== 0) reject(new Error(`the consumer child exited with ${String(code)}: ${out}`));
       else resolve(JSON.parse(out.trim().split('\n').pop() ?? '{}') as { before: number; after: number });
     });

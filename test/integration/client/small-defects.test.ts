@@ -154,7 +154,7 @@ describe('small defects found on the way', () => {
         child.kill('SIGKILL');
         resolve(-1);
       }, 15_000);
-      child.on('exit', (c) => {
+      child.on('close', (c) => {
         clearTimeout(t);
         resolve(c);
       });

@@ -20,7 +20,7 @@ test('the demo consumes everything, reports lag 0 and ends promptly', async () =
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('exit', (code) => resolve({ code, stdout, stderr }));
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
   });
   expect(r.stderr).toBe('');
   expect(r.code).toBe(0);

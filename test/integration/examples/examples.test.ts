@@ -34,7 +34,7 @@ function runExample(
       onStdout?.(stdout, () => child.kill('SIGTERM'));
     });
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('exit', (code) => resolve({ code, stdout, stderr }));
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
   });
 }
 
