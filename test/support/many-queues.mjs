@@ -244,7 +244,7 @@ function spawnMember(addressing, group, topic) {
 
 async function stopMember(m) {
   if (m.child.exitCode !== null) return;
-  const exited = new Promise((resolve) => m.child.once('exit', resolve));
+  const exited = new Promise((resolve) => m.child.once('close', resolve));
   m.child.stdin.write('stop\n');
   const kill = setTimeout(() => m.child.kill('SIGKILL'), 20_000);
   await exited;

@@ -81,9 +81,11 @@ function spawnMember(name, cfg, problems) {
       }
     }
   });
+  // exitedAt is when the process died (a killed member's call ends there); `exited` resolves once its
+  // output has been read to the end as well ('close')
+  child.on('exit', () => (m.exitedAt = Date.now()));
   m.exited = new Promise((resolve) =>
-    child.on('exit', (code, signal) => {
-      m.exitedAt = Date.now();
+    child.on('close', (code, signal) => {
       if (!m.killed && code !== 0) problems.push(`${name} exited with ${code ?? signal}: ${m.stderr.slice(0, 2000)}`);
       resolve();
     }),

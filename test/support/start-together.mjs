@@ -92,7 +92,7 @@ function spawnPair(options, topic, kind) {
 
 async function stopPair(p) {
   if (p.child.exitCode !== null) return;
-  const exited = new Promise((r) => p.child.once('exit', r));
+  const exited = new Promise((r) => p.child.once('close', r));
   p.child.stdin.write('stop\n');
   const kill = setTimeout(() => p.child.kill('SIGKILL'), 20_000);
   await exited;

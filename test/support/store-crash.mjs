@@ -29,7 +29,7 @@ export async function runCrashRound(dir, options = {}) {
   let stdout = '';
   let stderr = '';
   let acked = 0;
-  const exited = new Promise((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+  const exited = new Promise((resolve) => child.on('close', (code, signal) => resolve({ code, signal })));
   child.stderr.setEncoding('utf8').on('data', (d) => (stderr += d));
   let partial = '';
   child.stdout.setEncoding('utf8').on('data', (d) => {
