@@ -227,7 +227,9 @@ function spawnMember(addressing, group, topic) {
     });
   `;
   const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['pipe', 'pipe', 'inherit'] });
-  const state = { child, consumed: [], held: 0, clientId: undefined, problems: [] };
+  // `closed`: the child has exited and its output has been read to the end
+  const closed = new Promise((resolve) => child.once('close', resolve));
+  const state = { child, closed, consumed: [], held: 0, clientId: undefined, problems: [] };
   let partial = '';
   child.stdout.on('data', (d) => {
     const lines = (partial + d.toString()).split('\n');
@@ -243,11 +245,10 @@ function spawnMember(addressing, group, topic) {
 }
 
 async function stopMember(m) {
-  if (m.child.exitCode !== null) return;
-  const exited = new Promise((resolve) => m.child.once('close', resolve));
+  if (m.child.exitCode !== null || m.child.signalCode !== null) return m.closed;
   m.child.stdin.write('stop\n');
   const kill = setTimeout(() => m.child.kill('SIGKILL'), 20_000);
-  await exited;
+  await m.closed;
   clearTimeout(kill);
 }
 

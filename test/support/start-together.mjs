@@ -77,7 +77,9 @@ function spawnPair(options, topic, kind) {
     });
   `;
   const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['pipe', 'pipe', 'inherit'] });
-  const state = { child, bodies: [], loaded: false };
+  // `closed`: the child has exited and its output has been read to the end
+  const closed = new Promise((resolve) => child.once('close', resolve));
+  const state = { child, closed, bodies: [], loaded: false };
   let partial = '';
   child.stdout.on('data', (d) => {
     const lines = (partial + d.toString()).split('\n');
@@ -91,11 +93,10 @@ function spawnPair(options, topic, kind) {
 }
 
 async function stopPair(p) {
-  if (p.child.exitCode !== null) return;
-  const exited = new Promise((r) => p.child.once('close', r));
+  if (p.child.exitCode !== null || p.child.signalCode !== null) return p.closed;
   p.child.stdin.write('stop\n');
   const kill = setTimeout(() => p.child.kill('SIGKILL'), 20_000);
-  await exited;
+  await p.closed;
   clearTimeout(kill);
 }
 
