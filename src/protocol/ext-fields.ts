@@ -18,7 +18,7 @@ import type { z } from 'zod';
 import { InvalidArgumentError } from '../common/errors.js';
 import { COMMANDS, SendMessage } from './commands/index.js';
 import { checkHeader } from './header-check.js';
-import { numberBounds, objectFields, onlyOptional } from './schema-fields.js';
+import { flatFields, numberBounds, objectFields } from './schema-fields.js';
 import { RequestCode } from './request-code.js';
 
 /** extFields as they come off the wire: strings, or null for a value RocketMQ read as null. */
@@ -161,18 +161,17 @@ function fastPlan(schema: ObjectSchema): readonly PlainField[] | null {
 }
 
 function buildPlan(schema: ObjectSchema): PlainField[] | null {
-  const object = objectFields(schema);
-  if (object === null || object.hasObjectRules) return null;
+  const fields = flatFields(schema);
+  if (fields === null) return null;
   const plan: PlainField[] = [];
-  for (const field of object.fields) {
-    if (!onlyOptional(field)) return null;
+  for (const field of fields) {
     const { name } = field;
     const f: PlainField = {
       name,
       letter: Object.hasOwn(SEND_MESSAGE_V2_KEYS, name) ? SEND_MESSAGE_V2_KEYS[name] : undefined,
       inherited: name in Object.prototype,
       kind: 'string',
-      optional: field.wrappers.length > 0,
+      optional: field.optional,
       min: -Number.MAX_SAFE_INTEGER,
       max: Number.MAX_SAFE_INTEGER,
     };

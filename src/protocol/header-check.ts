@@ -11,7 +11,7 @@
  */
 import type { z } from 'zod';
 import { describeZodError } from './define.js';
-import { numberBounds, objectFields, onlyOptional, type SchemaField } from './schema-fields.js';
+import { flatFields, numberBounds, type SchemaField } from './schema-fields.js';
 
 /** One field's test: true when `v` (present, not undefined) is valid. */
 type FieldTest = (v: unknown) => boolean;
@@ -55,13 +55,13 @@ function fieldTest(f: SchemaField): FieldTest | undefined {
 
 /** The field checks of a flat object schema, or null when the schema is not one this check covers. */
 function compile(schema: z.ZodType): FieldCheck[] | null {
-  const object = objectFields(schema);
-  if (object === null || object.hasObjectRules) return null;
+  const fields = flatFields(schema);
+  if (fields === null) return null;
   const checks: FieldCheck[] = [];
-  for (const f of object.fields) {
-    const test = onlyOptional(f) ? fieldTest(f) : undefined;
+  for (const f of fields) {
+    const test = fieldTest(f);
     if (test === undefined) return null;
-    checks.push({ key: f.name, optional: f.wrappers.length > 0, test });
+    checks.push({ key: f.name, optional: f.optional, test });
   }
   return checks;
 }

@@ -76,6 +76,22 @@ export function objectFields(schema: z.ZodType): ObjectFields | null {
 /** True when the only wrappers of `field` are `optional` ones (`.partial()` of an optional field wraps twice). */
 export const onlyOptional = (field: SchemaField): boolean => field.wrappers.every((w) => w === 'optional');
 
+/** A field of a flat object schema: `optional` when it is wrapped in `optional` (once or more). */
+export interface FlatField extends SchemaField {
+  optional: boolean;
+}
+
+/**
+ * The fields of a flat object schema: one without object rules whose fields are bare or only
+ * `optional`. Null for any other schema: the header fast paths leave those to zod. (Their callers
+ * cache what they build from it, once per schema.)
+ */
+export function flatFields(schema: z.ZodType): readonly FlatField[] | null {
+  const object = objectFields(schema);
+  if (object === null || object.hasObjectRules || !object.fields.every(onlyOptional)) return null;
+  return object.fields.map((f) => ({ ...f, optional: f.wrappers.length > 0 }));
+}
+
 /** The range a number field's checks allow; each end is open or closed. */
 export interface Bounds {
   min: number;

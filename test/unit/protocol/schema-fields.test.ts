@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { numberBounds, objectFields, onlyOptional } from '../../../src/protocol/schema-fields.js';
+import { flatFields, numberBounds, objectFields, onlyOptional } from '../../../src/protocol/schema-fields.js';
 
 describe('objectFields', () => {
   it('gives each field its base type, format, checks and wrappers, in the schema order', () => {
@@ -29,6 +29,25 @@ describe('objectFields', () => {
     expect(objectFields(z.object({ a: z.string() }).refine(() => true))!.hasObjectRules).toBe(true);
     expect(objectFields(z.object({ a: z.string() }).catchall(z.string()))!.hasObjectRules).toBe(true);
     expect(objectFields(z.string())).toBeNull();
+  });
+});
+
+describe('flatFields', () => {
+  it('gives the fields of an object whose fields are bare or only optional, each saying whether it is optional', () => {
+    const flat = flatFields(
+      z.object({ s: z.string(), o: z.int().optional(), twice: z.boolean().optional().optional() }),
+    );
+    expect(flat?.map((f) => [f.name, f.optional])).toEqual([
+      ['s', false],
+      ['o', true],
+      ['twice', true],
+    ]);
+  });
+
+  it('is null for a field with another wrapper, an object with rules, or a non-object schema', () => {
+    expect(flatFields(z.object({ a: z.string(), d: z.int().default(1) }))).toBeNull();
+    expect(flatFields(z.object({ a: z.string() }).refine(() => true))).toBeNull();
+    expect(flatFields(z.string())).toBeNull();
   });
 });
 
