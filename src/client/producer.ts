@@ -35,6 +35,7 @@ import { resolveProducerOptions, type ProducerOptions, type ResolvedProducerOpti
 import { SafeEventEmitter } from './safe-emitter.js';
 import { runSelector, SelectMessageQueueByHash, type MessageQueueSelector } from './message-queue-selector.js';
 import { LatencyFaultTolerance } from './latency-fault-tolerance.js';
+import { SendAccumulator } from './send-accumulator.js';
 import { checkMessage, checkTopic, messageToProperties } from './validators.js';
 
 export interface SendResult {
@@ -97,6 +98,19 @@ interface PublishEntry {
 
 type State = 'CREATE_JUST' | 'STARTING' | 'RUNNING' | 'SHUTDOWN';
 
+/** A send waiting for the others of its turn (autoBatch): what it needs to go alone or in a batch. */
+interface QueuedSend {
+  readonly instance: MQClientInstance;
+  /** Its header if it goes alone. */
+  readonly header: SendMessageRequestHeader;
+  readonly props: ReadonlyMap<string, string>;
+  readonly body: Buffer;
+  readonly flag: number;
+  readonly uniqId: string;
+  readonly resolve: (result: SendResult) => void;
+  readonly reject: (err: unknown) => void;
+}
+
 /** The queue choice of an ordered send (`shardingKey`, or `selector` with `arg`), or undefined. */
 function orderedChoice(
   message: Message,
@@ -156,12 +170,15 @@ export class Producer {
   readonly #sendWhichQueue = new Map<string, number>();
   readonly #inflight = new SlotSet<Promise<unknown>>();
   readonly #faults: LatencyFaultTolerance;
+  /** Groups the plain sends of one turn (the autoBatch option); undefined when it is off. */
+  readonly #accumulator: SendAccumulator<QueuedSend> | undefined;
 
   constructor(options: ProducerOptions) {
     this.options = resolveProducerOptions(options);
     this.#logger = this.options.logger;
-    const { clock } = this.options;
+    const { clock, autoBatch } = this.options;
     this.#faults = new LatencyFaultTolerance(() => clock.now());
+    this.#accumulator = autoBatch === false ? undefined : new SendAccumulator(autoBatch, this.#dispatch);
     this.events = new SafeEventEmitter<ProducerEvents>((err, event) =>
       this.#logger.error({ err, event }, 'a producer event listener threw'),
     );
@@ -270,7 +287,87 @@ export class Producer {
       }
     }
     header.properties = messageProperties2String(props);
+    const accumulator = this.#accumulator;
+    if (
+      accumulator !== undefined &&
+      choose === undefined &&
+      opts.signal === undefined &&
+      opts.timeoutMs === undefined &&
+      sysFlag === 0 &&
+      header.reconsumeTimes === 0 &&
+      !message.topic.startsWith(RETRY_GROUP_TOPIC_PREFIX) &&
+      props.get(MessageConst.DELAY) === undefined &&
+      props.get(MessageConst.WAIT) === 'true'
+    ) {
+      // The batch element's size: 20 bytes of fields, the body, 2 of properties length, the properties.
+      const bytes = 22 + body.length + Buffer.byteLength(header.properties);
+      const flag = header.flag;
+      return new Promise<SendResult>((resolve, reject) =>
+        accumulator.add(message.topic, { instance, header, props, body, flag, uniqId, resolve, reject }, bytes),
+      );
+    }
     return this.#sendDefaultImpl(instance, message.topic, header, body, uniqId, opts, choose);
+  }
+
+  /**
+   * Sends the sends of one turn (see SendAccumulator): a lone one as it is, several as one batch whose
+   * answer is split into each send's own result (the broker stores a batch's messages one after the
+   * other on its queue and answers with the first queue offset and every offset message id).
+   */
+  readonly #dispatch = (topic: string, sends: QueuedSend[]): void => {
+    const first = sends[0]!;
+    if (sends.length === 1) {
+      this.#sendDefaultImpl(first.instance, topic, first.header, first.body, first.uniqId, {}).then(
+        first.resolve,
+        first.reject,
+      );
+      return;
+    }
+    let body: Buffer;
+    try {
+      body = encodeBatchBody(sends.map((x) => ({ body: x.body, flag: x.flag, properties: x.props })));
+    } catch (err) {
+      for (const x of sends) x.reject(err);
+      return;
+    }
+    this.#sendDefaultImpl(first.instance, topic, this.#batchHeader(topic), body, '', {}).then(
+      (r) => {
+        const offsetMsgIds = r.offsetMsgId.split(',');
+        for (let i = 0; i < sends.length; i++) {
+          const x = sends[i]!;
+          x.resolve({
+            sendStatus: r.sendStatus,
+            msgId: x.uniqId,
+            offsetMsgId: offsetMsgIds.length === sends.length ? offsetMsgIds[i]! : r.offsetMsgId,
+            messageQueue: { ...r.messageQueue },
+            queueOffset: r.queueOffset + i,
+            transactionId: r.transactionId,
+          });
+        }
+      },
+      (err: unknown) => {
+        for (const x of sends) x.reject(err);
+      },
+    );
+  };
+
+  #batchHeader(topic: string): SendMessageRequestHeader {
+    const o = this.options;
+    return {
+      producerGroup: o.producerGroup,
+      topic,
+      defaultTopic: o.createTopicKey,
+      defaultTopicQueueNums: o.defaultTopicQueueNums,
+      queueId: 0,
+      sysFlag: 0,
+      bornTimestamp: 0,
+      flag: 0,
+      properties: messageProperties2String({ [MessageConst.WAIT]: 'true' }),
+      reconsumeTimes: 0,
+      unitMode: false,
+      batch: true,
+      bname: '', // set per attempt (see #sendDefaultImpl)
+    };
   }
 
   async #sendBatch(messages: readonly Message[], opts: SendOptions): Promise<SendResult> {
@@ -303,22 +400,7 @@ export class Producer {
         'messages',
         `the batch size ${body.length} is over max value ${o.maxMessageSizeBytes}`,
       );
-    const header: SendMessageRequestHeader = {
-      producerGroup: o.producerGroup,
-      topic,
-      defaultTopic: o.createTopicKey,
-      defaultTopicQueueNums: o.defaultTopicQueueNums,
-      queueId: 0,
-      sysFlag: 0,
-      bornTimestamp: 0,
-      flag: 0,
-      properties: messageProperties2String({ [MessageConst.WAIT]: 'true' }),
-      reconsumeTimes: 0,
-      unitMode: false,
-      batch: true,
-      bname: '', // set per attempt (see #sendDefaultImpl)
-    };
-    return this.#sendDefaultImpl(instance, topic, header, body, uniqIds.join(','), opts);
+    return this.#sendDefaultImpl(instance, topic, this.#batchHeader(topic), body, uniqIds.join(','), opts);
   }
 
   async #sendDefaultImpl(
@@ -470,6 +552,7 @@ export class Producer {
   async #shutdown(): Promise<void> {
     const starting = this.#startPromise;
     this.#state = 'SHUTDOWN';
+    this.#accumulator?.flush();
     if (starting) await starting.catch(() => undefined);
     await Promise.allSettled(this.#inflight.toArray());
     const instance = this.#instance;

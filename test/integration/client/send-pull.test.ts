@@ -180,6 +180,28 @@ test('sendBatch stores the messages in order on one queue', async () => {
   expect(r.msgFoundList.map((m) => m.msgId)).toEqual(sr.msgId.split(','));
 });
 
+test('autoBatch: sends made together are stored together; each result names its own stored message', async () => {
+  const topic = unique('T');
+  await producer.send({ topic, body: Buffer.from('create') });
+  const results = await Promise.all(
+    Array.from({ length: 6 }, (_, i) =>
+      producer.send({ topic, body: Buffer.from(`auto-${i}`), tags: `t${i % 2}`, keys: `k${i}` }),
+    ),
+  );
+  // One turn's sends went as one batch: one queue, consecutive offsets.
+  expect(new Set(results.map((r) => r.messageQueue.queueId)).size).toBe(1);
+  expect(results.map((r) => r.queueOffset - results[0]!.queueOffset)).toEqual([0, 1, 2, 3, 4, 5]);
+  const r = await consumer.pull(results[0]!.messageQueue, '*', results[0]!.queueOffset, 32);
+  expect(r.msgFoundList.map((m) => m.body!.toString())).toEqual([0, 1, 2, 3, 4, 5].map((i) => `auto-${i}`));
+  r.msgFoundList.forEach((m, i) => {
+    expect(m.msgId).toBe(results[i]!.msgId);
+    expect(m.queueOffset).toBe(results[i]!.queueOffset);
+    expect(m.properties).toMatchObject({ TAGS: `t${i % 2}`, KEYS: `k${i}` });
+  });
+  const fourth = await consumer.viewMessage(results[4]!.offsetMsgId);
+  expect(fourth.body!.toString()).toBe('auto-4');
+});
+
 test('viewMessage finds a message by its offset message id', async () => {
   const topic = unique('T');
   const sr = await producer.send({ topic, body: Buffer.from('view me') });

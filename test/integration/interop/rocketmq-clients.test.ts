@@ -158,6 +158,32 @@ kitDescribe('clients against Apache RocketMQ 4.9.8 (namesrvAddr)', () => {
     expect(found?.properties?.DELAY).toBe('2');
   }, 60_000);
 
+  it("autoBatch: sends made together go as one SEND_BATCH_MESSAGE; each result is that message's in RocketMQ's store", async () => {
+    const topic = uniq('TopicAutoBatch');
+    await sendSeq(topic, 1);
+    const results = await Promise.all(
+      [0, 1, 2, 3, 4].map((i) => producer.send({ topic, body: Buffer.from(`${topic}-auto-${i}`), keys: `a${i}` })),
+    );
+    expect(new Set(results.map((r) => r.messageQueue.queueId)).size).toBe(1);
+    expect(results.map((r) => r.queueOffset - results[0]!.queueOffset)).toEqual([0, 1, 2, 3, 4]);
+    const pull = new PullConsumer({ namesrvAddr: kit.namesrvAddr, consumerGroup: uniq('PullAuto') });
+    closers.push(() => pull.shutdown());
+    await pull.start();
+    let got: MessageExt[] = [];
+    await waitFor(async () => {
+      got = (await pull.pull(results[0]!.messageQueue, '*', results[0]!.queueOffset, 32)).msgFoundList;
+      return got.length >= 5;
+    }, 20_000);
+    expect(got.map((m) => m.body?.toString())).toEqual([0, 1, 2, 3, 4].map((i) => `${topic}-auto-${i}`));
+    got.forEach((m, i) => {
+      expect(m.msgId).toBe(results[i]!.msgId);
+      expect(m.queueOffset).toBe(results[i]!.queueOffset);
+      expect(m.properties?.KEYS).toBe(`a${i}`);
+    });
+    const viewed = await pull.viewMessage(results[3]!.offsetMsgId);
+    expect(viewed.body?.toString()).toBe(`${topic}-auto-3`);
+  }, 60_000);
+
   it('PushConsumer: tag and SQL92 subscriptions are filtered by the broker; offsets show in consumerProgress', async () => {
     const topic = uniq('TopicFilter');
     await sendSeq(topic, 40, (i) => ({
