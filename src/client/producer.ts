@@ -294,7 +294,6 @@ export class Producer {
       opts.signal === undefined &&
       opts.timeoutMs === undefined &&
       sysFlag === 0 &&
-      header.reconsumeTimes === 0 &&
       !message.topic.startsWith(RETRY_GROUP_TOPIC_PREFIX) &&
       props.get(MessageConst.DELAY) === undefined &&
       props.get(MessageConst.WAIT) === 'true'
