@@ -159,8 +159,8 @@ kitDescribe('clients against Apache RocketMQ 4.9.8 (namesrvAddr)', () => {
   }, 60_000);
 
   it("autoBatch: sends made together go as one SEND_BATCH_MESSAGE; each result is that message's in RocketMQ's store", async () => {
+    // A new topic: the batch goes through TBW102's route and the broker creates the topic.
     const topic = uniq('TopicAutoBatch');
-    await sendSeq(topic, 1);
     const results = await Promise.all(
       [0, 1, 2, 3, 4].map((i) => producer.send({ topic, body: Buffer.from(`${topic}-auto-${i}`), keys: `a${i}` })),
     );
