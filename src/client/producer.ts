@@ -70,7 +70,7 @@ export interface SendOptions {
 }
 
 export interface ProducerEvents {
-  /** One attempt failed; the send may still succeed on another queue. */
+  /** One attempt failed; the send may still succeed on another queue. A batch emits once per attempt. */
   sendError: [err: unknown, info: { topic: string; messageQueue: MessageQueue | undefined; attempt: number }];
 }
 
