@@ -6,7 +6,6 @@ import { z } from 'zod';
 import { InvalidArgumentError } from '../common/errors.js';
 import { groupNameProblem, topicNameProblem } from '../common/names.js';
 import { AUTO_CREATE_TOPIC_KEY_TOPIC } from '../protocol/commands/route.js';
-import type { AccumulatorLimits } from './send-accumulator.js';
 import {
   clientOptionsShape,
   finishClientOptions,
@@ -123,7 +122,7 @@ export type ResolvedProducerOptions = ResolvedClientOptions & {
   maxDelayLevel: number;
   sendLatencyFaultEnable: boolean;
   /** The auto-batching limits, or false when every send goes alone. */
-  autoBatch: AccumulatorLimits | false;
+  autoBatch: { readonly maxMessages: number; readonly maxBytes: number } | false;
 };
 
 /** Validates and completes producer options; a bad option throws InvalidArgumentError naming it. */
@@ -141,7 +140,7 @@ export function resolveProducerOptions(options: ProducerOptions): ResolvedProduc
 function autoBatchLimits(
   value: boolean | { maxMessages?: number | undefined; maxBytes?: number | undefined },
   maxMessageSizeBytes: number,
-): AccumulatorLimits | false {
+): ResolvedProducerOptions['autoBatch'] {
   if (value === false) return false;
   const given = value === true ? {} : value;
   const defaults = DEFAULT_PRODUCER_OPTIONS.autoBatch;
