@@ -129,6 +129,7 @@ export async function runOrderlyGroupScenario(options) {
   const samples = new Map(); // queueId → [t, holder][]
   const grants = []; // { t, q, clientId, committed }
   const unlocks = []; // { t, q, clientId }
+  const commits = []; // { t, n, q, offset, clientHost, via }
   let sampler;
   try {
     await producer.start();
@@ -157,6 +158,17 @@ export async function runOrderlyGroupScenario(options) {
             unlocks.push({ t: Date.now(), n: events++, q: mq.queueId, clientId });
           }
       return unlockBatch(g, mqs, clientId);
+    };
+    // Every offset the broker takes for the group (from a pull's commit or an UPDATE_CONSUMER_OFFSET),
+    // so a re-delivery after a hand-over can be shown with the commits that led to it.
+    const com = broker.consumerOffsetManager;
+    const commitOffset = com.commitOffset.bind(com);
+    com.commitOffset = (clientHost, g, t, queueId, offset) => {
+      if (g === group && t === topic) {
+        const via = /pull-message/.test(new Error().stack ?? '') ? 'pull' : 'update';
+        commits.push({ t: Date.now(), n: events++, q: queueId, offset, clientHost, via });
+      }
+      return commitOffset(clientHost, g, t, queueId, offset);
     };
     const brokerName = broker.context.brokerName;
     sampler = setInterval(() => {
@@ -263,7 +275,7 @@ export async function runOrderlyGroupScenario(options) {
     for (const m of live()) m.send('stop');
     await Promise.all(live().map((m) => m.exited));
 
-    const result = check({ members, grants, unlocks, samples, sent, keys, keyQueue, problems, o });
+    const result = check({ members, grants, unlocks, commits, samples, sent, keys, keyQueue, problems, o });
     return { ...result, sent: sent.size, leaves, kills, members: members.length, problems };
   } finally {
     if (sampler) clearInterval(sampler);
@@ -275,7 +287,7 @@ export async function runOrderlyGroupScenario(options) {
   }
 }
 
-function check({ members, grants, unlocks, samples, sent, keys, keyQueue, problems, o }) {
+function check({ members, grants, unlocks, commits, samples, sent, keys, keyQueue, problems, o }) {
   const nameOf = new Map(members.map((m) => [m.clientId, m.name]));
   // Epochs: member m holds queue q from a grant to the next grant to someone else, or to its unlock.
   const epochs = [];
@@ -380,9 +392,15 @@ function check({ members, grants, unlocks, samples, sent, keys, keyQueue, proble
           // let go gracefully (an unlock) had consumed count as re-delivered after a hand-over.
           if (d.c.epoch?.afterHandover && !killed.has(prev.c.member)) {
             redeliveredAfterHandover += prev.seq - want + 1;
+            // The last commits of the queue before the grant: which write left the offset where it was.
+            const before = commits
+              .filter((x) => x.q === q && x.n < d.c.epoch.n)
+              .slice(-6)
+              .map((x) => `${x.via} ${x.offset} from ${x.clientHost} at t=${x.t}`)
+              .join('; ');
             handoverRedeliveries.push(
               `key ${key}: seq ${want}..${prev.seq} consumed by ${prev.c.member}, again by ${d.c.member} ` +
-                `(granted at committed offset ${d.c.epoch.committed}, t=${d.c.epoch.t})`,
+                `(granted at committed offset ${d.c.epoch.committed}, t=${d.c.epoch.t}; last commits: ${before})`,
             );
           }
         }
