@@ -1,9 +1,10 @@
 /**
  * Taking a started PushConsumer apart (RocketMQ: DefaultMQPushConsumerImpl.shutdown, with a deadline
  * and a report). In order: stop pulling (held pulls aborted), give running listeners until the
- * deadline, let a rebalance in progress end, drop every queue (late listener results then no longer
- * move offsets), persist the offsets, unregister and release the client instance. Every step runs
- * even when an earlier one fails; failures are collected in the report.
+ * deadline, let a rebalance in progress end, drop every queue (late results of concurrent listeners then
+ * no longer move offsets), persist the offsets, unlock the orderly queues that were idle before that,
+ * unregister and release the client instance. Every step runs even when an earlier one fails; failures
+ * are collected in the report.
  */
 import { StateError } from '../common/errors.js';
 import type { Logger } from '../common/logger.js';
@@ -45,19 +46,20 @@ export async function shutdownRun(run: PushConsumerRun, o: ShutdownRunOptions): 
   await step('wait for rebalance', () => run.rebalance.idle());
   const entries = [...run.rebalance.processQueueTable.values()];
   const queues = entries.map((e) => e.mq);
-  // From here on, late listener results no longer move offsets.
+  // From here on, late results of concurrent listeners no longer move offsets (an orderly listener's still
+  // move its queue's offset in memory, too late to be persisted: see below).
   run.rebalance.dropAll();
+  // Orderly: the queues whose work has ended, taken before the offsets are written. A call still running
+  // now may end while they are written; its queue's offset is then behind what it consumed, so that queue
+  // keeps its lock until the lock expires on the broker, and no other member consumes it alongside the
+  // unfinished call or as if it had been handed over.
+  const orderly = run.orderly;
+  const idle = orderly ? entries.filter((e) => !orderly.service.isConsuming(e.pq)).map((e) => e.mq) : [];
   // Pulls still on their way carry older offsets to commit: settled before the final offsets are written.
   await step('settle pulls', () => Promise.all(entries.map((e) => e.pq.settlePull())));
   await step('persist offsets', () => run.offsetStore.flushAll(queues));
-  const orderly = run.orderly;
-  if (orderly?.locker) {
-    // Orderly: release the locks of the queues whose work has ended (after their offsets were
-    // persisted); a queue whose listener is still running keeps its lock until it expires on the
-    // broker, so no other member can consume it alongside the unfinished call.
-    const idle = entries.filter((e) => !orderly.service.isConsuming(e.pq)).map((e) => e.mq);
-    await step('unlock queues', () => orderly.locker?.unlockBatch(idle));
-  }
+  // Orderly: release the locks of the queues that were idle, now that their offsets are persisted.
+  if (orderly?.locker) await step('unlock queues', () => orderly.locker?.unlockBatch(idle));
   run.instance.events.off('routeChanged', o.onRouteChanged);
   await step('unregister', () => run.instance.unregisterConsumer(o.consumerGroup));
   await step('release client instance', () => run.instance.release());
