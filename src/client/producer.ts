@@ -105,7 +105,6 @@ interface QueuedSend {
   readonly header: SendMessageRequestHeader;
   readonly props: ReadonlyMap<string, string>;
   readonly body: Buffer;
-  readonly flag: number;
   readonly uniqId: string;
   readonly resolve: (result: SendResult) => void;
   readonly reject: (err: unknown) => void;
@@ -300,9 +299,8 @@ export class Producer {
     ) {
       // The batch element's size: 20 bytes of fields, the body, 2 of properties length, the properties.
       const bytes = 22 + body.length + Buffer.byteLength(header.properties);
-      const flag = header.flag;
       return new Promise<SendResult>((resolve, reject) =>
-        accumulator.add(message.topic, { instance, header, props, body, flag, uniqId, resolve, reject }, bytes),
+        accumulator.add(message.topic, { instance, header, props, body, uniqId, resolve, reject }, bytes),
       );
     }
     return this.#sendDefaultImpl(instance, message.topic, header, body, uniqId, opts, choose);
@@ -324,7 +322,7 @@ export class Producer {
     }
     let body: Buffer;
     try {
-      body = encodeBatchBody(sends.map((x) => ({ body: x.body, flag: x.flag, properties: x.props })));
+      body = encodeBatchBody(sends.map((x) => ({ body: x.body, flag: x.header.flag, properties: x.props })));
     } catch (err) {
       for (const x of sends) x.reject(err);
       return;

@@ -54,12 +54,13 @@ export async function shutdownRun(run: PushConsumerRun, o: ShutdownRunOptions): 
   // keeps its lock until the lock expires on the broker, and no other member consumes it alongside the
   // unfinished call or as if it had been handed over.
   const orderly = run.orderly;
-  const idle = orderly ? entries.filter((e) => !orderly.service.isConsuming(e.pq)).map((e) => e.mq) : [];
+  const locker = orderly?.locker;
+  const idle = locker ? entries.filter((e) => !orderly.service.isConsuming(e.pq)).map((e) => e.mq) : [];
   // Pulls still on their way carry older offsets to commit: settled before the final offsets are written.
   await step('settle pulls', () => Promise.all(entries.map((e) => e.pq.settlePull())));
   await step('persist offsets', () => run.offsetStore.flushAll(queues));
   // Orderly: release the locks of the queues that were idle, now that their offsets are persisted.
-  if (orderly?.locker) await step('unlock queues', () => orderly.locker?.unlockBatch(idle));
+  if (locker) await step('unlock queues', () => locker.unlockBatch(idle));
   run.instance.events.off('routeChanged', o.onRouteChanged);
   await step('unregister', () => run.instance.unregisterConsumer(o.consumerGroup));
   await step('release client instance', () => run.instance.release());
