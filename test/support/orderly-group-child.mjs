@@ -5,6 +5,7 @@
 //   {"t":"call","q":..,"s":..,"e":..,"msgs":[[key,seq,offset],..]}  after each listener call (s, e: Date.now())
 //   {"t":"inside","q":..,"s":..,"msgs":[..]}      when armed: the next call reports this and never returns
 //   {"t":"stopped","report":{..}}                 after a graceful shutdown
+//   {"t":"log","at":..,"level":..,"msg":..,"detail":..}  a warning or error the consumer logged
 // stdin commands, one a line: "arm" (the next listener call hangs after reporting "inside", so the parent
 // can SIGKILL this process in the middle of a batch), "stop" (graceful shutdown, then exit).
 // argv[2]: JSON { dist, endpoints | namesrvAddr, group, topic, keyConcurrency?, batch?, workMs?,
@@ -17,6 +18,11 @@ const cfg = JSON.parse(process.argv[2]);
 const { PushConsumer } = await import(cfg.dist);
 
 const out = (o) => process.stdout.write(JSON.stringify(o) + '\n');
+// Warnings and errors go to the parent ({"t":"log"}), which shows them beside a hand-over re-delivery.
+const report = (level) => (obj, msg) =>
+  out({ t: 'log', at: Date.now(), level, msg: msg ?? String(obj), detail: String(obj?.err?.message ?? '') });
+const noop = () => {};
+const logger = { debug: noop, info: noop, warn: report('warn'), error: report('error') };
 
 const consumer = new PushConsumer({
   ...(cfg.namesrvAddr ? { namesrvAddr: cfg.namesrvAddr } : { endpoints: cfg.endpoints }),
@@ -28,6 +34,7 @@ const consumer = new PushConsumer({
   persistConsumerOffsetIntervalMs: cfg.persistMs ?? 1000,
   heartbeatBrokerIntervalMs: 1000,
   shutdownTimeoutMs: 5000,
+  logger,
 });
 consumer.subscribe(cfg.topic, '*');
 

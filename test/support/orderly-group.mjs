@@ -61,6 +61,7 @@ function spawnMember(name, cfg, problems) {
     exitedAt: undefined,
     killed: false,
     stderr: '',
+    logs: [],
   };
   child.stderr.setEncoding('utf8').on('data', (d) => {
     if (m.stderr.length < 20_000) m.stderr += d;
@@ -74,6 +75,7 @@ function spawnMember(name, cfg, problems) {
       if (o.t === 'started') m.clientId = o.clientId;
       else if (o.t === 'call') m.calls.push(o);
       else if (o.t === 'inside') m.inside = o;
+      else if (o.t === 'log') m.logs.push(o);
       else if (o.t === 'stopped') {
         m.stopped = true;
         if (o.report.unfinishedListeners || o.report.errors)
@@ -398,9 +400,16 @@ function check({ members, grants, unlocks, commits, samples, sent, keys, keyQueu
               .slice(-6)
               .map((x) => `${x.via} ${x.offset} from ${x.clientHost} at t=${x.t}`)
               .join('; ');
+            // The letting-go member's unlock of the queue and the warnings it logged (a failed offset write?).
+            const gone = members.find((m) => m.name === prev.c.member);
+            const unlock = unlocks
+              .filter((u) => u.q === q && u.clientId === gone?.clientId && u.n < d.c.epoch.n)
+              .at(-1);
+            const warned = (gone?.logs ?? []).slice(-3).map((l) => `${l.level} at t=${l.at}: ${l.msg} ${l.detail}`);
             handoverRedeliveries.push(
               `key ${key}: seq ${want}..${prev.seq} consumed by ${prev.c.member}, again by ${d.c.member} ` +
-                `(granted at committed offset ${d.c.epoch.committed}, t=${d.c.epoch.t}; last commits: ${before})`,
+                `(granted at committed offset ${d.c.epoch.committed}, t=${d.c.epoch.t}; last commits: ${before}; ` +
+                `unlocked at t=${unlock?.t}${gone?.stopped ? ' (it left)' : ''}; its warnings: ${warned.join(' | ') || 'none'})`,
             );
           }
         }
