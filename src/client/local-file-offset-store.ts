@@ -93,14 +93,16 @@ export class LocalFileOffsetStore extends OffsetTableStore {
     this.onPersisted({ messageQueue: { ...mq }, offset });
   }
 
-  /** The file store writes before it resolves: the same as persistAll. */
-  flushAll(mqs: readonly MessageQueue[]): Promise<void> {
-    return this.persistAll(mqs);
+  /** The file store writes before it resolves: persistAll (a failed write rejects). */
+  async flushAll(mqs: readonly MessageQueue[]): Promise<MessageQueue[]> {
+    await this.persistAll(mqs);
+    return [];
   }
 
-  /** The file store writes before it resolves: the same as persist. */
-  flush(mq: MessageQueue): Promise<void> {
-    return this.persist(mq);
+  /** The file store writes before it resolves: persist (a failed write rejects). */
+  async flush(mq: MessageQueue): Promise<boolean> {
+    await this.persist(mq);
+    return true;
   }
 
   removeOffset(): void {

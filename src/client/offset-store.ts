@@ -42,10 +42,14 @@ export interface OffsetStore {
    */
   persistAll(mqs: readonly MessageQueue[]): Promise<void>;
   persist(mq: MessageQueue): Promise<void>;
-  /** As persistAll, resolving only once the store has the offsets (the broker answered, the file is written). */
-  flushAll(mqs: readonly MessageQueue[]): Promise<void>;
-  /** As persist, resolving only once the store has the offset. */
-  flush(mq: MessageQueue): Promise<void>;
+  /**
+   * As persistAll, resolving only once the store has the offsets (the broker answered, the file is
+   * written), with the queues whose offsets it could not take (the broker store logs and reports each
+   * failure; the file store rejects instead).
+   */
+  flushAll(mqs: readonly MessageQueue[]): Promise<MessageQueue[]>;
+  /** As persist, resolving only once the store has the offset: `true`, or `false` when it could not take it. */
+  flush(mq: MessageQueue): Promise<boolean>;
   removeOffset(mq: MessageQueue): void;
   /** A copy of the in-memory offsets (all topics, or one topic). */
   cloneOffsetTable(topic?: string): Map<string, { mq: MessageQueue; offset: number }>;
@@ -143,8 +147,8 @@ export abstract class OffsetTableStore implements OffsetStore {
   abstract load(): Promise<void>;
   abstract persistAll(mqs: readonly MessageQueue[]): Promise<void>;
   abstract persist(mq: MessageQueue): Promise<void>;
-  abstract flushAll(mqs: readonly MessageQueue[]): Promise<void>;
-  abstract flush(mq: MessageQueue): Promise<void>;
+  abstract flushAll(mqs: readonly MessageQueue[]): Promise<MessageQueue[]>;
+  abstract flush(mq: MessageQueue): Promise<boolean>;
   abstract removeOffset(mq: MessageQueue): void;
   /** READ_FROM_STORE: the persisted offset (cached in memory when found), -1 or -2. */
   protected abstract readOffsetFromStore(mq: MessageQueue): Promise<number>;

@@ -8,6 +8,7 @@
  */
 import { StateError } from '../common/errors.js';
 import type { Logger } from '../common/logger.js';
+import { messageQueueKey } from '../common/message.js';
 import type { MQClientInstance } from './mq-client-instance.js';
 import type { PullMessageService } from './pull-message-service.js';
 import type { PushConsumerShutdownReport } from './push-consumer-events.js';
@@ -58,9 +59,15 @@ export async function shutdownRun(run: PushConsumerRun, o: ShutdownRunOptions): 
   const idle = locker ? entries.filter((e) => !orderly.service.isConsuming(e.pq)).map((e) => e.mq) : [];
   // Pulls still on their way carry older offsets to commit: settled before the final offsets are written.
   await step('settle pulls', () => Promise.all(entries.map((e) => e.pq.settlePull())));
-  await step('persist offsets', () => run.offsetStore.flushAll(queues));
-  // Orderly: release the locks of the queues that were idle, now that their offsets are persisted.
-  if (locker) await step('unlock queues', () => locker.unlockBatch(idle));
+  // The queues whose offsets the store did not take; all of them when the step failed as a whole.
+  let unstored = new Set(queues.map(messageQueueKey));
+  await step('persist offsets', async () => {
+    unstored = new Set((await run.offsetStore.flushAll(queues)).map(messageQueueKey));
+  });
+  // Orderly: release the locks of the queues that were idle, now that their offsets are persisted. A
+  // queue whose offset was not written keeps its lock until it expires on the broker.
+  const unlock = idle.filter((mq) => !unstored.has(messageQueueKey(mq)));
+  if (locker) await step('unlock queues', () => locker.unlockBatch(unlock));
   run.instance.events.off('routeChanged', o.onRouteChanged);
   await step('unregister', () => run.instance.unregisterConsumer(o.consumerGroup));
   await step('release client instance', () => run.instance.release());

@@ -79,11 +79,18 @@ const noLocks = (): Promise<Set<string>> => Promise.resolve(new Set());
 /**
  * RocketMQ: RebalancePushImpl.removeUnnecessaryMessageQueue for orderly CLUSTERING — a dropped queue
  * is given up only when its running batch has ended: then its pull on the way (if any) is aborted and
- * awaited, its offset persisted and only then its broker lock released, so the next owner starts where this one stopped and never overlaps it. When
- * the batch is still running after 500 ms the queue stays (dropped) and a rebalance is asked for as
- * soon as the batch ends.
+ * awaited, its offset persisted and only then its broker lock released, so the next owner starts where
+ * this one stopped and never overlaps it. When the batch is still running after 500 ms the queue stays
+ * (dropped) and a rebalance is asked for as soon as the batch ends.
+ *
+ * RocketMQ writes that offset oneway and unlocks regardless. Here the lock is released only once the
+ * broker has the offset: when the write fails, the queue stays (dropped, still locked, its offset kept)
+ * and the next rebalance writes it again. A queue whose lock this client can no longer count on (not
+ * renewed for `rebalanceLockMaxLiveTimeMs`, as after a long last batch) is locked again first; when
+ * another member holds it by then, it is given up without writing: an older offset must not overwrite
+ * that member's progress.
  */
-async function releaseOrderlyQueue(
+export async function releaseOrderlyQueue(
   host: PushConsumerHost,
   instance: MQClientInstance,
   offsetStore: OffsetStore,
@@ -100,10 +107,23 @@ async function releaseOrderlyQueue(
   }
   // A pull still on its way carries an older offset to commit: it must not land after the final one.
   await pq.settlePull();
+  const locker = orderly.locker;
+  const stale = pq.isLockExpired(host.options.clock.now(), host.options.rebalanceLockMaxLiveTimeMs);
+  if (stale && !(await locker?.lock(mq))) {
+    host.logger.warn({ mq }, 'a dropped orderly queue is held by another member now: given up, its offset not written');
+    offsetStore.removeOffset(mq);
+    return true;
+  }
   // The next owner reads the offset once it holds the lock: the broker must have it before the unlock.
-  await offsetStore.flush(mq);
+  if (!(await offsetStore.flush(mq))) {
+    host.logger.warn(
+      { mq },
+      'a dropped orderly queue keeps its lock: its offset was not written (next rebalance retries)',
+    );
+    return false;
+  }
   offsetStore.removeOffset(mq);
-  await orderly.locker?.unlockBatch([mq]);
+  await locker?.unlockBatch([mq]);
   return true;
 }
 

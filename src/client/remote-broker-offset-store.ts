@@ -50,7 +50,7 @@ export class RemoteBrokerOffsetStore extends OffsetTableStore {
    * Per queue key: the writes still on their way. A flushed (final) write waits for them, so an older
    * offset sent earlier cannot reach the broker after it (over HTTP writes travel on several connections).
    */
-  readonly #writing = new Map<string, Promise<void>>();
+  readonly #writing = new Map<string, Promise<unknown>>();
 
   constructor(
     private readonly backend: RemoteOffsetBackend,
@@ -95,15 +95,20 @@ export class RemoteBrokerOffsetStore extends OffsetTableStore {
     if (c) await this.send(mq, c.offset, true);
   }
 
-  /** persistAll, resolving once the broker answered each write (at most OFFSET_CALL_CONCURRENCY at once). */
-  async flushAll(mqs: readonly MessageQueue[]): Promise<void> {
-    await Promise.all(this.#select(mqs).map((e) => this.#gate.add(() => this.send(e.mq, e.offset, false))));
+  /**
+   * persistAll, resolving once the broker answered each write (at most OFFSET_CALL_CONCURRENCY at once),
+   * with the queues whose write failed.
+   */
+  async flushAll(mqs: readonly MessageQueue[]): Promise<MessageQueue[]> {
+    const entries = this.#select(mqs);
+    const stored = await Promise.all(entries.map((e) => this.#gate.add(() => this.send(e.mq, e.offset, false))));
+    return entries.filter((_, i) => !stored[i]).map((e) => e.mq);
   }
 
-  /** persist, resolving once the broker answered. */
-  async flush(mq: MessageQueue): Promise<void> {
+  /** persist, resolving once the broker answered: `false` when the write failed (nothing cached: `true`). */
+  async flush(mq: MessageQueue): Promise<boolean> {
     const c = this.table.get(mq);
-    if (c) await this.#gate.add(() => this.send(mq, c.offset, false));
+    return c ? this.#gate.add(() => this.send(mq, c.offset, false)) : true;
   }
 
   removeOffset(mq: MessageQueue): void {
@@ -126,15 +131,15 @@ export class RemoteBrokerOffsetStore extends OffsetTableStore {
   }
 
   /**
-   * Never rejects: a failed update is logged and reported, and sent again by the next persist. A
-   * two-way (flushed) write is sent after the queue's earlier writes have settled.
+   * Never rejects: resolves `false` when the update failed (logged and reported; the next persist sends
+   * it again). A two-way (flushed) write is sent after the queue's earlier writes have settled.
    */
-  private send(mq: MessageQueue, offset: number, oneway: boolean): Promise<void> {
+  private send(mq: MessageQueue, offset: number, oneway: boolean): Promise<boolean> {
     const key = messageQueueKey(mq);
     const earlier = this.#writing.get(key);
     const write =
       !oneway && earlier ? earlier.then(() => this.#write(mq, offset, oneway)) : this.#write(mq, offset, oneway);
-    const all = earlier ? Promise.all([earlier, write]).then(() => undefined) : write;
+    const all = earlier ? Promise.all([earlier, write]) : write;
     this.#writing.set(key, all);
     void all.then(() => {
       if (this.#writing.get(key) === all) this.#writing.delete(key);
@@ -142,14 +147,16 @@ export class RemoteBrokerOffsetStore extends OffsetTableStore {
     return write;
   }
 
-  async #write(mq: MessageQueue, offset: number, oneway: boolean): Promise<void> {
+  async #write(mq: MessageQueue, offset: number, oneway: boolean): Promise<boolean> {
     try {
       await this.backend.updateConsumerOffset(mq, offset, oneway);
       this.#sent.set(messageQueueKey(mq), { offset, at: this.now() });
       this.onPersisted({ messageQueue: mq, offset });
+      return true;
     } catch (err) {
       this.logger.warn({ err, mq, offset }, 'UPDATE_CONSUMER_OFFSET failed');
       this.onPersistError(mq, err);
+      return false;
     }
   }
 }

@@ -194,6 +194,25 @@ describe('RemoteBrokerOffsetStore (RocketMQ: RemoteBrokerOffsetStore, facts §7.
     await expect(store.persist(q0)).resolves.toBeUndefined();
     expect(errors).toHaveLength(1);
   });
+
+  it('flush and flushAll say which offsets the broker did not take', async () => {
+    const store = new RemoteBrokerOffsetStore(
+      {
+        queryConsumerOffset: async () => -1,
+        updateConsumerOffset: async (mq) => {
+          if (mq.queueId === 1) throw new Error('timed out');
+        },
+      },
+      silentLogger,
+    );
+    store.updateOffset(q0, 4, true);
+    store.updateOffset(q1, 6, true);
+    await expect(store.flush(q0)).resolves.toBe(true);
+    await expect(store.flush(q1)).resolves.toBe(false);
+    await expect(store.flushAll([q0, q1])).resolves.toEqual([q1]);
+    // Nothing cached for the queue: nothing to write, nothing failed.
+    await expect(store.flush(mqOf(7))).resolves.toBe(true);
+  });
 });
 
 describe('LocalFileOffsetStore (BROADCASTING; written atomically, .bak fallback)', () => {
