@@ -169,6 +169,9 @@ kitDescribe('clients against Apache RocketMQ 4.9.8 (namesrvAddr)', () => {
     const pull = new PullConsumer({ namesrvAddr: kit.namesrvAddr, consumerGroup: uniq('PullAuto') });
     closers.push(() => pull.shutdown());
     await pull.start();
+    // The broker registers a topic it created with the NameServer on its own time: until then the topic
+    // has no route, and a pull fails with "the broker[broker-a] not exist", as RocketMQ's client does.
+    await waitFor(async () => (await pull.fetchSubscribeMessageQueues(topic).catch(() => [])).length > 0, 45_000);
     let got: MessageExt[] = [];
     await waitFor(async () => {
       got = (await pull.pull(results[0]!.messageQueue, '*', results[0]!.queueOffset, 32)).msgFoundList;
@@ -182,7 +185,7 @@ kitDescribe('clients against Apache RocketMQ 4.9.8 (namesrvAddr)', () => {
     });
     const viewed = await pull.viewMessage(results[3]!.offsetMsgId);
     expect(viewed.body?.toString()).toBe(`${topic}-auto-3`);
-  }, 60_000);
+  }, 90_000);
 
   it('PushConsumer: tag and SQL92 subscriptions are filtered by the broker; offsets show in consumerProgress', async () => {
     const topic = uniq('TopicFilter');
