@@ -204,6 +204,76 @@ describe('orderly consumption (RocketMQ: MessageListenerOrderly with broker queu
     }
   });
 
+  it('a queue whose final offset the broker refused stays locked by its member, and is handed over once the offset is written: nothing consumed twice', async () => {
+    const topic = uniq('OrdRefT');
+    const group = uniq('gOrdRef');
+    const keys = Array.from({ length: 16 }, (_, i) => `key${i}`);
+    await sendOrdered(producer, topic, keys, 5);
+    // The broker refuses the group's UPDATE_CONSUMER_OFFSET (an error answer) and drops the offsets its
+    // pulls carry, until `refusing` is cleared: the committed offsets stay where they were (none).
+    let refusing = true;
+    const com = fx.broker.consumerOffsetManager;
+    const commitOffset = com.commitOffset.bind(com);
+    com.commitOffset = (host, g, t, queueId, offset) => {
+      if (refusing && g === group) {
+        if (/update-consumer-offset/.test(new Error().stack ?? '')) throw new Error('refused by the test');
+        return;
+      }
+      commitOffset(host, g, t, queueId, offset);
+    };
+    // The lock requests the broker turns down for member b (a still holds the queue).
+    const lm = fx.broker.context.rebalanceLockManager;
+    const tryLockBatch = lm.tryLockBatch.bind(lm);
+    const refusedToB = new Map<number, number>();
+    let bId = '';
+    lm.tryLockBatch = (g, mqs, clientId) => {
+      const locked = tryLockBatch(g, mqs, clientId);
+      if (g === group && clientId === bId)
+        for (const mq of mqs)
+          if (!locked.some((l) => l.queueId === mq.queueId))
+            refusedToB.set(mq.queueId, (refusedToB.get(mq.queueId) ?? 0) + 1);
+      return locked;
+    };
+    try {
+      const deliveries: Delivery[] = [];
+      const make = (name: string): PushConsumer => {
+        const c = newConsumer(fx.broker.address, group, {
+          rebalanceIntervalMs: 300,
+          persistConsumerOffsetIntervalMs: 300,
+        }).subscribe(topic, '*');
+        c.registerMessageListenerOrderly((msgs) => record(deliveries, name, msgs));
+        open.push(c);
+        return c;
+      };
+      const a = make('a');
+      await a.start();
+      await waitFor(() => deliveries.length >= keys.length * 5, 20_000);
+      const b = make('b');
+      await b.start();
+      bId = b.clientId ?? '';
+      // Rebalance gives b half the queues; a cannot write their offsets, so it keeps their locks and b's
+      // requests for them are turned down, again and again.
+      await waitFor(() => refusedToB.size >= 4 && [...refusedToB.values()].every((n) => n >= 3), 20_000);
+      const brokerName = fx.broker.context.brokerName;
+      const mqs = Array.from({ length: 8 }, (_, queueId) => ({ topic, brokerName, queueId }));
+      for (const q of mqs) expect(lockHolder(group, q)).toBe(a.clientId);
+      expect(deliveries.filter((d) => d.consumer === 'b')).toEqual([]);
+      // The broker takes offsets again: a writes them, unlocks, and b takes its half from there.
+      refusing = false;
+      await waitFor(() => mqs.filter((q) => lockHolder(group, q) === b.clientId).length === 4, 20_000);
+      await sendOrdered(producer, topic, keys, 5); // seq 0..4 again: a second round, consumed by both
+      await waitFor(() => deliveries.length >= keys.length * 10, 20_000);
+      expect(deliveries.filter((d) => d.consumer === 'b').length).toBeGreaterThan(0);
+      // Every offset of every queue was delivered exactly once: b started where a stopped.
+      const seen = deliveries.map((d) => `${d.queueId}:${d.offset}`);
+      expect(new Set(seen).size).toBe(seen.length);
+      expect(seen.length).toBe(keys.length * 10);
+    } finally {
+      com.commitOffset = commitOffset;
+      lm.tryLockBatch = tryLockBatch;
+    }
+  });
+
   it('a suspended batch is retried before anything after it in the queue; past maxReconsumeTimes it goes to the DLQ', async () => {
     const topic = uniq('OrdSusT');
     const group = uniq('gOrdSus');
