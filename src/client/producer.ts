@@ -18,6 +18,7 @@ import { MessageConst, RETRY_GROUP_TOPIC_PREFIX, type Message, type MessageQueue
 import type { Logger } from '../common/logger.js';
 import { SlotSet } from '../common/slot-set.js';
 import {
+  BATCH_ELEMENT_OVERHEAD,
   CompressionType,
   MessageSysFlag,
   createUniqId,
@@ -103,7 +104,6 @@ interface QueuedSend {
   readonly instance: MQClientInstance;
   /** Its header if it goes alone. */
   readonly header: SendMessageRequestHeader;
-  readonly props: ReadonlyMap<string, string>;
   readonly body: Buffer;
   readonly uniqId: string;
   readonly resolve: (result: SendResult) => void;
@@ -297,10 +297,9 @@ export class Producer {
       props.get(MessageConst.DELAY) === undefined &&
       props.get(MessageConst.WAIT) === 'true'
     ) {
-      // The batch element's size: 20 bytes of fields, the body, 2 of properties length, the properties.
-      const bytes = 22 + body.length + Buffer.byteLength(header.properties);
+      const bytes = BATCH_ELEMENT_OVERHEAD + body.length + Buffer.byteLength(header.properties);
       return new Promise<SendResult>((resolve, reject) =>
-        accumulator.add(message.topic, { instance, header, props, body, uniqId, resolve, reject }, bytes),
+        accumulator.add(message.topic, { instance, header, body, uniqId, resolve, reject }, bytes),
       );
     }
     return this.#sendDefaultImpl(instance, message.topic, header, body, uniqId, opts, choose);
@@ -322,7 +321,10 @@ export class Producer {
     }
     let body: Buffer;
     try {
-      body = encodeBatchBody(sends.map((x) => ({ body: x.body, flag: x.header.flag, properties: x.props })));
+      // Each send's properties as its header already carries them: joined once.
+      body = encodeBatchBody(
+        sends.map((x) => ({ body: x.body, flag: x.header.flag, properties: x.header.properties })),
+      );
     } catch (err) {
       for (const x of sends) x.reject(err);
       return;

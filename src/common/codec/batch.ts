@@ -13,8 +13,12 @@ import { messageProperties2String, string2messageProperties, type PropertiesInpu
 export interface BatchBodyMessage {
   body: Uint8Array | null;
   flag?: number;
-  properties?: PropertiesInput | null;
+  /** The properties, or a string already joined by `messageProperties2String`. */
+  properties?: PropertiesInput | string | null;
 }
+
+/** Bytes of a batch element besides its body and properties: five ints and the properties length. */
+export const BATCH_ELEMENT_OVERHEAD = 22;
 
 /** One message decoded from a batch body. `properties` is always an object (RocketMQ decodes an empty map). */
 export interface DecodedBatchMessage {
@@ -37,7 +41,8 @@ function prepare(m: BatchBodyMessage, i: number): Prepared {
   if (!(body instanceof Uint8Array)) throw new InvalidArgumentError(`messages[${i}].body`, 'must be a Buffer or null');
   const flag = m.flag ?? 0;
   if (!isInt32Like(flag)) throw new InvalidArgumentError(`messages[${i}].flag`, 'must be a 32-bit integer');
-  const props = javaUtf8RoundTrip(messageProperties2String(m.properties));
+  const joined = typeof m.properties === 'string' ? m.properties : messageProperties2String(m.properties);
+  const props = javaUtf8RoundTrip(joined);
   const propsLength = Buffer.byteLength(props, 'utf8');
   if (propsLength > MAX_PROPERTIES_BYTES) {
     throw new InvalidArgumentError(
@@ -45,7 +50,7 @@ function prepare(m: BatchBodyMessage, i: number): Prepared {
       `${propsLength} bytes is more than ${MAX_PROPERTIES_BYTES}`,
     );
   }
-  return { flag, body, props, propsLength, size: 20 + body.length + 2 + propsLength };
+  return { flag, body, props, propsLength, size: BATCH_ELEMENT_OVERHEAD + body.length + propsLength };
 }
 
 function write(b: Buffer, p: number, m: Prepared): number {

@@ -58,6 +58,7 @@ export {
 } from './uniq-id.js';
 export {
   decodeBatchBody,
+  BATCH_ELEMENT_OVERHEAD,
   encodeBatchBody,
   encodeBatchBodyMessage,
   type BatchBodyMessage,
