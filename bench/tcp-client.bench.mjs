@@ -68,7 +68,7 @@ async function server(dist) {
 /** One measured run: PULLS pulls over 8 queues, one in flight per queue; prints a JSON line. */
 async function client(dist, port) {
   const { TcpRemotingClient } = await import(pathToFileURL(path.join(dist, 'remoting/tcp-remoting-client.js')).href);
-  const { MQClientAPI } = await import(pathToFileURL(path.join(dist, 'client/mq-client-api.js')).href);
+  const { MQClientAPI } = await import(pathToFileURL(path.join(dist, 'client/instance/mq-client-api.js')).href);
   const remoting = new TcpRemotingClient();
   const api = new MQClientAPI(remoting, { requestTimeoutMs: 3000 });
   const addr = `127.0.0.1:${port}`;

@@ -29,11 +29,15 @@ export {
   type PullConsumerOptions,
   type ResolvedPullConsumerOptions,
 } from './client/pull-consumer-options.js';
-export { DEFAULT_CLIENT_OPTIONS, type ClientOptions, type ResolvedClientOptions } from './client/client-options.js';
+export {
+  DEFAULT_CLIENT_OPTIONS,
+  type ClientOptions,
+  type ResolvedClientOptions,
+} from './client/instance/client-options.js';
 export type { Clock, TimerHandle } from './common/clock.js';
 export { MessageSelector, type ExpressionTypeName } from './client/message-selector.js';
 export { PullStatus, type PullResult } from './client/pull-result.js';
-export { SendStatus, type BoundaryType } from './client/mq-client-api.js';
+export { SendStatus, type BoundaryType } from './client/instance/mq-client-api.js';
 export { AbortError, RequestRejectedError, ClosedError } from './remoting/remoting-errors.js';
 
 // ---- push consumer, allocation strategies, consumer enums ----
@@ -58,7 +62,7 @@ export {
   type ResolvedPushConsumerOptions,
 } from './client/push-consumer-options.js';
 export type { FlowControlReason } from './client/flow-control.js';
-export type { SafeEventEmitter } from './client/safe-emitter.js';
+export type { SafeEventEmitter } from './client/instance/safe-emitter.js';
 export { ConsumeConcurrentlyStatus, ConsumeFromWhere, MessageModel } from './client/consumer-constants.js';
 export type {
   ConsumeConcurrentlyContext,

@@ -32,7 +32,7 @@ import {
 import { HttpRemotingClient } from '../remoting/http-remoting-client.js';
 import type { RemotingClient } from '../remoting/remoting-client.js';
 import { TcpRemotingClient } from '../remoting/tcp-remoting-client.js';
-import { clientOptionsShape, finishClientOptions, loggerSchema, ms, parseOptions } from './client-options.js';
+import { clientOptionsShape, finishClientOptions, loggerSchema, ms, parseOptions } from './instance/client-options.js';
 
 export interface AdminClientOptions {
   /**

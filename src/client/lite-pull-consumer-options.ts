@@ -16,7 +16,7 @@ import {
   parseOptions,
   type ClientOptions,
   type ResolvedClientOptions,
-} from './client-options.js';
+} from './instance/client-options.js';
 import { defaultConsumeTimestamp } from './compute-pull-from-where.js';
 import { ConsumeFromWhere, MessageModel } from './consumer-constants.js';
 

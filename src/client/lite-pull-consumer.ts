@@ -41,8 +41,8 @@ import {
   type LitePullHost,
 } from './lite-pull-message.js';
 import { MessageSelector } from './message-selector.js';
-import { MQClientInstance } from './mq-client-instance.js';
-import type { MQConsumerInner } from './mq-consumer-inner.js';
+import { MQClientInstance } from './instance/mq-client-instance.js';
+import type { MQConsumerInner } from './instance/mq-consumer-inner.js';
 import { ReadOffsetType, type OffsetPersistedEvent, type OffsetStore } from './offset-store.js';
 import { ProcessQueue } from './process-queue.js';
 import { PullAPIWrapper } from './pull-api-wrapper.js';
@@ -53,7 +53,7 @@ import { createOffsetStore } from './push-consumer-run.js';
 import { PushConsumerRoutes } from './push-consumer-routes.js';
 import type { RebalanceImpl } from './rebalance-impl.js';
 import { createRebalanceLitePullImpl, type AssignmentChangedEvent } from './rebalance-lite-pull-impl.js';
-import { SafeEventEmitter } from './safe-emitter.js';
+import { SafeEventEmitter } from './instance/safe-emitter.js';
 
 export type { AssignmentChangedEvent } from './rebalance-lite-pull-impl.js';
 export type { LiteFlowControlEvent, LitePullErrorEvent } from './lite-pull-message.js';

@@ -14,7 +14,7 @@ import {
   parseOptions,
   type ClientOptions,
   type ResolvedClientOptions,
-} from './client-options.js';
+} from './instance/client-options.js';
 
 export interface ProducerOptions extends ClientOptions {
   /** The producer group (heartbeat, unregister). Default `DEFAULT_PRODUCER`. */

@@ -23,7 +23,7 @@ import { PullSysFlag, clearCommitOffsetFlag } from '../protocol/pull-sys-flag.js
 import { ResponseCode } from '../protocol/response-code.js';
 import { errorFromResponse } from '../protocol/response-error.js';
 import type { PullMessageRequestHeader } from '../protocol/commands/index.js';
-import { MASTER_ID, type MQClientInstance } from './mq-client-instance.js';
+import { MASTER_ID, type MQClientInstance } from './instance/mq-client-instance.js';
 import {
   decodeRecordTolerantly,
   PulledBatch,

@@ -14,7 +14,7 @@ import {
   parseOptions,
   type ClientOptions,
   type ResolvedClientOptions,
-} from './client-options.js';
+} from './instance/client-options.js';
 
 export interface PullConsumerOptions extends ClientOptions {
   /** The consumer group (offsets, heartbeat). Required. */

@@ -13,7 +13,7 @@
  * - A broker restart makes calls in flight fail with a retriable TransportError; the next call
  *   reconnects.
  */
-import { buildClientId } from './client-options.js';
+import { buildClientId } from './instance/client-options.js';
 import { onAbort } from '../common/abort.js';
 import { InvalidArgumentError, StateError } from '../common/errors.js';
 import type { Logger } from '../common/logger.js';
@@ -22,9 +22,9 @@ import { decodeMessageId } from '../common/codec/index.js';
 import { buildSubscriptionDataWithType, isTagType, type SubscriptionData } from '../filter/index.js';
 import { buildPullSysFlag } from '../protocol/pull-sys-flag.js';
 import { AbortError } from '../remoting/remoting-errors.js';
-import type { BoundaryType } from './mq-client-api.js';
-import { MQClientInstance } from './mq-client-instance.js';
-import type { MQConsumerInner } from './mq-consumer-inner.js';
+import type { BoundaryType } from './instance/mq-client-api.js';
+import { MQClientInstance } from './instance/mq-client-instance.js';
+import type { MQConsumerInner } from './instance/mq-consumer-inner.js';
 import { MessageSelector } from './message-selector.js';
 import { PullAPIWrapper } from './pull-api-wrapper.js';
 import {

@@ -24,12 +24,12 @@ import {
   type CMResult,
   type ConsumeMessageDirectlyResult,
   type ConsumerRunningInfo,
-} from './consumer-running-info.js';
+} from './instance/consumer-running-info.js';
 import { MessageModel } from './consumer-constants.js';
 import type { PullThresholds } from './flow-control.js';
 import { LocalFileOffsetStore } from './local-file-offset-store.js';
-import type { MQClientInstance } from './mq-client-instance.js';
-import type { MQConsumerInner } from './mq-consumer-inner.js';
+import type { MQClientInstance } from './instance/mq-client-instance.js';
+import type { MQConsumerInner } from './instance/mq-consumer-inner.js';
 import type { OffsetPersistedEvent, OffsetStore } from './offset-store.js';
 import type { PullAPIWrapper } from './pull-api-wrapper.js';
 import type { PullMessageService } from './pull-message-service.js';
@@ -41,7 +41,7 @@ import type { PulledBatch } from './pulled-batch.js';
 import type { QueueLocker } from './queue-locker.js';
 import type { RebalanceImpl } from './rebalance-impl.js';
 import { RemoteBrokerOffsetStore } from './remote-broker-offset-store.js';
-import type { SafeEventEmitter } from './safe-emitter.js';
+import type { SafeEventEmitter } from './instance/safe-emitter.js';
 
 /** RocketMQ: QUERY_CONSUMER_OFFSET from the store uses a 5 s timeout. */
 const OFFSET_QUERY_TIMEOUT_MS = 5000;

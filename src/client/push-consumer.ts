@@ -22,7 +22,7 @@ import type { Logger } from '../common/logger.js';
 import { compareMessageQueue, retryTopic, type MessageExt, type MessageQueue } from '../common/message.js';
 import { topicNameProblem } from '../common/names.js';
 import { buildSubscriptionDataWithType, type SubscriptionData } from '../filter/index.js';
-import { instanceNameForClient } from './client-options.js';
+import { instanceNameForClient } from './instance/client-options.js';
 import {
   ConsumeMessageConcurrentlyService,
   type MessageListenerConcurrently,
@@ -35,7 +35,7 @@ import {
 import { MessageModel } from './consumer-constants.js';
 import { PullThresholds } from './flow-control.js';
 import { MessageSelector } from './message-selector.js';
-import { AddressedFailure, MQClientInstance } from './mq-client-instance.js';
+import { AddressedFailure, MQClientInstance } from './instance/mq-client-instance.js';
 import { PullAPIWrapper } from './pull-api-wrapper.js';
 import { pullMessage } from './pull-message.js';
 import { PullMessageService } from './pull-message-service.js';
@@ -63,11 +63,11 @@ import {
 } from './push-consumer-run.js';
 import { QueueLocker } from './queue-locker.js';
 import { releaseAfterFailedStart, shutdownRun } from './push-consumer-shutdown.js';
-import { reachBrokers } from './client-start.js';
+import { reachBrokers } from './instance/client-start.js';
 import { createConsumerStartup, Deferred, type ConsumerStartup } from './consumer-startup.js';
 import { PushConsumerTasks } from './push-consumer-tasks.js';
 import { createRebalancePushImpl } from './rebalance-push-impl.js';
-import { SafeEventEmitter } from './safe-emitter.js';
+import { SafeEventEmitter } from './instance/safe-emitter.js';
 import { sendMessageBack } from './send-message-back.js';
 
 export type {

@@ -11,7 +11,7 @@ import type { MessageQueue } from '../common/message.js';
 import type { SubscriptionData } from '../filter/index.js';
 import type { AllocateMessageQueueStrategy } from './allocate-message-queue.js';
 import type { MessageModel } from './consumer-constants.js';
-import type { MQClientInstance } from './mq-client-instance.js';
+import type { MQClientInstance } from './instance/mq-client-instance.js';
 import type { OffsetStore } from './offset-store.js';
 import type { PullRequest } from './pull-request.js';
 import type { PushConsumerRoutes } from './push-consumer-routes.js';

@@ -7,7 +7,7 @@
 import type { MessageQueue } from '../common/message.js';
 import { computePullFromWhere } from './compute-pull-from-where.js';
 import type { ConsumeFromWhere } from './consumer-constants.js';
-import type { MQClientInstance } from './mq-client-instance.js';
+import type { MQClientInstance } from './instance/mq-client-instance.js';
 import { ReadOffsetType, type OffsetStore } from './offset-store.js';
 import type { PullMessageService } from './pull-message-service.js';
 import type { PushConsumerRoutes } from './push-consumer-routes.js';

@@ -9,7 +9,7 @@ import type { Logger } from '../common/logger.js';
 import { MessageConst, retryTopic, type MessageExt, type MessageQueue } from '../common/message.js';
 import { messageProperties2String } from '../common/codec/index.js';
 import type { SendMessageRequestHeader } from '../protocol/commands/index.js';
-import type { MQClientInstance } from './mq-client-instance.js';
+import type { MQClientInstance } from './instance/mq-client-instance.js';
 
 /** RocketMQ: the send-back timeout, 5000 ms. */
 export const SEND_MESSAGE_BACK_TIMEOUT_MS = 5000;

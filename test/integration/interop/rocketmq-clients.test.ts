@@ -4,7 +4,7 @@
  */
 import { ConsumeConcurrentlyStatus } from '../../../src/client/consumer-constants.js';
 import { MessageSelector } from '../../../src/client/message-selector.js';
-import { MQClientAPI } from '../../../src/client/mq-client-api.js';
+import { MQClientAPI } from '../../../src/client/instance/mq-client-api.js';
 import { RequestCode } from '../../../src/protocol/request-code.js';
 import { TcpRemotingClient } from '../../../src/remoting/tcp-remoting-client.js';
 import { Producer } from '../../../src/client/producer.js';

@@ -2,7 +2,7 @@ import { Producer, StateError, InvalidArgumentError, type ProducerOptions } from
 import { RequestCode } from '../../../src/protocol/index.js';
 import { TransportError } from '../../../src/common/errors.js';
 import { decodeBatchBody, string2messageProperties } from '../../../src/common/codec/index.js';
-import { MQClientInstance } from '../../../src/client/mq-client-instance.js';
+import { MQClientInstance } from '../../../src/client/instance/mq-client-instance.js';
 import type { RemotingRequest } from '../../../src/protocol/command.js';
 import { ManualClock } from '../../support/manual-clock.js';
 import { FakeRemotingClient, json, ok, routeOf } from './core-fakes.js';

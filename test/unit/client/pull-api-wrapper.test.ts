@@ -1,7 +1,7 @@
 import { messageProperties2String } from '../../../src/common/codec/index.js';
 import { buildSubscriptionData, buildSubscriptionDataWithType } from '../../../src/filter/index.js';
 import { PullSysFlag, RequestCode, buildPullSysFlag } from '../../../src/protocol/index.js';
-import { MQClientInstance } from '../../../src/client/mq-client-instance.js';
+import { MQClientInstance } from '../../../src/client/instance/mq-client-instance.js';
 import {
   PullAPIWrapper,
   buildPullMessageRequestHeader,

@@ -1,6 +1,6 @@
 import { releaseOrderlyQueue } from '../../../src/client/rebalance-push-impl.js';
 import { ProcessQueue } from '../../../src/client/process-queue.js';
-import type { MQClientInstance } from '../../../src/client/mq-client-instance.js';
+import type { MQClientInstance } from '../../../src/client/instance/mq-client-instance.js';
 import type { OffsetStore } from '../../../src/client/offset-store.js';
 import type { PushConsumerHost, PushConsumerRun } from '../../../src/client/push-consumer-run.js';
 import type { MessageQueue } from '../../../src/common/message.js';

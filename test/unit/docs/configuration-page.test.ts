@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { DEFAULT_ADMIN_CLIENT_OPTIONS } from '../../../src/client/admin-client.js';
-import { DEFAULT_CLIENT_OPTIONS } from '../../../src/client/client-options.js';
+import { DEFAULT_CLIENT_OPTIONS } from '../../../src/client/instance/client-options.js';
 import { DEFAULT_LITE_PULL_CONSUMER_OPTIONS } from '../../../src/client/lite-pull-consumer-options.js';
 import { DEFAULT_PRODUCER_OPTIONS } from '../../../src/client/producer-options.js';
 import { DEFAULT_PULL_CONSUMER_OPTIONS } from '../../../src/client/pull-consumer-options.js';
@@ -29,7 +29,7 @@ interface Section {
 const sections: Section[] = [
   {
     title: 'Common client options',
-    file: 'src/client/client-options.ts',
+    file: 'src/client/instance/client-options.ts',
     iface: 'ClientOptions',
     defaults: DEFAULT_CLIENT_OPTIONS,
   },

@@ -1,17 +1,17 @@
-import { RequestCode } from '../../../src/protocol/index.js';
-import type { RemotingRequest } from '../../../src/protocol/command.js';
+import { RequestCode } from '../../../../src/protocol/index.js';
+import type { RemotingRequest } from '../../../../src/protocol/command.js';
 import {
   MQClientInstance,
   topicRouteToPublishInfo,
   topicRouteToSubscribeInfo,
-} from '../../../src/client/mq-client-instance.js';
-import type { MQConsumerInner } from '../../../src/client/mq-consumer-inner.js';
-import { resolvePullConsumerOptions } from '../../../src/client/pull-consumer-options.js';
-import { InvalidArgumentError, StateError } from '../../../src/common/errors.js';
-import { buildSubscriptionData } from '../../../src/filter/index.js';
-import type { MessageQueue } from '../../../src/common/message.js';
-import { ManualClock, flush } from '../../support/manual-clock.js';
-import { FakeRemotingClient, json, ok, routeOf } from './core-fakes.js';
+} from '../../../../src/client/instance/mq-client-instance.js';
+import type { MQConsumerInner } from '../../../../src/client/instance/mq-consumer-inner.js';
+import { resolvePullConsumerOptions } from '../../../../src/client/pull-consumer-options.js';
+import { InvalidArgumentError, StateError } from '../../../../src/common/errors.js';
+import { buildSubscriptionData } from '../../../../src/filter/index.js';
+import type { MessageQueue } from '../../../../src/common/message.js';
+import { ManualClock, flush } from '../../../support/manual-clock.js';
+import { FakeRemotingClient, json, ok, routeOf } from '../core-fakes.js';
 
 let seq = 0;
 function options(clock: ManualClock, extra: Record<string, unknown> = {}) {
@@ -123,7 +123,7 @@ test('updateTopicRouteInfo: a non-retriable failure of an endpoint surfaces at o
 
 test('updateTopicRouteInfo rotates endpoints on retriable errors and notifies consumers', async () => {
   const clock = new ManualClock();
-  const { TransportError } = await import('../../../src/common/errors.js');
+  const { TransportError } = await import('../../../../src/common/errors.js');
   let queues = 4;
   const fake = new FakeRemotingClient((addr, r) => {
     if (addr === 'http://ep1:1') throw new TransportError('refused');

@@ -2,10 +2,10 @@
  * The transport a client instance uses: HTTP to the bundled broker (`endpoints`), or RocketMQ's TCP
  * remoting to NameServers and brokers (`namesrvAddr`). Everything above it speaks commands only.
  */
-import type { RemotingRequest, RemotingResponse } from '../protocol/command.js';
-import { HttpRemotingClient } from '../remoting/http-remoting-client.js';
-import type { RemotingClient } from '../remoting/remoting-client.js';
-import { TcpRemotingClient, type ServerRequest } from '../remoting/tcp-remoting-client.js';
+import type { RemotingRequest, RemotingResponse } from '../../protocol/command.js';
+import { HttpRemotingClient } from '../../remoting/http-remoting-client.js';
+import type { RemotingClient } from '../../remoting/remoting-client.js';
+import { TcpRemotingClient, type ServerRequest } from '../../remoting/tcp-remoting-client.js';
 import type { ResolvedClientOptions } from './client-options.js';
 
 /** Creates the transport the options ask for. */

@@ -5,14 +5,14 @@
  * parse function that throws an `InvalidArgumentError` whose `field` is the option's name
  *.
  */
-import { parseStrictOptions } from '../common/option-errors.js';
+import { parseStrictOptions } from '../../common/option-errors.js';
 import { hrtime, pid } from 'node:process';
 import { networkInterfaces } from 'node:os';
 import { z } from 'zod';
-import { InvalidArgumentError } from '../common/errors.js';
-import type { Logger } from '../common/logger.js';
-import { defaultLogger } from '../common/env-logger.js';
-import { systemClock, type Clock } from '../common/clock.js';
+import { InvalidArgumentError } from '../../common/errors.js';
+import type { Logger } from '../../common/logger.js';
+import { defaultLogger } from '../../common/env-logger.js';
+import { systemClock, type Clock } from '../../common/clock.js';
 
 export interface ClientOptions {
   /**

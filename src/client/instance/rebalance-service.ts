@@ -7,8 +7,8 @@
  *
  * Passes never overlap: a wake-up during a pass runs one more pass after it.
  */
-import type { Clock, TimerHandle } from '../common/clock.js';
-import type { Logger } from '../common/logger.js';
+import type { Clock, TimerHandle } from '../../common/clock.js';
+import type { Logger } from '../../common/logger.js';
 import type { MQConsumerInner } from './mq-consumer-inner.js';
 
 export interface RebalanceServiceOptions {

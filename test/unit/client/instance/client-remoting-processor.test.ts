@@ -1,16 +1,16 @@
-import { encodeMessage } from '../../../src/common/codec/index.js';
-import { silentLogger } from '../../../src/common/logger.js';
-import { ClientRemotingProcessor } from '../../../src/client/client-remoting-processor.js';
+import { encodeMessage } from '../../../../src/common/codec/index.js';
+import { silentLogger } from '../../../../src/common/logger.js';
+import { ClientRemotingProcessor } from '../../../../src/client/instance/client-remoting-processor.js';
 import {
   encodeConsumeMessageDirectlyResult,
   encodeConsumerRunningInfo,
   type ConsumerRunningInfo,
   type ProcessQueueInfo,
-} from '../../../src/client/consumer-running-info.js';
-import type { MQConsumerInner } from '../../../src/client/mq-consumer-inner.js';
-import { parseLenientJson } from '../../../src/protocol/lenient-json.js';
-import { RequestCode } from '../../../src/protocol/request-code.js';
-import { ResponseCode } from '../../../src/protocol/response-code.js';
+} from '../../../../src/client/instance/consumer-running-info.js';
+import type { MQConsumerInner } from '../../../../src/client/instance/mq-consumer-inner.js';
+import { parseLenientJson } from '../../../../src/protocol/lenient-json.js';
+import { RequestCode } from '../../../../src/protocol/request-code.js';
+import { ResponseCode } from '../../../../src/protocol/response-code.js';
 
 const pq = (commitOffset: number): ProcessQueueInfo => ({
   commitOffset,

@@ -12,8 +12,8 @@
  * 10 s. After an error the known version is forgotten and the next answer counts as a change (members
  * may have come or gone meanwhile). An answer whose list lacks this client calls `onNotMember`.
  */
-import { delay, type Clock } from '../common/clock.js';
-import type { Logger } from '../common/logger.js';
+import { delay, type Clock } from '../../common/clock.js';
+import type { Logger } from '../../common/logger.js';
 import type { MQClientAPI } from './mq-client-api.js';
 
 export interface ConsumerIdsWatcherOptions {

@@ -7,9 +7,9 @@
  * A refusal that waiting cannot change (a SQL92 subscription the broker cannot serve, a wrong access
  * token) fails the start at once.
  */
-import { delay, type Clock, type TimerHandle } from '../common/clock.js';
-import { InvalidArgumentError, RocketMQError, StartTimeoutError, StateError } from '../common/errors.js';
-import type { Logger } from '../common/logger.js';
+import { delay, type Clock, type TimerHandle } from '../../common/clock.js';
+import { InvalidArgumentError, RocketMQError, StartTimeoutError, StateError } from '../../common/errors.js';
+import type { Logger } from '../../common/logger.js';
 import { AddressedFailure, MASTER_ID, type MQClientInstance } from './mq-client-instance.js';
 import type { SubscriptionDataLike } from './mq-consumer-inner.js';
 

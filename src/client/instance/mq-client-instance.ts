@@ -13,12 +13,12 @@
  * | persistAllConsumerOffset | persistConsumerOffsetIntervalMs | persistConsumerOffsetIntervalMs (5 s) |
  * | RebalanceService | rebalanceIntervalMs, or on wake-up | rebalanceIntervalMs (20 s) |
  */
-import type { TimerHandle } from '../common/clock.js';
-import { InvalidArgumentError, RocketMQError, StateError } from '../common/errors.js';
-import type { Logger } from '../common/logger.js';
-import { compareMessageQueue, type MessageQueue } from '../common/message.js';
-import { ResponseCode } from '../protocol/response-code.js';
-import { errorFromResponse } from '../protocol/response-error.js';
+import type { TimerHandle } from '../../common/clock.js';
+import { InvalidArgumentError, RocketMQError, StateError } from '../../common/errors.js';
+import type { Logger } from '../../common/logger.js';
+import { compareMessageQueue, type MessageQueue } from '../../common/message.js';
+import { ResponseCode } from '../../protocol/response-code.js';
+import { errorFromResponse } from '../../protocol/response-error.js';
 import {
   isReadable,
   isWriteable,
@@ -26,8 +26,8 @@ import {
   type HeartbeatData,
   type SubscriptionDataWire,
   type TopicRouteData,
-} from '../protocol/commands/index.js';
-import type { RemotingClient } from '../remoting/remoting-client.js';
+} from '../../protocol/commands/index.js';
+import type { RemotingClient } from '../../remoting/remoting-client.js';
 import { BrokerHealth, ObservedRemotingClient } from './broker-health.js';
 import { ClientRemotingProcessor, CLIENT_REQUEST_CODES } from './client-remoting-processor.js';
 import { createRemotingClient, serverRequestHost } from './transport.js';

@@ -1,11 +1,11 @@
-import { ConsumerIdsWatcher } from '../../../src/client/consumer-ids-watcher.js';
-import { MQClientAPI } from '../../../src/client/mq-client-api.js';
-import { TransportError } from '../../../src/common/errors.js';
-import { silentLogger } from '../../../src/common/logger.js';
-import { RequestCode } from '../../../src/protocol/index.js';
-import type { InvokeOptions } from '../../../src/remoting/remoting-client.js';
-import { ManualClock, flush } from '../../support/manual-clock.js';
-import { FakeRemotingClient, json, ok } from './core-fakes.js';
+import { ConsumerIdsWatcher } from '../../../../src/client/instance/consumer-ids-watcher.js';
+import { MQClientAPI } from '../../../../src/client/instance/mq-client-api.js';
+import { TransportError } from '../../../../src/common/errors.js';
+import { silentLogger } from '../../../../src/common/logger.js';
+import { RequestCode } from '../../../../src/protocol/index.js';
+import type { InvokeOptions } from '../../../../src/remoting/remoting-client.js';
+import { ManualClock, flush } from '../../../support/manual-clock.js';
+import { FakeRemotingClient, json, ok } from '../core-fakes.js';
 
 /** A broker stand-in: answers a watch at once when the version differs, else holds it until `bump`. */
 class Membership {

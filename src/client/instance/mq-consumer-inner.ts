@@ -4,7 +4,7 @@
  * PullConsumer each register one per consumer group.
  * @pure
  */
-import type { MessageExt, MessageQueue } from '../common/message.js';
+import type { MessageExt, MessageQueue } from '../../common/message.js';
 import type { ConsumeMessageDirectlyResult, ConsumerRunningInfo } from './consumer-running-info.js';
 
 /** RocketMQ's MessageModel. */

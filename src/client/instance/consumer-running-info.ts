@@ -9,7 +9,7 @@
  * standard JSON but is what RocketMQ's own consumers send.
  * @pure
  */
-import { compareMessageQueue, type MessageQueue } from '../common/message.js';
+import { compareMessageQueue, type MessageQueue } from '../../common/message.js';
 import type { SubscriptionDataLike } from './mq-consumer-inner.js';
 
 /** RocketMQ's ConsumerRunningInfo property names. */

@@ -1,5 +1,5 @@
-import { SafeEventEmitter } from '../../../src/client/safe-emitter.js';
-import { flush } from '../../support/manual-clock.js';
+import { SafeEventEmitter } from '../../../../src/client/instance/safe-emitter.js';
+import { flush } from '../../../support/manual-clock.js';
 
 type Events = { tick: [n: number] };
 

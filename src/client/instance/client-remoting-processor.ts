@@ -11,11 +11,11 @@
  * Other codes are answered REQUEST_CODE_NOT_SUPPORTED by the transport.
  * @pure
  */
-import { decodeMessages } from '../common/codec/index.js';
-import type { Logger } from '../common/logger.js';
-import type { RemotingRequest, RemotingResponse } from '../protocol/command.js';
-import { RequestCode } from '../protocol/request-code.js';
-import { ResponseCode } from '../protocol/response-code.js';
+import { decodeMessages } from '../../common/codec/index.js';
+import type { Logger } from '../../common/logger.js';
+import type { RemotingRequest, RemotingResponse } from '../../protocol/command.js';
+import { RequestCode } from '../../protocol/request-code.js';
+import { ResponseCode } from '../../protocol/response-code.js';
 import { encodeConsumeMessageDirectlyResult, encodeConsumerRunningInfo } from './consumer-running-info.js';
 import type { MQConsumerInner } from './mq-consumer-inner.js';
 

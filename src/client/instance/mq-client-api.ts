@@ -5,14 +5,14 @@
  * mapping). PULL_MESSAGE is the exception: its four protocol outcomes are returned raw for the
  * PullAPIWrapper to map.
  */
-import { RocketMQError } from '../common/errors.js';
-import type { MessageExt, MessageQueue } from '../common/message.js';
-import { decodeMessages } from '../common/codec/index.js';
-import type { RemotingRequest, RemotingResponse } from '../protocol/command.js';
-import { RequestCode } from '../protocol/request-code.js';
-import { ResponseCode } from '../protocol/response-code.js';
-import { errorFromResponse } from '../protocol/response-error.js';
-import { parseLenientJson } from '../protocol/lenient-json.js';
+import { RocketMQError } from '../../common/errors.js';
+import type { MessageExt, MessageQueue } from '../../common/message.js';
+import { decodeMessages } from '../../common/codec/index.js';
+import type { RemotingRequest, RemotingResponse } from '../../protocol/command.js';
+import { RequestCode } from '../../protocol/request-code.js';
+import { ResponseCode } from '../../protocol/response-code.js';
+import { errorFromResponse } from '../../protocol/response-error.js';
+import { parseLenientJson } from '../../protocol/lenient-json.js';
 import {
   ConsumerListBody,
   LockBatchResponseBodySchema,
@@ -25,8 +25,8 @@ import {
   type SendMessageRequestHeader,
   type SendMessageResponseHeader,
   type TopicRouteData,
-} from '../protocol/commands/index.js';
-import type { RemotingClient } from '../remoting/remoting-client.js';
+} from '../../protocol/commands/index.js';
+import type { RemotingClient } from '../../remoting/remoting-client.js';
 import type { z } from 'zod';
 
 /** Per-call options: a timeout (default: the client's requestTimeoutMs) and an AbortSignal. */

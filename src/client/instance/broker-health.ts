@@ -6,11 +6,11 @@
  * per outage, so that a consumer whose broker went away is not silent by default.
  * @pure
  */
-import type { Clock } from '../common/clock.js';
-import { RocketMQError } from '../common/errors.js';
-import type { Logger } from '../common/logger.js';
-import type { RemotingRequest, RemotingResponse } from '../protocol/command.js';
-import type { InvokeOptions, RemotingClient } from '../remoting/remoting-client.js';
+import type { Clock } from '../../common/clock.js';
+import { RocketMQError } from '../../common/errors.js';
+import type { Logger } from '../../common/logger.js';
+import type { RemotingRequest, RemotingResponse } from '../../protocol/command.js';
+import type { InvokeOptions, RemotingClient } from '../../remoting/remoting-client.js';
 
 interface BrokerState {
   reachable: boolean;

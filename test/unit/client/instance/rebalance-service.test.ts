@@ -1,7 +1,7 @@
-import { RebalanceService } from '../../../src/client/rebalance-service.js';
-import type { MQConsumerInner } from '../../../src/client/mq-consumer-inner.js';
-import { silentLogger } from '../../../src/common/logger.js';
-import { ManualClock, flush } from '../../support/manual-clock.js';
+import { RebalanceService } from '../../../../src/client/instance/rebalance-service.js';
+import type { MQConsumerInner } from '../../../../src/client/instance/mq-consumer-inner.js';
+import { silentLogger } from '../../../../src/common/logger.js';
+import { ManualClock, flush } from '../../../support/manual-clock.js';
 
 function inner(result: () => Promise<void | boolean>): MQConsumerInner {
   return {
