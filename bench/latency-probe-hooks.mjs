@@ -89,7 +89,7 @@ if (role === 'broker') {
 }
 
 if (role === 'consumer') {
-  const { PullAPIWrapper } = await import(new URL('client/pull-api-wrapper.js', dist).href);
+  const { PullAPIWrapper } = await import(new URL('client/consumer/pull-api-wrapper.js', dist).href);
   const kernel = PullAPIWrapper.prototype.pullKernelImpl;
   PullAPIWrapper.prototype.pullKernelImpl = function (req) {
     const p = kernel.call(this, req);

@@ -22,7 +22,7 @@ const load = async (dist) => ({
   dist,
   codec: await import(pathToFileURL(path.join(dist, 'common/codec/index.js')).href),
   filter: await import(pathToFileURL(path.join(dist, 'filter/index.js')).href),
-  batch: await import(pathToFileURL(path.join(dist, 'client/pulled-batch.js')).href),
+  batch: await import(pathToFileURL(path.join(dist, 'client/consumer/pulled-batch.js')).href),
 });
 const builds = await Promise.all(dists.map(load));
 const body = Buffer.concat(benchRecords(builds[0].codec, MESSAGES, 1024));

@@ -35,8 +35,8 @@ export {
   type ResolvedClientOptions,
 } from './client/instance/client-options.js';
 export type { Clock, TimerHandle } from './common/clock.js';
-export { MessageSelector, type ExpressionTypeName } from './client/message-selector.js';
-export { PullStatus, type PullResult } from './client/pull-result.js';
+export { MessageSelector, type ExpressionTypeName } from './client/consumer/message-selector.js';
+export { PullStatus, type PullResult } from './client/consumer/pull-result.js';
 export { SendStatus, type BoundaryType } from './client/instance/mq-client-api.js';
 export { AbortError, RequestRejectedError, ClosedError } from './remoting/remoting-errors.js';
 
@@ -61,22 +61,22 @@ export {
   type PushConsumerOptions,
   type ResolvedPushConsumerOptions,
 } from './client/push-consumer-options.js';
-export type { FlowControlReason } from './client/flow-control.js';
+export type { FlowControlReason } from './client/consumer/flow-control.js';
 export type { SafeEventEmitter } from './client/instance/safe-emitter.js';
-export { ConsumeConcurrentlyStatus, ConsumeFromWhere, MessageModel } from './client/consumer-constants.js';
+export { ConsumeConcurrentlyStatus, ConsumeFromWhere, MessageModel } from './client/consumer/consumer-constants.js';
 export type {
   ConsumeConcurrentlyContext,
   ConsumeFailureEvent,
   MessageListenerConcurrently,
 } from './client/consume-message-concurrently-service.js';
-export type { OffsetPersistedEvent } from './client/offset-store.js';
+export type { OffsetPersistedEvent } from './client/consumer/offset-store.js';
 export {
   AllocateMessageQueueAveragely,
   AllocateMessageQueueAveragelyByCircle,
   AllocateMessageQueueConsistentHash,
   IllegalArgumentError,
   type AllocateMessageQueueStrategy,
-} from './client/allocate-message-queue.js';
+} from './client/consumer/allocate-message-queue.js';
 
 // ---- orderly consumption and ordered sends ----
 export {

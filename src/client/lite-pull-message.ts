@@ -21,12 +21,12 @@ import {
   PULL_TIME_DELAY_MS_WHEN_BROKER_FLOW_CONTROL,
   PULL_TIME_DELAY_MS_WHEN_CACHE_FLOW_CONTROL,
   type FlowControlReason,
-} from './flow-control.js';
-import type { PullAPIWrapper } from './pull-api-wrapper.js';
-import type { PullMessageService } from './pull-message-service.js';
-import { undecodableReporter, type PulledBatch } from './pulled-batch.js';
-import type { PullRequest } from './pull-request.js';
-import { PullStatus, type PullResult } from './pull-result.js';
+} from './consumer/flow-control.js';
+import type { PullAPIWrapper } from './consumer/pull-api-wrapper.js';
+import type { PullMessageService } from './consumer/pull-message-service.js';
+import { undecodableReporter, type PulledBatch } from './consumer/pulled-batch.js';
+import type { PullRequest } from './consumer/pull-request.js';
+import { PullStatus, type PullResult } from './consumer/pull-result.js';
 
 /** RocketMQ: a failed start-offset lookup of a lite pull task is retried after 3 s. */
 export const COMPUTE_PULL_FROM_WHERE_RETRY_MS = 3000;

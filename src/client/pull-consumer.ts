@@ -25,14 +25,14 @@ import { AbortError } from '../remoting/remoting-errors.js';
 import type { BoundaryType } from './instance/mq-client-api.js';
 import { MQClientInstance } from './instance/mq-client-instance.js';
 import type { MQConsumerInner } from './instance/mq-consumer-inner.js';
-import { MessageSelector } from './message-selector.js';
-import { PullAPIWrapper } from './pull-api-wrapper.js';
+import { MessageSelector } from './consumer/message-selector.js';
+import { PullAPIWrapper } from './consumer/pull-api-wrapper.js';
 import {
   resolvePullConsumerOptions,
   type PullConsumerOptions,
   type ResolvedPullConsumerOptions,
 } from './pull-consumer-options.js';
-import type { PullResult } from './pull-result.js';
+import type { PullResult } from './consumer/pull-result.js';
 
 export interface PullOptions {
   /** Aborts the pull; it then rejects with an AbortError (code ERR_ABORTED). */

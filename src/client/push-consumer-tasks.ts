@@ -8,7 +8,7 @@
 import type { TimerHandle } from '../common/clock.js';
 import { RocketMQError } from '../common/errors.js';
 import type { MessageExt, MessageQueue } from '../common/message.js';
-import type { ProcessQueue } from './process-queue.js';
+import type { ProcessQueue } from './consumer/process-queue.js';
 import type { StallEvent } from './push-consumer-events.js';
 import type { PushConsumerHost } from './push-consumer-run.js';
 

@@ -8,7 +8,7 @@
 import type { Logger } from '../common/logger.js';
 import { messageQueueKey, type MessageQueue } from '../common/message.js';
 import type { MQClientInstance } from './instance/mq-client-instance.js';
-import type { ProcessQueue } from './process-queue.js';
+import type { ProcessQueue } from './consumer/process-queue.js';
 
 /** RocketMQ: ConsumeMessageOrderlyService renews every lock every 20 s (REBALANCE_LOCK_INTERVAL). */
 export const REBALANCE_LOCK_INTERVAL_MS = 20_000;

@@ -5,7 +5,7 @@
  */
 import { LitePullConsumer } from '../../../src/client/lite-pull-consumer.js';
 import type { LitePullConsumerOptions } from '../../../src/client/lite-pull-consumer-options.js';
-import type { ReadyEvent } from '../../../src/client/consumer-startup.js';
+import type { ReadyEvent } from '../../../src/client/consumer/consumer-startup.js';
 import { waitFor } from '../../support/broker-fixture.js';
 import { twoProcessRound } from '../../support/start-together.mjs';
 import { useBrokerAndProducer, topicWithBacklog, uniq } from './push-consumer-support.js';

@@ -1,5 +1,5 @@
 import { Broker } from '../../../src/broker/index.js';
-import { ConsumeConcurrentlyStatus } from '../../../src/client/consumer-constants.js';
+import { ConsumeConcurrentlyStatus } from '../../../src/client/consumer/consumer-constants.js';
 import { startBroker, waitFor } from '../../support/broker-fixture.js';
 import {
   Collector,

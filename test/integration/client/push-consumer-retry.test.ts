@@ -1,6 +1,6 @@
 import type { Producer } from '../../../src/client/producer.js';
 import type { PushConsumer } from '../../../src/client/push-consumer.js';
-import { ConsumeConcurrentlyStatus } from '../../../src/client/consumer-constants.js';
+import { ConsumeConcurrentlyStatus } from '../../../src/client/consumer/consumer-constants.js';
 import type { MessageExt } from '../../../src/common/message.js';
 import { startBroker, waitFor, type BrokerFixture } from '../../support/broker-fixture.js';
 import { Collector, newConsumer, sendMany, startProducer, uniq } from './push-consumer-support.js';

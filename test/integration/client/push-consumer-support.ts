@@ -2,7 +2,7 @@
 import { Producer } from '../../../src/client/producer.js';
 import { PushConsumer } from '../../../src/client/push-consumer.js';
 import type { PushConsumerOptions } from '../../../src/client/push-consumer-options.js';
-import { ConsumeConcurrentlyStatus } from '../../../src/client/consumer-constants.js';
+import { ConsumeConcurrentlyStatus } from '../../../src/client/consumer/consumer-constants.js';
 import type { MessageExt, MessageQueue } from '../../../src/common/message.js';
 import { startBroker, type BrokerFixture } from '../../support/broker-fixture.js';
 

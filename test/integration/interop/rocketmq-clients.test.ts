@@ -2,8 +2,8 @@
  * Our Producer, PushConsumer and PullConsumer against a stock Apache RocketMQ 4.9.8 NameServer and
  * broker (the kit), through `namesrvAddr` over TCP remoting. Every message is counted.
  */
-import { ConsumeConcurrentlyStatus } from '../../../src/client/consumer-constants.js';
-import { MessageSelector } from '../../../src/client/message-selector.js';
+import { ConsumeConcurrentlyStatus } from '../../../src/client/consumer/consumer-constants.js';
+import { MessageSelector } from '../../../src/client/consumer/message-selector.js';
 import { MQClientAPI } from '../../../src/client/instance/mq-client-api.js';
 import { RequestCode } from '../../../src/protocol/request-code.js';
 import { TcpRemotingClient } from '../../../src/remoting/tcp-remoting-client.js';

@@ -9,8 +9,8 @@
  */
 import { rmSync } from 'node:fs';
 import { Broker } from '../../../src/broker/index.js';
-import { AllocateMessageQueueAveragely } from '../../../src/client/allocate-message-queue.js';
-import { ConsumeConcurrentlyStatus } from '../../../src/client/consumer-constants.js';
+import { AllocateMessageQueueAveragely } from '../../../src/client/consumer/allocate-message-queue.js';
+import { ConsumeConcurrentlyStatus } from '../../../src/client/consumer/consumer-constants.js';
 import { Producer } from '../../../src/client/producer.js';
 import { PushConsumer } from '../../../src/client/push-consumer.js';
 import type { MessageExt, MessageQueue } from '../../../src/common/message.js';

@@ -7,9 +7,9 @@ import {
   type ConsumeServiceDeps,
   type MessageListenerConcurrently,
 } from '../../../src/client/consume-message-concurrently-service.js';
-import { ConsumeConcurrentlyStatus, MessageModel } from '../../../src/client/consumer-constants.js';
-import { ProcessQueue } from '../../../src/client/process-queue.js';
-import { RemoteBrokerOffsetStore } from '../../../src/client/remote-broker-offset-store.js';
+import { ConsumeConcurrentlyStatus, MessageModel } from '../../../src/client/consumer/consumer-constants.js';
+import { ProcessQueue } from '../../../src/client/consumer/process-queue.js';
+import { RemoteBrokerOffsetStore } from '../../../src/client/consumer/remote-broker-offset-store.js';
 import { silentLogger } from '../../../src/common/logger.js';
 import type { MessageExt } from '../../../src/common/message.js';
 import { ManualClock } from '../../support/manual-clock.js';

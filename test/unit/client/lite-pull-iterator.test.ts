@@ -6,8 +6,8 @@ import {
 } from '../../../src/client/lite-pull-iterator.js';
 import { resolveLitePullConsumerOptions } from '../../../src/client/lite-pull-consumer-options.js';
 import { InvalidArgumentError } from '../../../src/common/errors.js';
-import { ProcessQueue } from '../../../src/client/process-queue.js';
-import { createPullRequest } from '../../../src/client/pull-request.js';
+import { ProcessQueue } from '../../../src/client/consumer/process-queue.js';
+import { createPullRequest } from '../../../src/client/consumer/pull-request.js';
 import { ManualClock } from '../../support/manual-clock.js';
 import { msgAt } from './helpers.js';
 

@@ -6,7 +6,7 @@
 import type { MessageQueue } from '../../../src/common/message.js';
 import { silentLogger } from '../../../src/common/logger.js';
 import type { MQClientInstance } from '../../../src/client/instance/mq-client-instance.js';
-import { ProcessQueue } from '../../../src/client/process-queue.js';
+import { ProcessQueue } from '../../../src/client/consumer/process-queue.js';
 import { QueueLocker } from '../../../src/client/queue-locker.js';
 import { mqOf } from './helpers.js';
 

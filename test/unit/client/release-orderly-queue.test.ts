@@ -1,7 +1,7 @@
 import { releaseOrderlyQueue } from '../../../src/client/rebalance-push-impl.js';
-import { ProcessQueue } from '../../../src/client/process-queue.js';
+import { ProcessQueue } from '../../../src/client/consumer/process-queue.js';
 import type { MQClientInstance } from '../../../src/client/instance/mq-client-instance.js';
-import type { OffsetStore } from '../../../src/client/offset-store.js';
+import type { OffsetStore } from '../../../src/client/consumer/offset-store.js';
 import type { PushConsumerHost, PushConsumerRun } from '../../../src/client/push-consumer-run.js';
 import type { MessageQueue } from '../../../src/common/message.js';
 import { silentLogger } from '../../../src/common/logger.js';

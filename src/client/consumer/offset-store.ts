@@ -6,8 +6,8 @@
  * -2 the store could not be read (an error other than "not found").
  * @pure
  */
-import type { MessageQueue } from '../common/message.js';
-import { messageQueueKey } from '../common/message.js';
+import type { MessageQueue } from '../../common/message.js';
+import { messageQueueKey } from '../../common/message.js';
 
 export const ReadOffsetType = Object.freeze({
   READ_FROM_MEMORY: 'READ_FROM_MEMORY',

@@ -1,5 +1,5 @@
-import { ProcessQueue, PULL_MAX_IDLE_TIME_MS } from '../../../src/client/process-queue.js';
-import { msgAt } from './helpers.js';
+import { ProcessQueue, PULL_MAX_IDLE_TIME_MS } from '../../../../src/client/consumer/process-queue.js';
+import { msgAt } from '../helpers.js';
 
 describe('ProcessQueue (RocketMQ: committed offset = smallest offset still in flight, or max+1)', () => {
   it('removeMessage on an empty queue gives -1', () => {

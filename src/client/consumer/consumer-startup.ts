@@ -13,11 +13,11 @@
  * `ready` is delivered as soon as the broker stores it: no timer of the consumer stands in between.
  * @pure
  */
-import { delay, type Clock } from '../common/clock.js';
-import type { Logger } from '../common/logger.js';
-import type { MessageQueue } from '../common/message.js';
+import { delay, type Clock } from '../../common/clock.js';
+import type { Logger } from '../../common/logger.js';
+import type { MessageQueue } from '../../common/message.js';
 import { settleMembership, type SettleResult, type StartSettleOptions } from './start-settle.js';
-import type { MQClientInstance } from './instance/mq-client-instance.js';
+import type { MQClientInstance } from '../instance/mq-client-instance.js';
 import type { ProcessQueue } from './process-queue.js';
 
 /** What the `ready` event reports. */

@@ -4,7 +4,7 @@
  * exactly once, so only one pull per queue is ever in flight.
  * @pure
  */
-import type { MessageQueue } from '../common/message.js';
+import type { MessageQueue } from '../../common/message.js';
 import type { ProcessQueue } from './process-queue.js';
 
 export interface PullRequest {

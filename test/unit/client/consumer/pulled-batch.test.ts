@@ -1,19 +1,19 @@
 import { jest } from '@jest/globals';
-import { DecodeError } from '../../../src/common/errors.js';
-import { decodeMessages } from '../../../src/common/codec/index.js';
-import { buildSubscriptionData } from '../../../src/filter/index.js';
-import { ConsumeRequestCache, type LiteQueue } from '../../../src/client/lite-pull-cache.js';
-import { ProcessQueue } from '../../../src/client/process-queue.js';
-import { createPullRequest } from '../../../src/client/pull-request.js';
-import { PullBufferPool, sizeClassOf } from '../../../src/client/pull-buffer-pool.js';
-import { storedRecord } from './helpers.js';
+import { DecodeError } from '../../../../src/common/errors.js';
+import { decodeMessages } from '../../../../src/common/codec/index.js';
+import { buildSubscriptionData } from '../../../../src/filter/index.js';
+import { ConsumeRequestCache, type LiteQueue } from '../../../../src/client/lite-pull-cache.js';
+import { ProcessQueue } from '../../../../src/client/consumer/process-queue.js';
+import { createPullRequest } from '../../../../src/client/consumer/pull-request.js';
+import { PullBufferPool, sizeClassOf } from '../../../../src/client/consumer/pull-buffer-pool.js';
+import { storedRecord } from '../helpers.js';
 import {
   DECODE_ERROR_PROPERTY,
   PulledBatch,
   tagsOf,
   type UndecodableMessage,
-} from '../../../src/client/pulled-batch.js';
-import { newLayout, string2messageProperties } from '../../../src/common/codec/index.js';
+} from '../../../../src/client/consumer/pulled-batch.js';
+import { newLayout, string2messageProperties } from '../../../../src/common/codec/index.js';
 
 const mq = { topic: 'T', brokerName: 'broker-a', queueId: 1 };
 const all = buildSubscriptionData('T', '*');

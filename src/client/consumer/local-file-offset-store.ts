@@ -13,9 +13,9 @@
  */
 import { mkdir, readFile, rename, open, copyFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { Logger } from '../common/logger.js';
-import type { MessageQueue } from '../common/message.js';
-import { messageQueueKey } from '../common/message.js';
+import type { Logger } from '../../common/logger.js';
+import type { MessageQueue } from '../../common/message.js';
+import { messageQueueKey } from '../../common/message.js';
 import { OFFSET_NOT_FOUND, OffsetTableStore, type OffsetPersistedEvent } from './offset-store.js';
 
 interface OffsetFile {

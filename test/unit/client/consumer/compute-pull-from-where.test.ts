@@ -3,9 +3,9 @@ import {
   defaultConsumeTimestamp,
   parseConsumeTimestamp,
   type PullFromWhereContext,
-} from '../../../src/client/compute-pull-from-where.js';
-import { ConsumeFromWhere } from '../../../src/client/consumer-constants.js';
-import { mqOf } from './helpers.js';
+} from '../../../../src/client/consumer/compute-pull-from-where.js';
+import { ConsumeFromWhere } from '../../../../src/client/consumer/consumer-constants.js';
+import { mqOf } from '../helpers.js';
 
 const TS = '20240102030405';
 function ctx(stored: number, cfw: ConsumeFromWhere, calls: string[]): PullFromWhereContext {

@@ -1,9 +1,9 @@
-import { ProcessQueue } from '../../../src/client/process-queue.js';
-import { PullMessageService } from '../../../src/client/pull-message-service.js';
-import { createPullRequest } from '../../../src/client/pull-request.js';
-import { silentLogger } from '../../../src/common/logger.js';
-import { ManualClock } from '../../support/manual-clock.js';
-import { mqOf } from './helpers.js';
+import { ProcessQueue } from '../../../../src/client/consumer/process-queue.js';
+import { PullMessageService } from '../../../../src/client/consumer/pull-message-service.js';
+import { createPullRequest } from '../../../../src/client/consumer/pull-request.js';
+import { silentLogger } from '../../../../src/common/logger.js';
+import { ManualClock } from '../../../support/manual-clock.js';
+import { mqOf } from '../helpers.js';
 
 const tick = (): Promise<void> => new Promise((r) => setImmediate(r));
 

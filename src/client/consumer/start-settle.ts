@@ -22,8 +22,8 @@
  * write their offsets before the new member reads them.
  * @pure
  */
-import type { Clock } from '../common/clock.js';
-import type { Logger } from '../common/logger.js';
+import type { Clock } from '../../common/clock.js';
+import type { Logger } from '../../common/logger.js';
 
 export interface StartSettleOptions {
   /** The group's members as the brokers know them now (one list per broker, any order). */

@@ -15,15 +15,15 @@
  * hash codes), and stamps MIN_OFFSET / MAX_OFFSET, brokerName and, for transactional
  * messages, transactionId.
  */
-import { DecodeError, RocketMQError } from '../common/errors.js';
-import { MessageConst, messageQueueKey, type MessageExt, type MessageQueue } from '../common/message.js';
-import { decodeMessages } from '../common/codec/index.js';
-import { clientTagRecheck, type SubscriptionData } from '../filter/index.js';
-import { PullSysFlag, clearCommitOffsetFlag } from '../protocol/pull-sys-flag.js';
-import { ResponseCode } from '../protocol/response-code.js';
-import { errorFromResponse } from '../protocol/response-error.js';
-import type { PullMessageRequestHeader } from '../protocol/commands/index.js';
-import { MASTER_ID, type MQClientInstance } from './instance/mq-client-instance.js';
+import { DecodeError, RocketMQError } from '../../common/errors.js';
+import { MessageConst, messageQueueKey, type MessageExt, type MessageQueue } from '../../common/message.js';
+import { decodeMessages } from '../../common/codec/index.js';
+import { clientTagRecheck, type SubscriptionData } from '../../filter/index.js';
+import { PullSysFlag, clearCommitOffsetFlag } from '../../protocol/pull-sys-flag.js';
+import { ResponseCode } from '../../protocol/response-code.js';
+import { errorFromResponse } from '../../protocol/response-error.js';
+import type { PullMessageRequestHeader } from '../../protocol/commands/index.js';
+import { MASTER_ID, type MQClientInstance } from '../instance/mq-client-instance.js';
 import {
   decodeRecordTolerantly,
   PulledBatch,

@@ -18,7 +18,7 @@
  * no object of its own, and the one handed out dies young.
  * @pure
  */
-import { MessageConst, type MessageExt } from '../common/message.js';
+import { MessageConst, type MessageExt } from '../../common/message.js';
 import { lowerBound, PulledBatch } from './pulled-batch.js';
 
 /** RocketMQ: ProcessQueue.PULL_MAX_IDLE_TIME — a queue not pulled for this long is re-created. */

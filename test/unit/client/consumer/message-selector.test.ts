@@ -1,6 +1,6 @@
-import { MessageSelector } from '../../../src/index.js';
-import { Sql92ParseError } from '../../../src/filter/index.js';
-import { InvalidArgumentError } from '../../../src/common/errors.js';
+import { MessageSelector } from '../../../../src/index.js';
+import { Sql92ParseError } from '../../../../src/filter/index.js';
+import { InvalidArgumentError } from '../../../../src/common/errors.js';
 
 test('byTag: expression and type; empty means everything', () => {
   expect(MessageSelector.byTag('TagA || TagB')).toMatchObject({ expressionType: 'TAG', expression: 'TagA || TagB' });

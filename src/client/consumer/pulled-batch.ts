@@ -14,13 +14,13 @@
  * decode of the answer would.
  * @pure
  */
-import { DecodeError } from '../common/errors.js';
-import type { Logger } from '../common/logger.js';
-import { MessageConst, type MessageExt, type MessageQueue } from '../common/message.js';
-import { readInt64 } from '../common/codec/bytes.js';
-import { checkRecordHeader, decodeLaidOut, decodeMessage } from '../common/codec/decode.js';
-import { layoutFromLengths, newLayout, type RecordLayout } from '../common/codec/record-scan.js';
-import { clientTagRecheck, type SubscriptionData } from '../filter/index.js';
+import { DecodeError } from '../../common/errors.js';
+import type { Logger } from '../../common/logger.js';
+import { MessageConst, type MessageExt, type MessageQueue } from '../../common/message.js';
+import { readInt64 } from '../../common/codec/bytes.js';
+import { checkRecordHeader, decodeLaidOut, decodeMessage } from '../../common/codec/decode.js';
+import { layoutFromLengths, newLayout, type RecordLayout } from '../../common/codec/record-scan.js';
+import { clientTagRecheck, type SubscriptionData } from '../../filter/index.js';
 import { pullBufferPool, type PullBufferPool } from './pull-buffer-pool.js';
 
 /** The property (ours, not RocketMQ's) that flags a delivered message whose body could not be decoded, and says why. */

@@ -4,8 +4,8 @@
  * extra heartbeat that tells the brokers about this member when a route appears or changes or when a
  * subscription changes, each followed by an immediate rebalance.
  */
-import type { MessageQueue } from '../common/message.js';
-import type { PushConsumerHost } from './push-consumer-run.js';
+import type { MessageQueue } from '../../common/message.js';
+import type { PushConsumerHost } from '../push-consumer-run.js';
 
 /** What the routes read of their consumer (the push consumer's host fits; so does the lite pull consumer's). */
 export type RoutesHost = Pick<PushConsumerHost, 'logger' | 'isRunning'> & {

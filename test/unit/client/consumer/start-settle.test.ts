@@ -1,6 +1,6 @@
-import { settleMembership } from '../../../src/client/start-settle.js';
-import { silentLogger } from '../../../src/common/logger.js';
-import { ManualClock, flush } from '../../support/manual-clock.js';
+import { settleMembership } from '../../../../src/client/consumer/start-settle.js';
+import { silentLogger } from '../../../../src/common/logger.js';
+import { ManualClock, flush } from '../../../support/manual-clock.js';
 
 /** A member list that changes at given times (ms after the call). */
 function membership(clock: ManualClock, changes: [at: number, ids: string[]][]) {

@@ -7,8 +7,8 @@
  * `executePullRequestLater` owns its timers and clears them at shutdown; a dropped queue's request is
  * never started again; after shutdown nothing is started at all.
  */
-import type { Clock, TimerHandle } from '../common/clock.js';
-import type { Logger } from '../common/logger.js';
+import type { Clock, TimerHandle } from '../../common/clock.js';
+import type { Logger } from '../../common/logger.js';
 import type { PullRequest } from './pull-request.js';
 
 const UNEXPECTED_ERROR_DELAY_MS = 1000;

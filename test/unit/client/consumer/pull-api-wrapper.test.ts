@@ -1,18 +1,18 @@
-import { messageProperties2String } from '../../../src/common/codec/index.js';
-import { buildSubscriptionData, buildSubscriptionDataWithType } from '../../../src/filter/index.js';
-import { PullSysFlag, RequestCode, buildPullSysFlag } from '../../../src/protocol/index.js';
-import { MQClientInstance } from '../../../src/client/instance/mq-client-instance.js';
+import { messageProperties2String } from '../../../../src/common/codec/index.js';
+import { buildSubscriptionData, buildSubscriptionDataWithType } from '../../../../src/filter/index.js';
+import { PullSysFlag, RequestCode, buildPullSysFlag } from '../../../../src/protocol/index.js';
+import { MQClientInstance } from '../../../../src/client/instance/mq-client-instance.js';
 import {
   PullAPIWrapper,
   buildPullMessageRequestHeader,
   type PullKernelRequest,
-} from '../../../src/client/pull-api-wrapper.js';
-import { PullStatus, type PullResultExt } from '../../../src/client/pull-result.js';
-import { resolvePullConsumerOptions } from '../../../src/client/pull-consumer-options.js';
-import { BrokerResponseError } from '../../../src/protocol/response-error.js';
-import { ManualClock } from '../../support/manual-clock.js';
-import { FakeRemotingClient, json, ok, routeOf } from './core-fakes.js';
-import { storedRecord } from './helpers.js';
+} from '../../../../src/client/consumer/pull-api-wrapper.js';
+import { PullStatus, type PullResultExt } from '../../../../src/client/consumer/pull-result.js';
+import { resolvePullConsumerOptions } from '../../../../src/client/pull-consumer-options.js';
+import { BrokerResponseError } from '../../../../src/protocol/response-error.js';
+import { ManualClock } from '../../../support/manual-clock.js';
+import { FakeRemotingClient, json, ok, routeOf } from '../core-fakes.js';
+import { storedRecord } from '../helpers.js';
 
 const mq = { topic: 'T', brokerName: 'broker-a', queueId: 1 };
 

@@ -6,11 +6,11 @@
  * All I/O goes through the `RebalanceHost` the push consumer supplies, so the decisions are tested
  * without servers. Runs never overlap: a run asked for while one is going is done right after it.
  */
-import type { Clock } from '../common/clock.js';
+import type { Clock } from '../../common/clock.js';
 import PQueue from 'p-queue';
-import type { Logger } from '../common/logger.js';
-import type { MessageQueue } from '../common/message.js';
-import { compareJavaStrings, compareMessageQueue, messageQueueKey } from '../common/message.js';
+import type { Logger } from '../../common/logger.js';
+import type { MessageQueue } from '../../common/message.js';
+import { compareJavaStrings, compareMessageQueue, messageQueueKey } from '../../common/message.js';
 import type { AllocateMessageQueueStrategy } from './allocate-message-queue.js';
 import { MessageModel } from './consumer-constants.js';
 import { ProcessQueue } from './process-queue.js';

@@ -2,7 +2,7 @@
  * PullStatus and PullResult (RocketMQ's PullStatus, PullResult, PullResultExt).
  * @pure
  */
-import type { MessageExt } from '../common/message.js';
+import type { MessageExt } from '../../common/message.js';
 
 /** The outcome of a pull. */
 export const PullStatus = Object.freeze({

@@ -1,12 +1,16 @@
-import { AllocateMessageQueueAveragely } from '../../../src/client/allocate-message-queue.js';
-import { MessageModel } from '../../../src/client/consumer-constants.js';
-import { PULL_MAX_IDLE_TIME_MS } from '../../../src/client/process-queue.js';
-import type { PullRequest } from '../../../src/client/pull-request.js';
-import { FIRST_PULL_DELAY_MS, RebalanceImpl, type RebalanceHost } from '../../../src/client/rebalance-impl.js';
-import { silentLogger } from '../../../src/common/logger.js';
-import type { MessageQueue } from '../../../src/common/message.js';
-import { ManualClock } from '../../support/manual-clock.js';
-import { mqOf } from './helpers.js';
+import { AllocateMessageQueueAveragely } from '../../../../src/client/consumer/allocate-message-queue.js';
+import { MessageModel } from '../../../../src/client/consumer/consumer-constants.js';
+import { PULL_MAX_IDLE_TIME_MS } from '../../../../src/client/consumer/process-queue.js';
+import type { PullRequest } from '../../../../src/client/consumer/pull-request.js';
+import {
+  FIRST_PULL_DELAY_MS,
+  RebalanceImpl,
+  type RebalanceHost,
+} from '../../../../src/client/consumer/rebalance-impl.js';
+import { silentLogger } from '../../../../src/common/logger.js';
+import type { MessageQueue } from '../../../../src/common/message.js';
+import { ManualClock } from '../../../support/manual-clock.js';
+import { mqOf } from '../helpers.js';
 
 function setup(opts: { cids: string[]; me: string; queues: MessageQueue[]; model?: MessageModel; topics?: string[] }) {
   const clock = new ManualClock();

@@ -1,16 +1,16 @@
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { LocalFileOffsetStore } from '../../../src/client/local-file-offset-store.js';
-import { ReadOffsetType } from '../../../src/client/offset-store.js';
+import { LocalFileOffsetStore } from '../../../../src/client/consumer/local-file-offset-store.js';
+import { ReadOffsetType } from '../../../../src/client/consumer/offset-store.js';
 import {
   OFFSET_CALL_CONCURRENCY,
   RemoteBrokerOffsetStore,
   UNCHANGED_OFFSET_RESEND_MS,
-} from '../../../src/client/remote-broker-offset-store.js';
-import { silentLogger } from '../../../src/common/logger.js';
-import { messageQueueKey, type MessageQueue } from '../../../src/common/message.js';
-import { mqOf } from './helpers.js';
+} from '../../../../src/client/consumer/remote-broker-offset-store.js';
+import { silentLogger } from '../../../../src/common/logger.js';
+import { messageQueueKey, type MessageQueue } from '../../../../src/common/message.js';
+import { mqOf } from '../helpers.js';
 
 function remote(broker = new Map<string, number>(), failQuery = false) {
   const updates: [number, number][] = [];

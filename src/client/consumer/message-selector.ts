@@ -3,8 +3,8 @@
  * compiles the expression on the client at once, so a malformed expression fails where it is written
  * (with the filter's Sql92ParseError: position and what was expected), not later on the broker.
  */
-import { InvalidArgumentError } from '../common/errors.js';
-import { compileSql92 } from '../filter/index.js';
+import { InvalidArgumentError } from '../../common/errors.js';
+import { compileSql92 } from '../../filter/index.js';
 
 export type ExpressionTypeName = 'TAG' | 'SQL92';
 

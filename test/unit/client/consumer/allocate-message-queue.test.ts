@@ -8,10 +8,10 @@ import {
   consistentHashMd5,
   messageQueueToString,
   type AllocateMessageQueueStrategy,
-} from '../../../src/client/allocate-message-queue.js';
-import { md5Hex } from '../../../src/common/md5.js';
-import type { MessageQueue } from '../../../src/common/message.js';
-import { vectorPath } from '../../support/vectors.js';
+} from '../../../../src/client/consumer/allocate-message-queue.js';
+import { md5Hex } from '../../../../src/common/md5.js';
+import type { MessageQueue } from '../../../../src/common/message.js';
+import { vectorPath } from '../../../support/vectors.js';
 
 interface AllocateCase {
   strategy: 'AVG' | 'AVG_BY_CIRCLE' | 'CONSISTENT_HASH';

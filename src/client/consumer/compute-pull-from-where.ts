@@ -5,9 +5,9 @@
  * the queue is skipped this round (RocketMQ does the same).
  * @pure
  */
-import { RocketMQError } from '../common/errors.js';
-import type { MessageQueue } from '../common/message.js';
-import { RETRY_GROUP_TOPIC_PREFIX } from '../common/message.js';
+import { RocketMQError } from '../../common/errors.js';
+import type { MessageQueue } from '../../common/message.js';
+import { RETRY_GROUP_TOPIC_PREFIX } from '../../common/message.js';
 import { ConsumeFromWhere } from './consumer-constants.js';
 
 export interface PullFromWhereContext {

@@ -13,9 +13,9 @@
  * `OFFSET_CALL_CONCURRENCY` per store at once, so a consumer that gets a thousand queues does not
  * send a thousand queries in one burst.
  */
-import type { Logger } from '../common/logger.js';
-import type { MessageQueue } from '../common/message.js';
-import { messageQueueKey } from '../common/message.js';
+import type { Logger } from '../../common/logger.js';
+import type { MessageQueue } from '../../common/message.js';
+import { messageQueueKey } from '../../common/message.js';
 import PQueue from 'p-queue';
 import { OFFSET_NOT_FOUND, OFFSET_READ_ERROR, OffsetTableStore, type OffsetPersistedEvent } from './offset-store.js';
 

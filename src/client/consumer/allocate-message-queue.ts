@@ -10,10 +10,10 @@
  *   position's queues go to nobody.
  * @pure
  */
-import { InvalidArgumentError } from '../common/errors.js';
-import type { MessageQueue } from '../common/message.js';
-import { md5 } from '../common/md5.js';
-import { javaUtf8Encode } from '../common/codec/java-string.js';
+import { InvalidArgumentError } from '../../common/errors.js';
+import type { MessageQueue } from '../../common/message.js';
+import { md5 } from '../../common/md5.js';
+import { javaUtf8Encode } from '../../common/codec/java-string.js';
 
 /** What RebalanceImpl calls; users may pass their own object with this shape. */
 export interface AllocateMessageQueueStrategy {

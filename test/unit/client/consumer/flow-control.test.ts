@@ -1,4 +1,4 @@
-import { decidePull, perQueueThreshold, type PullCheckInput } from '../../../src/client/flow-control.js';
+import { decidePull, perQueueThreshold, type PullCheckInput } from '../../../../src/client/consumer/flow-control.js';
 
 const base: PullCheckInput = {
   dropped: false,
