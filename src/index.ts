@@ -55,12 +55,12 @@ export {
   type UndecodableMessageEvent,
   type PushConsumerState,
   type ReadyEvent,
-} from './client/push-consumer.js';
+} from './client/consumer/push/push-consumer.js';
 export {
   DEFAULT_PUSH_CONSUMER_OPTIONS,
   type PushConsumerOptions,
   type ResolvedPushConsumerOptions,
-} from './client/push-consumer-options.js';
+} from './client/consumer/push/push-consumer-options.js';
 export type { FlowControlReason } from './client/consumer/flow-control.js';
 export type { SafeEventEmitter } from './client/instance/safe-emitter.js';
 export { ConsumeConcurrentlyStatus, ConsumeFromWhere, MessageModel } from './client/consumer/consumer-constants.js';
@@ -68,7 +68,7 @@ export type {
   ConsumeConcurrentlyContext,
   ConsumeFailureEvent,
   MessageListenerConcurrently,
-} from './client/consume-message-concurrently-service.js';
+} from './client/consumer/push/consume-message-concurrently-service.js';
 export type { OffsetPersistedEvent } from './client/consumer/offset-store.js';
 export {
   AllocateMessageQueueAveragely,
@@ -85,7 +85,7 @@ export {
   type MessageListenerOrderly,
   type OrderlyListenerOptions,
   type OrderlySuspendEvent,
-} from './client/consume-message-orderly-service.js';
+} from './client/consumer/push/consume-message-orderly-service.js';
 export {
   SelectMessageQueueByHash,
   SelectMessageQueueByRandom,
@@ -126,4 +126,4 @@ export {
 } from './client/lite-pull-consumer-options.js';
 export { OffsetOutOfRangeError } from './client/lite-pull-errors.js';
 export { consoleLogger, defaultLogger } from './common/env-logger.js';
-export type { ConsumerLagEvent, QueueLag } from './client/push-consumer-events.js';
+export type { ConsumerLagEvent, QueueLag } from './client/consumer/push/push-consumer-events.js';

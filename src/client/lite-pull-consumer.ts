@@ -49,7 +49,7 @@ import { PullAPIWrapper } from './consumer/pull-api-wrapper.js';
 import { createConsumerStartup, Deferred, type ConsumerStartup, type ReadyEvent } from './consumer/consumer-startup.js';
 import { PullMessageService } from './consumer/pull-message-service.js';
 import { createPullRequest, type PullRequest } from './consumer/pull-request.js';
-import { createOffsetStore } from './push-consumer-run.js';
+import { createOffsetStore } from './consumer/push/push-consumer-run.js';
 import { PushConsumerRoutes } from './consumer/consumer-routes.js';
 import type { RebalanceImpl } from './consumer/rebalance-impl.js';
 import { createRebalanceLitePullImpl, type AssignmentChangedEvent } from './rebalance-lite-pull-impl.js';

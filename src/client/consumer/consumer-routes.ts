@@ -5,7 +5,7 @@
  * subscription changes, each followed by an immediate rebalance.
  */
 import type { MessageQueue } from '../../common/message.js';
-import type { PushConsumerHost } from '../push-consumer-run.js';
+import type { PushConsumerHost } from './push/push-consumer-run.js';
 
 /** What the routes read of their consumer (the push consumer's host fits; so does the lite pull consumer's). */
 export type RoutesHost = Pick<PushConsumerHost, 'logger' | 'isRunning'> & {

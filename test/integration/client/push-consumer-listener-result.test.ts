@@ -1,4 +1,4 @@
-import type { ConsumeFailureEvent } from '../../../src/client/consume-message-concurrently-service.js';
+import type { ConsumeFailureEvent } from '../../../src/client/consumer/push/consume-message-concurrently-service.js';
 import type { MessageExt } from '../../../src/common/message.js';
 import { waitFor } from '../../support/broker-fixture.js';
 import { Collector, newConsumer, sendMany, uniq, useBrokerAndProducer } from './push-consumer-support.js';

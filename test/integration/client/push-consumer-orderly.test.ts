@@ -3,8 +3,8 @@
  * per-key order, suspend and dead letters, and members sharing a group.
  */
 import { Producer } from '../../../src/client/producer.js';
-import type { PushConsumer } from '../../../src/client/push-consumer.js';
-import { ConsumeOrderlyStatus } from '../../../src/client/consume-message-orderly-service.js';
+import type { PushConsumer } from '../../../src/client/consumer/push/push-consumer.js';
+import { ConsumeOrderlyStatus } from '../../../src/client/consumer/push/consume-message-orderly-service.js';
 import { SelectMessageQueueByHash } from '../../../src/client/message-queue-selector.js';
 import { MessageConst, type MessageExt, type MessageQueue } from '../../../src/common/message.js';
 import { ResponseCode } from '../../../src/protocol/index.js';

@@ -1,4 +1,4 @@
-import type { UndecodableMessageEvent } from '../../../src/client/push-consumer-events.js';
+import type { UndecodableMessageEvent } from '../../../src/client/consumer/push/push-consumer-events.js';
 import { waitFor } from '../../support/broker-fixture.js';
 import { Collector, newConsumer, sendMany, uniq, useBrokerAndProducer } from './push-consumer-support.js';
 

@@ -1,5 +1,5 @@
 import type { Producer } from '../../../src/client/producer.js';
-import type { PushConsumer } from '../../../src/client/push-consumer.js';
+import type { PushConsumer } from '../../../src/client/consumer/push/push-consumer.js';
 import { ConsumeConcurrentlyStatus } from '../../../src/client/consumer/consumer-constants.js';
 import type { MessageExt } from '../../../src/common/message.js';
 import { startBroker, waitFor, type BrokerFixture } from '../../support/broker-fixture.js';

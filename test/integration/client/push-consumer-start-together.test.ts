@@ -5,9 +5,9 @@
  */
 import type { MessageExt } from '../../../src/common/message.js';
 import { LitePullConsumer } from '../../../src/client/lite-pull-consumer.js';
-import { PushConsumer } from '../../../src/client/push-consumer.js';
-import type { PushConsumerOptions } from '../../../src/client/push-consumer-options.js';
-import type { ReadyEvent } from '../../../src/client/push-consumer-events.js';
+import { PushConsumer } from '../../../src/client/consumer/push/push-consumer.js';
+import type { PushConsumerOptions } from '../../../src/client/consumer/push/push-consumer-options.js';
+import type { ReadyEvent } from '../../../src/client/consumer/push/push-consumer-events.js';
 import { startBroker, waitFor, type BrokerFixture } from '../../support/broker-fixture.js';
 import { twoProcessRound } from '../../support/start-together.mjs';
 import { useBrokerAndProducer, startProducer, topicWithBacklog, uniq } from './push-consumer-support.js';

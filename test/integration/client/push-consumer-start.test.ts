@@ -2,7 +2,7 @@ import { createServer } from 'node:net';
 import { Broker } from '../../../src/broker/index.js';
 import { InvalidArgumentError, MessageSelector, StartTimeoutError, StateError } from '../../../src/index.js';
 import type { Logger } from '../../../src/common/logger.js';
-import type { BrokerDisconnectionEvent } from '../../../src/client/push-consumer-events.js';
+import type { BrokerDisconnectionEvent } from '../../../src/client/consumer/push/push-consumer-events.js';
 import { startBroker, tempStorePath, waitFor, type BrokerFixture } from '../../support/broker-fixture.js';
 import { Collector, newConsumer, sendMany, startProducer, uniq } from './push-consumer-support.js';
 import { rmSync } from 'node:fs';

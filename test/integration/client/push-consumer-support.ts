@@ -1,7 +1,7 @@
 /** Helpers for the PushConsumer integration tests: consumers with test-friendly options, collectors. */
 import { Producer } from '../../../src/client/producer.js';
-import { PushConsumer } from '../../../src/client/push-consumer.js';
-import type { PushConsumerOptions } from '../../../src/client/push-consumer-options.js';
+import { PushConsumer } from '../../../src/client/consumer/push/push-consumer.js';
+import type { PushConsumerOptions } from '../../../src/client/consumer/push/push-consumer-options.js';
 import { ConsumeConcurrentlyStatus } from '../../../src/client/consumer/consumer-constants.js';
 import type { MessageExt, MessageQueue } from '../../../src/common/message.js';
 import { startBroker, type BrokerFixture } from '../../support/broker-fixture.js';

@@ -10,8 +10,8 @@ import { TcpRemotingClient } from '../../../src/remoting/tcp-remoting-client.js'
 import { Producer } from '../../../src/client/producer.js';
 import { PullConsumer } from '../../../src/client/pull-consumer.js';
 import { LitePullConsumer } from '../../../src/client/lite-pull-consumer.js';
-import { PushConsumer } from '../../../src/client/push-consumer.js';
-import type { PushConsumerOptions } from '../../../src/client/push-consumer-options.js';
+import { PushConsumer } from '../../../src/client/consumer/push/push-consumer.js';
+import type { PushConsumerOptions } from '../../../src/client/consumer/push/push-consumer-options.js';
 import type { MessageExt } from '../../../src/common/message.js';
 import { waitFor } from '../../support/broker-fixture.js';
 import { kitDescribe, startKit, type RocketMQKit } from '../../support/rocketmq-kit.js';

@@ -10,7 +10,7 @@ import { DEFAULT_CLIENT_OPTIONS } from '../../../src/client/instance/client-opti
 import { DEFAULT_LITE_PULL_CONSUMER_OPTIONS } from '../../../src/client/lite-pull-consumer-options.js';
 import { DEFAULT_PRODUCER_OPTIONS } from '../../../src/client/producer-options.js';
 import { DEFAULT_PULL_CONSUMER_OPTIONS } from '../../../src/client/pull-consumer-options.js';
-import { DEFAULT_PUSH_CONSUMER_OPTIONS } from '../../../src/client/push-consumer-options.js';
+import { DEFAULT_PUSH_CONSUMER_OPTIONS } from '../../../src/client/consumer/push/push-consumer-options.js';
 import { BROKER_DEFAULTS } from '../../../src/broker/broker-options.js';
 import { STORE_DEFAULTS } from '../../../src/store/options.js';
 import { interfaceMembers, markdownTable, repoRoot } from '../../support/interface-members.js';
@@ -41,7 +41,7 @@ const sections: Section[] = [
   },
   {
     title: 'PushConsumer',
-    file: 'src/client/push-consumer-options.ts',
+    file: 'src/client/consumer/push/push-consumer-options.ts',
     iface: 'PushConsumerOptions',
     defaults: DEFAULT_PUSH_CONSUMER_OPTIONS,
   },

@@ -10,7 +10,7 @@ const page = readFileSync(path.join(repoRoot, 'docs/events.md'), 'utf8');
 
 const maps = [
   { title: 'Producer', file: 'src/client/producer.ts', iface: 'ProducerEvents' },
-  { title: 'PushConsumer', file: 'src/client/push-consumer-events.ts', iface: 'PushConsumerEvents' },
+  { title: 'PushConsumer', file: 'src/client/consumer/push/push-consumer-events.ts', iface: 'PushConsumerEvents' },
   { title: 'LitePullConsumer', file: 'src/client/lite-pull-consumer.ts', iface: 'LitePullConsumerEvents' },
 ];
 

@@ -6,14 +6,14 @@ import {
   type ConsumeFailureEvent,
   type ConsumeServiceDeps,
   type MessageListenerConcurrently,
-} from '../../../src/client/consume-message-concurrently-service.js';
-import { ConsumeConcurrentlyStatus, MessageModel } from '../../../src/client/consumer/consumer-constants.js';
-import { ProcessQueue } from '../../../src/client/consumer/process-queue.js';
-import { RemoteBrokerOffsetStore } from '../../../src/client/consumer/remote-broker-offset-store.js';
-import { silentLogger } from '../../../src/common/logger.js';
-import type { MessageExt } from '../../../src/common/message.js';
-import { ManualClock } from '../../support/manual-clock.js';
-import { mqOf, msgAt } from './helpers.js';
+} from '../../../../../src/client/consumer/push/consume-message-concurrently-service.js';
+import { ConsumeConcurrentlyStatus, MessageModel } from '../../../../../src/client/consumer/consumer-constants.js';
+import { ProcessQueue } from '../../../../../src/client/consumer/process-queue.js';
+import { RemoteBrokerOffsetStore } from '../../../../../src/client/consumer/remote-broker-offset-store.js';
+import { silentLogger } from '../../../../../src/common/logger.js';
+import type { MessageExt } from '../../../../../src/common/message.js';
+import { ManualClock } from '../../../../support/manual-clock.js';
+import { mqOf, msgAt } from '../../helpers.js';
 
 const mq = mqOf(0);
 

@@ -4,17 +4,17 @@
  * dispatched, and messageQueueChanged (a new subVersion, the per-queue thresholds, a heartbeat and the
  * `rebalance` event).
  */
-import type { MessageQueue } from '../common/message.js';
-import { computePullFromWhere } from './consumer/compute-pull-from-where.js';
-import type { ConsumeFromWhere } from './consumer/consumer-constants.js';
-import type { MQClientInstance } from './instance/mq-client-instance.js';
-import { ReadOffsetType, type OffsetStore } from './consumer/offset-store.js';
-import type { PullMessageService } from './consumer/pull-message-service.js';
-import type { PushConsumerRoutes } from './consumer/consumer-routes.js';
+import type { MessageQueue } from '../../../common/message.js';
+import { computePullFromWhere } from '../compute-pull-from-where.js';
+import type { ConsumeFromWhere } from '../consumer-constants.js';
+import type { MQClientInstance } from '../../instance/mq-client-instance.js';
+import { ReadOffsetType, type OffsetStore } from '../offset-store.js';
+import type { PullMessageService } from '../pull-message-service.js';
+import type { PushConsumerRoutes } from '../consumer-routes.js';
 import type { PushConsumerHost, PushConsumerRun } from './push-consumer-run.js';
-import type { ProcessQueue } from './consumer/process-queue.js';
-import { MessageModel } from './consumer/consumer-constants.js';
-import { RebalanceImpl } from './consumer/rebalance-impl.js';
+import type { ProcessQueue } from '../process-queue.js';
+import { MessageModel } from '../consumer-constants.js';
+import { RebalanceImpl } from '../rebalance-impl.js';
 
 export function createRebalancePushImpl(
   host: PushConsumerHost,

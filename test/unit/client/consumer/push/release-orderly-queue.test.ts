@@ -1,10 +1,10 @@
-import { releaseOrderlyQueue } from '../../../src/client/rebalance-push-impl.js';
-import { ProcessQueue } from '../../../src/client/consumer/process-queue.js';
-import type { MQClientInstance } from '../../../src/client/instance/mq-client-instance.js';
-import type { OffsetStore } from '../../../src/client/consumer/offset-store.js';
-import type { PushConsumerHost, PushConsumerRun } from '../../../src/client/push-consumer-run.js';
-import type { MessageQueue } from '../../../src/common/message.js';
-import { silentLogger } from '../../../src/common/logger.js';
+import { releaseOrderlyQueue } from '../../../../../src/client/consumer/push/rebalance-push-impl.js';
+import { ProcessQueue } from '../../../../../src/client/consumer/process-queue.js';
+import type { MQClientInstance } from '../../../../../src/client/instance/mq-client-instance.js';
+import type { OffsetStore } from '../../../../../src/client/consumer/offset-store.js';
+import type { PushConsumerHost, PushConsumerRun } from '../../../../../src/client/consumer/push/push-consumer-run.js';
+import type { MessageQueue } from '../../../../../src/common/message.js';
+import { silentLogger } from '../../../../../src/common/logger.js';
 
 const LOCK_MAX_LIVE_MS = 30_000;
 

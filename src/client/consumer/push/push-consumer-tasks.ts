@@ -5,10 +5,10 @@
  * - the stall watch (`stallTimeoutMs`, ours): a queue that holds messages with no consume progress, or
  *   holds none and is not pulled, is logged and reported once with a `stall` event until it recovers.
  */
-import type { TimerHandle } from '../common/clock.js';
-import { RocketMQError } from '../common/errors.js';
-import type { MessageExt, MessageQueue } from '../common/message.js';
-import type { ProcessQueue } from './consumer/process-queue.js';
+import type { TimerHandle } from '../../../common/clock.js';
+import { RocketMQError } from '../../../common/errors.js';
+import type { MessageExt, MessageQueue } from '../../../common/message.js';
+import type { ProcessQueue } from '../process-queue.js';
 import type { StallEvent } from './push-consumer-events.js';
 import type { PushConsumerHost } from './push-consumer-run.js';
 

@@ -16,12 +16,12 @@
  * consumed again after `suspendCurrentQueueTimeMillis`; after `maxReconsumeTimes` failures a message
  * is sent to the group's dead-letter queue and counts as consumed.
  */
-import type { Clock, TimerHandle } from '../common/clock.js';
-import type { Logger } from '../common/logger.js';
-import { MessageConst, retryTopic, type MessageExt, type MessageQueue } from '../common/message.js';
-import { MessageModel } from './consumer/consumer-constants.js';
-import type { OffsetStore } from './consumer/offset-store.js';
-import type { ProcessQueue } from './consumer/process-queue.js';
+import type { Clock, TimerHandle } from '../../../common/clock.js';
+import type { Logger } from '../../../common/logger.js';
+import { MessageConst, retryTopic, type MessageExt, type MessageQueue } from '../../../common/message.js';
+import { MessageModel } from '../consumer-constants.js';
+import type { OffsetStore } from '../offset-store.js';
+import type { ProcessQueue } from '../process-queue.js';
 
 /** What an orderly listener returns (RocketMQ's ConsumeOrderlyStatus). */
 export const ConsumeOrderlyStatus = Object.freeze({

@@ -6,14 +6,14 @@
  * plain-SEND fallback inside `sendMessageBack`), and when that fails too they stay in the
  * ProcessQueue — holding the committed offset — and are consumed again locally after 5 s.
  */
-import type { Clock, TimerHandle } from '../common/clock.js';
-import type { Logger } from '../common/logger.js';
-import type { MessageExt, MessageQueue } from '../common/message.js';
-import { MessageConst, retryTopic } from '../common/message.js';
-import { ConsumeConcurrentlyStatus, MessageModel } from './consumer/consumer-constants.js';
-import type { OffsetStore } from './consumer/offset-store.js';
-import type { ProcessQueue } from './consumer/process-queue.js';
-import type { PulledBatch } from './consumer/pulled-batch.js';
+import type { Clock, TimerHandle } from '../../../common/clock.js';
+import type { Logger } from '../../../common/logger.js';
+import type { MessageExt, MessageQueue } from '../../../common/message.js';
+import { MessageConst, retryTopic } from '../../../common/message.js';
+import { ConsumeConcurrentlyStatus, MessageModel } from '../consumer-constants.js';
+import type { OffsetStore } from '../offset-store.js';
+import type { ProcessQueue } from '../process-queue.js';
+import type { PulledBatch } from '../pulled-batch.js';
 
 /** RocketMQ: ConsumeConcurrentlyContext.ackIndex default, Integer.MAX_VALUE. */
 export const ACK_INDEX_ALL = 2147483647;

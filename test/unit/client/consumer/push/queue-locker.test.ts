@@ -3,12 +3,12 @@
  * after the unlock would keep the queue from its next owner until it expires), and renewals leave out
  * queues being given up.
  */
-import type { MessageQueue } from '../../../src/common/message.js';
-import { silentLogger } from '../../../src/common/logger.js';
-import type { MQClientInstance } from '../../../src/client/instance/mq-client-instance.js';
-import { ProcessQueue } from '../../../src/client/consumer/process-queue.js';
-import { QueueLocker } from '../../../src/client/queue-locker.js';
-import { mqOf } from './helpers.js';
+import type { MessageQueue } from '../../../../../src/common/message.js';
+import { silentLogger } from '../../../../../src/common/logger.js';
+import type { MQClientInstance } from '../../../../../src/client/instance/mq-client-instance.js';
+import { ProcessQueue } from '../../../../../src/client/consumer/process-queue.js';
+import { QueueLocker } from '../../../../../src/client/consumer/push/queue-locker.js';
+import { mqOf } from '../../helpers.js';
 
 function fakeInstance() {
   const log: string[] = [];

@@ -6,11 +6,11 @@
  * unregister and release the client instance. Every step runs even when an earlier one fails; failures
  * are collected in the report.
  */
-import { StateError } from '../common/errors.js';
-import type { Logger } from '../common/logger.js';
-import { messageQueueKey } from '../common/message.js';
-import type { MQClientInstance } from './instance/mq-client-instance.js';
-import type { PullMessageService } from './consumer/pull-message-service.js';
+import { StateError } from '../../../common/errors.js';
+import type { Logger } from '../../../common/logger.js';
+import { messageQueueKey } from '../../../common/message.js';
+import type { MQClientInstance } from '../../instance/mq-client-instance.js';
+import type { PullMessageService } from '../pull-message-service.js';
 import type { PushConsumerShutdownReport } from './push-consumer-events.js';
 import type { PushConsumerRun } from './push-consumer-run.js';
 

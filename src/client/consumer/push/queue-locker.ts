@@ -5,10 +5,10 @@
  * queue held (the broker frees a lock 60 s after its last renewal), and released when a queue is given
  * up — after its in-flight work has ended and its offset has been persisted — and at shutdown.
  */
-import type { Logger } from '../common/logger.js';
-import { messageQueueKey, type MessageQueue } from '../common/message.js';
-import type { MQClientInstance } from './instance/mq-client-instance.js';
-import type { ProcessQueue } from './consumer/process-queue.js';
+import type { Logger } from '../../../common/logger.js';
+import { messageQueueKey, type MessageQueue } from '../../../common/message.js';
+import type { MQClientInstance } from '../../instance/mq-client-instance.js';
+import type { ProcessQueue } from '../process-queue.js';
 
 /** RocketMQ: ConsumeMessageOrderlyService renews every lock every 20 s (REBALANCE_LOCK_INTERVAL). */
 export const REBALANCE_LOCK_INTERVAL_MS = 20_000;

@@ -1,7 +1,7 @@
-import { shutdownRun } from '../../../src/client/push-consumer-shutdown.js';
-import type { PushConsumerRun } from '../../../src/client/push-consumer-run.js';
-import type { MessageQueue } from '../../../src/common/message.js';
-import { silentLogger } from '../../../src/common/logger.js';
+import { shutdownRun } from '../../../../../src/client/consumer/push/push-consumer-shutdown.js';
+import type { PushConsumerRun } from '../../../../../src/client/consumer/push/push-consumer-run.js';
+import type { MessageQueue } from '../../../../../src/common/message.js';
+import { silentLogger } from '../../../../../src/common/logger.js';
 
 /**
  * An orderly run with two queues whose listener calls are still running when shutdown stops waiting

@@ -17,12 +17,12 @@
  * heartbeats), `push-consumer-tasks.ts` (cleanExpiredMsg, stall watch), `push-consumer-shutdown.ts`,
  * and `push-consumer-run.ts` (what they share).
  */
-import { InvalidArgumentError, StateError } from '../common/errors.js';
-import type { Logger } from '../common/logger.js';
-import { compareMessageQueue, retryTopic, type MessageExt, type MessageQueue } from '../common/message.js';
-import { topicNameProblem } from '../common/names.js';
-import { buildSubscriptionDataWithType, type SubscriptionData } from '../filter/index.js';
-import { instanceNameForClient } from './instance/client-options.js';
+import { InvalidArgumentError, StateError } from '../../../common/errors.js';
+import type { Logger } from '../../../common/logger.js';
+import { compareMessageQueue, retryTopic, type MessageExt, type MessageQueue } from '../../../common/message.js';
+import { topicNameProblem } from '../../../common/names.js';
+import { buildSubscriptionDataWithType, type SubscriptionData } from '../../../filter/index.js';
+import { instanceNameForClient } from '../../instance/client-options.js';
 import {
   ConsumeMessageConcurrentlyService,
   type MessageListenerConcurrently,
@@ -32,14 +32,14 @@ import {
   type MessageListenerOrderly,
   type OrderlyListenerOptions,
 } from './consume-message-orderly-service.js';
-import { MessageModel } from './consumer/consumer-constants.js';
-import { PullThresholds } from './consumer/flow-control.js';
-import { MessageSelector } from './consumer/message-selector.js';
-import { AddressedFailure, MQClientInstance } from './instance/mq-client-instance.js';
-import { PullAPIWrapper } from './consumer/pull-api-wrapper.js';
+import { MessageModel } from '../consumer-constants.js';
+import { PullThresholds } from '../flow-control.js';
+import { MessageSelector } from '../message-selector.js';
+import { AddressedFailure, MQClientInstance } from '../../instance/mq-client-instance.js';
+import { PullAPIWrapper } from '../pull-api-wrapper.js';
 import { pullMessage } from './pull-message.js';
-import { PullMessageService } from './consumer/pull-message-service.js';
-import type { PullRequest } from './consumer/pull-request.js';
+import { PullMessageService } from '../pull-message-service.js';
+import type { PullRequest } from '../pull-request.js';
 import type {
   ConsumerLagEvent,
   QueueLag,
@@ -53,7 +53,7 @@ import {
   type PushConsumerOptions,
   type ResolvedPushConsumerOptions,
 } from './push-consumer-options.js';
-import { PushConsumerRoutes } from './consumer/consumer-routes.js';
+import { PushConsumerRoutes } from '../consumer-routes.js';
 import {
   createConsumerInner,
   createOffsetStore,
@@ -63,11 +63,11 @@ import {
 } from './push-consumer-run.js';
 import { QueueLocker } from './queue-locker.js';
 import { releaseAfterFailedStart, shutdownRun } from './push-consumer-shutdown.js';
-import { reachBrokers } from './instance/client-start.js';
-import { createConsumerStartup, Deferred, type ConsumerStartup } from './consumer/consumer-startup.js';
+import { reachBrokers } from '../../instance/client-start.js';
+import { createConsumerStartup, Deferred, type ConsumerStartup } from '../consumer-startup.js';
 import { PushConsumerTasks } from './push-consumer-tasks.js';
 import { createRebalancePushImpl } from './rebalance-push-impl.js';
-import { SafeEventEmitter } from './instance/safe-emitter.js';
+import { SafeEventEmitter } from '../../instance/safe-emitter.js';
 import { sendMessageBack } from './send-message-back.js';
 
 export type {

@@ -4,10 +4,10 @@
  * read, and the two adapters start() builds — the offset store for the message model and the
  * MQConsumerInner the client instance drives.
  */
-import type { Logger } from '../common/logger.js';
-import type { MessageExt, MessageQueue } from '../common/message.js';
-import type { SubscriptionData } from '../filter/index.js';
-import { MessageConst, retryTopic } from '../common/message.js';
+import type { Logger } from '../../../common/logger.js';
+import type { MessageExt, MessageQueue } from '../../../common/message.js';
+import type { SubscriptionData } from '../../../filter/index.js';
+import { MessageConst, retryTopic } from '../../../common/message.js';
 import {
   ConsumeOrderlyStatus,
   type ConsumeMessageOrderlyService,
@@ -17,31 +17,31 @@ import type {
   ConsumeConcurrentlyContext,
   MessageListenerConcurrently,
 } from './consume-message-concurrently-service.js';
-import { ConsumeConcurrentlyStatus } from './consumer/consumer-constants.js';
-import type { ConsumerStartup } from './consumer/consumer-startup.js';
+import { ConsumeConcurrentlyStatus } from '../consumer-constants.js';
+import type { ConsumerStartup } from '../consumer-startup.js';
 import {
   RunningInfoProperty,
   type CMResult,
   type ConsumeMessageDirectlyResult,
   type ConsumerRunningInfo,
-} from './instance/consumer-running-info.js';
-import { MessageModel } from './consumer/consumer-constants.js';
-import type { PullThresholds } from './consumer/flow-control.js';
-import { LocalFileOffsetStore } from './consumer/local-file-offset-store.js';
-import type { MQClientInstance } from './instance/mq-client-instance.js';
-import type { MQConsumerInner } from './instance/mq-consumer-inner.js';
-import type { OffsetPersistedEvent, OffsetStore } from './consumer/offset-store.js';
-import type { PullAPIWrapper } from './consumer/pull-api-wrapper.js';
-import type { PullMessageService } from './consumer/pull-message-service.js';
+} from '../../instance/consumer-running-info.js';
+import { MessageModel } from '../consumer-constants.js';
+import type { PullThresholds } from '../flow-control.js';
+import { LocalFileOffsetStore } from '../local-file-offset-store.js';
+import type { MQClientInstance } from '../../instance/mq-client-instance.js';
+import type { MQConsumerInner } from '../../instance/mq-consumer-inner.js';
+import type { OffsetPersistedEvent, OffsetStore } from '../offset-store.js';
+import type { PullAPIWrapper } from '../pull-api-wrapper.js';
+import type { PullMessageService } from '../pull-message-service.js';
 import type { PushConsumerEvents } from './push-consumer-events.js';
 import type { ResolvedPushConsumerOptions } from './push-consumer-options.js';
-import type { PushConsumerRoutes } from './consumer/consumer-routes.js';
-import type { ProcessQueue } from './consumer/process-queue.js';
-import type { PulledBatch } from './consumer/pulled-batch.js';
+import type { PushConsumerRoutes } from '../consumer-routes.js';
+import type { ProcessQueue } from '../process-queue.js';
+import type { PulledBatch } from '../pulled-batch.js';
 import type { QueueLocker } from './queue-locker.js';
-import type { RebalanceImpl } from './consumer/rebalance-impl.js';
-import { RemoteBrokerOffsetStore } from './consumer/remote-broker-offset-store.js';
-import type { SafeEventEmitter } from './instance/safe-emitter.js';
+import type { RebalanceImpl } from '../rebalance-impl.js';
+import { RemoteBrokerOffsetStore } from '../remote-broker-offset-store.js';
+import type { SafeEventEmitter } from '../../instance/safe-emitter.js';
 
 /** RocketMQ: QUERY_CONSUMER_OFFSET from the store uses a 5 s timeout. */
 const OFFSET_QUERY_TIMEOUT_MS = 5000;

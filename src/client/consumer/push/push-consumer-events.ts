@@ -3,12 +3,12 @@
  * it accepts and the shutdown report. Exported through `push-consumer.ts` and `src/index.ts`.
  * @pure
  */
-import type { MessageExt, MessageQueue } from '../common/message.js';
+import type { MessageExt, MessageQueue } from '../../../common/message.js';
 import type { ConsumeFailureEvent, MessageListenerConcurrently } from './consume-message-concurrently-service.js';
 import type { OrderlySuspendEvent } from './consume-message-orderly-service.js';
-import type { FlowControlReason } from './consumer/flow-control.js';
-import type { OffsetPersistedEvent } from './consumer/offset-store.js';
-import type { ReadyEvent } from './consumer/consumer-startup.js';
+import type { FlowControlReason } from '../flow-control.js';
+import type { OffsetPersistedEvent } from '../offset-store.js';
+import type { ReadyEvent } from '../consumer-startup.js';
 
 export interface RebalanceEvent {
   topic: string;

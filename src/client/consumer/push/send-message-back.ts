@@ -4,12 +4,12 @@
  * fallback — a plain SEND of a copy to `%RETRY%<group>` with the properties RocketMQ sets. Throws
  * only when both fail; the caller then keeps the message and consumes it again locally.
  */
-import { RocketMQError } from '../common/errors.js';
-import type { Logger } from '../common/logger.js';
-import { MessageConst, retryTopic, type MessageExt, type MessageQueue } from '../common/message.js';
-import { messageProperties2String } from '../common/codec/index.js';
-import type { SendMessageRequestHeader } from '../protocol/commands/index.js';
-import type { MQClientInstance } from './instance/mq-client-instance.js';
+import { RocketMQError } from '../../../common/errors.js';
+import type { Logger } from '../../../common/logger.js';
+import { MessageConst, retryTopic, type MessageExt, type MessageQueue } from '../../../common/message.js';
+import { messageProperties2String } from '../../../common/codec/index.js';
+import type { SendMessageRequestHeader } from '../../../protocol/commands/index.js';
+import type { MQClientInstance } from '../../instance/mq-client-instance.js';
 
 /** RocketMQ: the send-back timeout, 5000 ms. */
 export const SEND_MESSAGE_BACK_TIMEOUT_MS = 5000;

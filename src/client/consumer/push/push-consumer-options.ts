@@ -6,20 +6,20 @@
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
-import { InvalidArgumentError } from '../common/errors.js';
-import { REBALANCE_LOCK_MAX_LIVE_TIME_MS } from './consumer/process-queue.js';
+import { InvalidArgumentError } from '../../../common/errors.js';
+import { REBALANCE_LOCK_MAX_LIVE_TIME_MS } from '../process-queue.js';
 import { REBALANCE_LOCK_INTERVAL_MS } from './queue-locker.js';
-import { groupNameProblem } from '../common/names.js';
-import { AllocateMessageQueueAveragely, type AllocateMessageQueueStrategy } from './consumer/allocate-message-queue.js';
+import { groupNameProblem } from '../../../common/names.js';
+import { AllocateMessageQueueAveragely, type AllocateMessageQueueStrategy } from '../allocate-message-queue.js';
 import {
   clientOptionsShape,
   finishClientOptions,
   parseOptions,
   type ClientOptions,
   type ResolvedClientOptions,
-} from './instance/client-options.js';
-import { defaultConsumeTimestamp } from './consumer/compute-pull-from-where.js';
-import { ConsumeFromWhere, MessageModel } from './consumer/consumer-constants.js';
+} from '../../instance/client-options.js';
+import { defaultConsumeTimestamp } from '../compute-pull-from-where.js';
+import { ConsumeFromWhere, MessageModel } from '../consumer-constants.js';
 
 export interface PushConsumerOptions extends ClientOptions {
   /** The consumer group. Required; RocketMQ's name rules; not `DEFAULT_CONSUMER`. */

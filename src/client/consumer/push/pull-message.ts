@@ -5,16 +5,16 @@
  * path hands the same request back to the PullMessageService exactly once, or lets it die with its
  * dropped queue.
  */
-import { onAbort } from '../common/abort.js';
-import { RocketMQError } from '../common/errors.js';
-import type { MessageQueue } from '../common/message.js';
-import { buildPullSysFlag } from '../protocol/pull-sys-flag.js';
-import { ResponseCode } from '../protocol/response-code.js';
-import { MessageModel } from './consumer/consumer-constants.js';
-import { decidePull, PULL_TIME_DELAY_MS_WHEN_BROKER_FLOW_CONTROL } from './consumer/flow-control.js';
-import { undecodableReporter, type PulledBatch, type UndecodableMessage } from './consumer/pulled-batch.js';
-import type { PullRequest } from './consumer/pull-request.js';
-import { PullStatus, type PullResult } from './consumer/pull-result.js';
+import { onAbort } from '../../../common/abort.js';
+import { RocketMQError } from '../../../common/errors.js';
+import type { MessageQueue } from '../../../common/message.js';
+import { buildPullSysFlag } from '../../../protocol/pull-sys-flag.js';
+import { ResponseCode } from '../../../protocol/response-code.js';
+import { MessageModel } from '../consumer-constants.js';
+import { decidePull, PULL_TIME_DELAY_MS_WHEN_BROKER_FLOW_CONTROL } from '../flow-control.js';
+import { undecodableReporter, type PulledBatch, type UndecodableMessage } from '../pulled-batch.js';
+import type { PullRequest } from '../pull-request.js';
+import { PullStatus, type PullResult } from '../pull-result.js';
 import type { PushConsumerHost, PushConsumerRun } from './push-consumer-run.js';
 
 /** RocketMQ: after OFFSET_ILLEGAL the queue is re-created from the broker's offset 10 s later. */
