@@ -118,12 +118,12 @@ export {
   type LitePullErrorEvent,
   type LiteFlowControlEvent,
   type LitePullIterateOptions,
-} from './client/lite-pull-consumer.js';
+} from './client/consumer/lite/lite-pull-consumer.js';
 export {
   DEFAULT_LITE_PULL_CONSUMER_OPTIONS,
   type LitePullConsumerOptions,
   type ResolvedLitePullConsumerOptions,
-} from './client/lite-pull-consumer-options.js';
-export { OffsetOutOfRangeError } from './client/lite-pull-errors.js';
+} from './client/consumer/lite/lite-pull-consumer-options.js';
+export { OffsetOutOfRangeError } from './client/consumer/lite/lite-pull-errors.js';
 export { consoleLogger, defaultLogger } from './common/env-logger.js';
 export type { ConsumerLagEvent, QueueLag } from './client/consumer/push/push-consumer-events.js';

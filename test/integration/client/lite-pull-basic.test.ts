@@ -1,4 +1,4 @@
-import { OffsetOutOfRangeError } from '../../../src/client/lite-pull-errors.js';
+import { OffsetOutOfRangeError } from '../../../src/client/consumer/lite/lite-pull-errors.js';
 import { RocketMQError, StateError } from '../../../src/common/errors.js';
 import type { MessageQueue } from '../../../src/common/message.js';
 import { sendMany, uniq, useBrokerAndProducer } from './push-consumer-support.js';

@@ -3,8 +3,8 @@
  * start-up settle, over HTTP and over TCP remoting, in one process and in two; a lone consumer still
  * gets its first message soon; assign mode does not settle.
  */
-import { LitePullConsumer } from '../../../src/client/lite-pull-consumer.js';
-import type { LitePullConsumerOptions } from '../../../src/client/lite-pull-consumer-options.js';
+import { LitePullConsumer } from '../../../src/client/consumer/lite/lite-pull-consumer.js';
+import type { LitePullConsumerOptions } from '../../../src/client/consumer/lite/lite-pull-consumer-options.js';
 import type { ReadyEvent } from '../../../src/client/consumer/consumer-startup.js';
 import { waitFor } from '../../support/broker-fixture.js';
 import { twoProcessRound } from '../../support/start-together.mjs';

@@ -1,4 +1,4 @@
-import type { AssignmentChangedEvent } from '../../../src/client/lite-pull-consumer.js';
+import type { AssignmentChangedEvent } from '../../../src/client/consumer/lite/lite-pull-consumer.js';
 import { waitFor } from '../../support/broker-fixture.js';
 import { mqKey, sendMany, uniq, useBrokerAndProducer } from './push-consumer-support.js';
 import { newLiteConsumer, pollUntil } from './lite-pull-support.js';

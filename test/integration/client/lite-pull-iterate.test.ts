@@ -1,4 +1,4 @@
-import type { LitePullConsumer } from '../../../src/client/lite-pull-consumer.js';
+import type { LitePullConsumer } from '../../../src/client/consumer/lite/lite-pull-consumer.js';
 import { waitFor } from '../../support/broker-fixture.js';
 import { sendMany, uniq, useBrokerAndProducer } from './push-consumer-support.js';
 import { bodyOf, newLiteConsumer, pollUntil } from './lite-pull-support.js';

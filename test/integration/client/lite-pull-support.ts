@@ -1,6 +1,6 @@
 /** Helpers for the LitePullConsumer integration tests. */
-import { LitePullConsumer } from '../../../src/client/lite-pull-consumer.js';
-import type { LitePullConsumerOptions } from '../../../src/client/lite-pull-consumer-options.js';
+import { LitePullConsumer } from '../../../src/client/consumer/lite/lite-pull-consumer.js';
+import type { LitePullConsumerOptions } from '../../../src/client/consumer/lite/lite-pull-consumer-options.js';
 import type { MessageExt } from '../../../src/common/message.js';
 
 export function newLiteConsumer(

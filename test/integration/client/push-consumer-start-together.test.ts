@@ -4,7 +4,7 @@
  * pulls are held. The 20-round version is `npm run soak -- start-together`.
  */
 import type { MessageExt } from '../../../src/common/message.js';
-import { LitePullConsumer } from '../../../src/client/lite-pull-consumer.js';
+import { LitePullConsumer } from '../../../src/client/consumer/lite/lite-pull-consumer.js';
 import { PushConsumer } from '../../../src/client/consumer/push/push-consumer.js';
 import type { PushConsumerOptions } from '../../../src/client/consumer/push/push-consumer-options.js';
 import type { ReadyEvent } from '../../../src/client/consumer/push/push-consumer-events.js';

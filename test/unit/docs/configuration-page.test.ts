@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { DEFAULT_ADMIN_CLIENT_OPTIONS } from '../../../src/client/admin-client.js';
 import { DEFAULT_CLIENT_OPTIONS } from '../../../src/client/instance/client-options.js';
-import { DEFAULT_LITE_PULL_CONSUMER_OPTIONS } from '../../../src/client/lite-pull-consumer-options.js';
+import { DEFAULT_LITE_PULL_CONSUMER_OPTIONS } from '../../../src/client/consumer/lite/lite-pull-consumer-options.js';
 import { DEFAULT_PRODUCER_OPTIONS } from '../../../src/client/producer-options.js';
 import { DEFAULT_PULL_CONSUMER_OPTIONS } from '../../../src/client/pull-consumer-options.js';
 import { DEFAULT_PUSH_CONSUMER_OPTIONS } from '../../../src/client/consumer/push/push-consumer-options.js';
@@ -53,7 +53,7 @@ const sections: Section[] = [
   },
   {
     title: 'LitePullConsumer',
-    file: 'src/client/lite-pull-consumer-options.ts',
+    file: 'src/client/consumer/lite/lite-pull-consumer-options.ts',
     iface: 'LitePullConsumerOptions',
     defaults: DEFAULT_LITE_PULL_CONSUMER_OPTIONS,
   },

@@ -11,7 +11,11 @@ const page = readFileSync(path.join(repoRoot, 'docs/events.md'), 'utf8');
 const maps = [
   { title: 'Producer', file: 'src/client/producer.ts', iface: 'ProducerEvents' },
   { title: 'PushConsumer', file: 'src/client/consumer/push/push-consumer-events.ts', iface: 'PushConsumerEvents' },
-  { title: 'LitePullConsumer', file: 'src/client/lite-pull-consumer.ts', iface: 'LitePullConsumerEvents' },
+  {
+    title: 'LitePullConsumer',
+    file: 'src/client/consumer/lite/lite-pull-consumer.ts',
+    iface: 'LitePullConsumerEvents',
+  },
 ];
 
 test('every event map the entry points export is documented', () => {

@@ -2,7 +2,7 @@ import { jest } from '@jest/globals';
 import { DecodeError } from '../../../../src/common/errors.js';
 import { decodeMessages } from '../../../../src/common/codec/index.js';
 import { buildSubscriptionData } from '../../../../src/filter/index.js';
-import { ConsumeRequestCache, type LiteQueue } from '../../../../src/client/lite-pull-cache.js';
+import { ConsumeRequestCache, type LiteQueue } from '../../../../src/client/consumer/lite/lite-pull-cache.js';
 import { ProcessQueue } from '../../../../src/client/consumer/process-queue.js';
 import { createPullRequest } from '../../../../src/client/consumer/pull-request.js';
 import { PullBufferPool, sizeClassOf } from '../../../../src/client/consumer/pull-buffer-pool.js';

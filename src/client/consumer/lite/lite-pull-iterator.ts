@@ -15,7 +15,7 @@
  * - auto-commit (and `commit()`) commit only consumed messages, so a crash or a shutdown while a body
  *   runs delivers that message again; it never skips one.
  */
-import type { MessageExt } from '../common/message.js';
+import type { MessageExt } from '../../../common/message.js';
 import type { ConsumeRequest } from './lite-pull-cache.js';
 
 /** Options of `consumer.messages()` and `consumer.batches()`. */

@@ -5,17 +5,17 @@
  * starts after what this one handed out; a new queue starts pulling at once (no first-pull delay); and
  * every change is reported through the consumer's `assignmentChanged` event.
  */
-import type { Clock } from '../common/clock.js';
-import type { Logger } from '../common/logger.js';
-import type { MessageQueue } from '../common/message.js';
-import type { SubscriptionData } from '../filter/index.js';
-import type { AllocateMessageQueueStrategy } from './consumer/allocate-message-queue.js';
-import type { MessageModel } from './consumer/consumer-constants.js';
-import type { MQClientInstance } from './instance/mq-client-instance.js';
-import type { OffsetStore } from './consumer/offset-store.js';
-import type { PullRequest } from './consumer/pull-request.js';
-import type { PushConsumerRoutes } from './consumer/consumer-routes.js';
-import { RebalanceImpl } from './consumer/rebalance-impl.js';
+import type { Clock } from '../../../common/clock.js';
+import type { Logger } from '../../../common/logger.js';
+import type { MessageQueue } from '../../../common/message.js';
+import type { SubscriptionData } from '../../../filter/index.js';
+import type { AllocateMessageQueueStrategy } from '../allocate-message-queue.js';
+import type { MessageModel } from '../consumer-constants.js';
+import type { MQClientInstance } from '../../instance/mq-client-instance.js';
+import type { OffsetStore } from '../offset-store.js';
+import type { PullRequest } from '../pull-request.js';
+import type { PushConsumerRoutes } from '../consumer-routes.js';
+import { RebalanceImpl } from '../rebalance-impl.js';
 
 /** What a queue-assignment change reports. */
 export interface AssignmentChangedEvent {

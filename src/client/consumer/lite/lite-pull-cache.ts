@@ -5,12 +5,12 @@
  * deadline and an AbortSignal; every push wakes them.
  * @pure
  */
-import { onAbort } from '../common/abort.js';
-import type { Clock } from '../common/clock.js';
-import type { MessageExt, MessageQueue } from '../common/message.js';
-import type { ProcessQueue } from './consumer/process-queue.js';
-import type { PulledBatch } from './consumer/pulled-batch.js';
-import type { PullRequest } from './consumer/pull-request.js';
+import { onAbort } from '../../../common/abort.js';
+import type { Clock } from '../../../common/clock.js';
+import type { MessageExt, MessageQueue } from '../../../common/message.js';
+import type { ProcessQueue } from '../process-queue.js';
+import type { PulledBatch } from '../pulled-batch.js';
+import type { PullRequest } from '../pull-request.js';
 
 /** One assigned queue of a LitePullConsumer. */
 export interface LiteQueue {

@@ -8,12 +8,12 @@
  * ProcessQueue and the buffer, and the next pull goes out at once. A result that arrives after a seek
  * (the queue's request replaced) or after the queue was dropped is thrown away.
  */
-import { RocketMQError } from '../common/errors.js';
-import type { Logger } from '../common/logger.js';
-import type { MessageQueue } from '../common/message.js';
-import { isTagType, type SubscriptionData } from '../filter/index.js';
-import { buildPullSysFlag } from '../protocol/pull-sys-flag.js';
-import { ResponseCode } from '../protocol/response-code.js';
+import { RocketMQError } from '../../../common/errors.js';
+import type { Logger } from '../../../common/logger.js';
+import type { MessageQueue } from '../../../common/message.js';
+import { isTagType, type SubscriptionData } from '../../../filter/index.js';
+import { buildPullSysFlag } from '../../../protocol/pull-sys-flag.js';
+import { ResponseCode } from '../../../protocol/response-code.js';
 import type { ConsumeRequestCache, LiteQueue } from './lite-pull-cache.js';
 import type { ResolvedLitePullConsumerOptions } from './lite-pull-consumer-options.js';
 import {
@@ -21,12 +21,12 @@ import {
   PULL_TIME_DELAY_MS_WHEN_BROKER_FLOW_CONTROL,
   PULL_TIME_DELAY_MS_WHEN_CACHE_FLOW_CONTROL,
   type FlowControlReason,
-} from './consumer/flow-control.js';
-import type { PullAPIWrapper } from './consumer/pull-api-wrapper.js';
-import type { PullMessageService } from './consumer/pull-message-service.js';
-import { undecodableReporter, type PulledBatch } from './consumer/pulled-batch.js';
-import type { PullRequest } from './consumer/pull-request.js';
-import { PullStatus, type PullResult } from './consumer/pull-result.js';
+} from '../flow-control.js';
+import type { PullAPIWrapper } from '../pull-api-wrapper.js';
+import type { PullMessageService } from '../pull-message-service.js';
+import { undecodableReporter, type PulledBatch } from '../pulled-batch.js';
+import type { PullRequest } from '../pull-request.js';
+import { PullStatus, type PullResult } from '../pull-result.js';
 
 /** RocketMQ: a failed start-offset lookup of a lite pull task is retried after 3 s. */
 export const COMPUTE_PULL_FROM_WHERE_RETRY_MS = 3000;

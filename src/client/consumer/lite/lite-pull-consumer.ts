@@ -13,14 +13,14 @@
  * commits and persists on demand. The committed offset of a queue is never past a message that was
  * not handed out. See lite-pull-iterator.ts for the commit point of `for await`.
  */
-import { InvalidArgumentError, RocketMQError, StateError } from '../common/errors.js';
-import type { Logger } from '../common/logger.js';
-import { compareMessageQueue, messageQueueKey, type MessageExt, type MessageQueue } from '../common/message.js';
-import { topicNameProblem } from '../common/names.js';
-import { buildSubscriptionDataWithType, type SubscriptionData } from '../filter/index.js';
-import { AbortError } from '../remoting/remoting-errors.js';
-import { computePullFromWhere } from './consumer/compute-pull-from-where.js';
-import { MessageModel } from './consumer/consumer-constants.js';
+import { InvalidArgumentError, RocketMQError, StateError } from '../../../common/errors.js';
+import type { Logger } from '../../../common/logger.js';
+import { compareMessageQueue, messageQueueKey, type MessageExt, type MessageQueue } from '../../../common/message.js';
+import { topicNameProblem } from '../../../common/names.js';
+import { buildSubscriptionDataWithType, type SubscriptionData } from '../../../filter/index.js';
+import { AbortError } from '../../../remoting/remoting-errors.js';
+import { computePullFromWhere } from '../compute-pull-from-where.js';
+import { MessageModel } from '../consumer-constants.js';
 import { ConsumeRequestCache, isLive, type ConsumeRequest, type LiteQueue } from './lite-pull-cache.js';
 import {
   resolveLitePullConsumerOptions,
@@ -40,20 +40,20 @@ import {
   type LitePullErrorEvent,
   type LitePullHost,
 } from './lite-pull-message.js';
-import { MessageSelector } from './consumer/message-selector.js';
-import { MQClientInstance } from './instance/mq-client-instance.js';
-import type { MQConsumerInner } from './instance/mq-consumer-inner.js';
-import { ReadOffsetType, type OffsetPersistedEvent, type OffsetStore } from './consumer/offset-store.js';
-import { ProcessQueue } from './consumer/process-queue.js';
-import { PullAPIWrapper } from './consumer/pull-api-wrapper.js';
-import { createConsumerStartup, Deferred, type ConsumerStartup, type ReadyEvent } from './consumer/consumer-startup.js';
-import { PullMessageService } from './consumer/pull-message-service.js';
-import { createPullRequest, type PullRequest } from './consumer/pull-request.js';
-import { createOffsetStore } from './consumer/push/push-consumer-run.js';
-import { PushConsumerRoutes } from './consumer/consumer-routes.js';
-import type { RebalanceImpl } from './consumer/rebalance-impl.js';
+import { MessageSelector } from '../message-selector.js';
+import { MQClientInstance } from '../../instance/mq-client-instance.js';
+import type { MQConsumerInner } from '../../instance/mq-consumer-inner.js';
+import { ReadOffsetType, type OffsetPersistedEvent, type OffsetStore } from '../offset-store.js';
+import { ProcessQueue } from '../process-queue.js';
+import { PullAPIWrapper } from '../pull-api-wrapper.js';
+import { createConsumerStartup, Deferred, type ConsumerStartup, type ReadyEvent } from '../consumer-startup.js';
+import { PullMessageService } from '../pull-message-service.js';
+import { createPullRequest, type PullRequest } from '../pull-request.js';
+import { createOffsetStore } from '../push/push-consumer-run.js';
+import { PushConsumerRoutes } from '../consumer-routes.js';
+import type { RebalanceImpl } from '../rebalance-impl.js';
 import { createRebalanceLitePullImpl, type AssignmentChangedEvent } from './rebalance-lite-pull-impl.js';
-import { SafeEventEmitter } from './instance/safe-emitter.js';
+import { SafeEventEmitter } from '../../instance/safe-emitter.js';
 
 export type { AssignmentChangedEvent } from './rebalance-lite-pull-impl.js';
 export type { LiteFlowControlEvent, LitePullErrorEvent } from './lite-pull-message.js';

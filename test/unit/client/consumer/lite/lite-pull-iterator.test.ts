@@ -1,15 +1,19 @@
-import { ConsumeRequestCache, type ConsumeRequest, type LiteQueue } from '../../../src/client/lite-pull-cache.js';
+import {
+  ConsumeRequestCache,
+  type ConsumeRequest,
+  type LiteQueue,
+} from '../../../../../src/client/consumer/lite/lite-pull-cache.js';
 import {
   LitePullBatchIterator,
   LitePullMessageIterator,
   type LitePullSource,
-} from '../../../src/client/lite-pull-iterator.js';
-import { resolveLitePullConsumerOptions } from '../../../src/client/lite-pull-consumer-options.js';
-import { InvalidArgumentError } from '../../../src/common/errors.js';
-import { ProcessQueue } from '../../../src/client/consumer/process-queue.js';
-import { createPullRequest } from '../../../src/client/consumer/pull-request.js';
-import { ManualClock } from '../../support/manual-clock.js';
-import { msgAt } from './helpers.js';
+} from '../../../../../src/client/consumer/lite/lite-pull-iterator.js';
+import { resolveLitePullConsumerOptions } from '../../../../../src/client/consumer/lite/lite-pull-consumer-options.js';
+import { InvalidArgumentError } from '../../../../../src/common/errors.js';
+import { ProcessQueue } from '../../../../../src/client/consumer/process-queue.js';
+import { createPullRequest } from '../../../../../src/client/consumer/pull-request.js';
+import { ManualClock } from '../../../../support/manual-clock.js';
+import { msgAt } from '../../helpers.js';
 
 function liteQueue(queueId = 0): LiteQueue {
   const mq = { topic: 'T', brokerName: 'b', queueId };

@@ -2,8 +2,8 @@
  * The errors only the LitePullConsumer throws, beyond the SDK's common ones.
  * @pure
  */
-import { RocketMQError } from '../common/errors.js';
-import type { MessageQueue } from '../common/message.js';
+import { RocketMQError } from '../../../common/errors.js';
+import type { MessageQueue } from '../../../common/message.js';
 
 /** `seek` to an offset outside the queue's stored range `[minOffset, maxOffset]` (code ERR_OFFSET_OUT_OF_RANGE). */
 export class OffsetOutOfRangeError extends RocketMQError {

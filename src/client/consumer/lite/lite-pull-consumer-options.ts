@@ -6,9 +6,9 @@
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
-import { InvalidArgumentError } from '../common/errors.js';
-import { groupNameProblem } from '../common/names.js';
-import { AllocateMessageQueueAveragely, type AllocateMessageQueueStrategy } from './consumer/allocate-message-queue.js';
+import { InvalidArgumentError } from '../../../common/errors.js';
+import { groupNameProblem } from '../../../common/names.js';
+import { AllocateMessageQueueAveragely, type AllocateMessageQueueStrategy } from '../allocate-message-queue.js';
 import {
   clientOptionsShape,
   finishClientOptions,
@@ -16,9 +16,9 @@ import {
   parseOptions,
   type ClientOptions,
   type ResolvedClientOptions,
-} from './instance/client-options.js';
-import { defaultConsumeTimestamp } from './consumer/compute-pull-from-where.js';
-import { ConsumeFromWhere, MessageModel } from './consumer/consumer-constants.js';
+} from '../../instance/client-options.js';
+import { defaultConsumeTimestamp } from '../compute-pull-from-where.js';
+import { ConsumeFromWhere, MessageModel } from '../consumer-constants.js';
 
 export interface LitePullConsumerOptions extends ClientOptions {
   /** The consumer group (offsets, and the queue split in `subscribe` mode). Required; not `DEFAULT_CONSUMER`. */
