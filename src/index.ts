@@ -23,12 +23,12 @@ export {
   type ProducerOptions,
   type ResolvedProducerOptions,
 } from './client/producer-options.js';
-export { PullConsumer, type PullOptions } from './client/pull-consumer.js';
+export { PullConsumer, type PullOptions } from './client/consumer/pull/pull-consumer.js';
 export {
   DEFAULT_PULL_CONSUMER_OPTIONS,
   type PullConsumerOptions,
   type ResolvedPullConsumerOptions,
-} from './client/pull-consumer-options.js';
+} from './client/consumer/pull/pull-consumer-options.js';
 export {
   DEFAULT_CLIENT_OPTIONS,
   type ClientOptions,

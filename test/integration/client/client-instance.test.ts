@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { Producer } from '../../../src/index.js';
 import { MQClientInstance } from '../../../src/client/instance/mq-client-instance.js';
 import type { MQConsumerInner } from '../../../src/client/instance/mq-consumer-inner.js';
-import { resolvePullConsumerOptions } from '../../../src/client/pull-consumer-options.js';
+import { resolvePullConsumerOptions } from '../../../src/client/consumer/pull/pull-consumer-options.js';
 import { buildSubscriptionData } from '../../../src/filter/index.js';
 import { startBroker, waitFor, type BrokerFixture } from '../../support/broker-fixture.js';
 

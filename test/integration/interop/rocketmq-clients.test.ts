@@ -8,7 +8,7 @@ import { MQClientAPI } from '../../../src/client/instance/mq-client-api.js';
 import { RequestCode } from '../../../src/protocol/request-code.js';
 import { TcpRemotingClient } from '../../../src/remoting/tcp-remoting-client.js';
 import { Producer } from '../../../src/client/producer.js';
-import { PullConsumer } from '../../../src/client/pull-consumer.js';
+import { PullConsumer } from '../../../src/client/consumer/pull/pull-consumer.js';
 import { LitePullConsumer } from '../../../src/client/consumer/lite/lite-pull-consumer.js';
 import { PushConsumer } from '../../../src/client/consumer/push/push-consumer.js';
 import type { PushConsumerOptions } from '../../../src/client/consumer/push/push-consumer-options.js';

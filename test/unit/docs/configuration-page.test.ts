@@ -9,7 +9,7 @@ import { DEFAULT_ADMIN_CLIENT_OPTIONS } from '../../../src/client/admin-client.j
 import { DEFAULT_CLIENT_OPTIONS } from '../../../src/client/instance/client-options.js';
 import { DEFAULT_LITE_PULL_CONSUMER_OPTIONS } from '../../../src/client/consumer/lite/lite-pull-consumer-options.js';
 import { DEFAULT_PRODUCER_OPTIONS } from '../../../src/client/producer-options.js';
-import { DEFAULT_PULL_CONSUMER_OPTIONS } from '../../../src/client/pull-consumer-options.js';
+import { DEFAULT_PULL_CONSUMER_OPTIONS } from '../../../src/client/consumer/pull/pull-consumer-options.js';
 import { DEFAULT_PUSH_CONSUMER_OPTIONS } from '../../../src/client/consumer/push/push-consumer-options.js';
 import { BROKER_DEFAULTS } from '../../../src/broker/broker-options.js';
 import { STORE_DEFAULTS } from '../../../src/store/options.js';
@@ -47,7 +47,7 @@ const sections: Section[] = [
   },
   {
     title: 'PullConsumer',
-    file: 'src/client/pull-consumer-options.ts',
+    file: 'src/client/consumer/pull/pull-consumer-options.ts',
     iface: 'PullConsumerOptions',
     defaults: DEFAULT_PULL_CONSUMER_OPTIONS,
   },

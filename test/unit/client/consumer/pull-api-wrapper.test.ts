@@ -8,7 +8,7 @@ import {
   type PullKernelRequest,
 } from '../../../../src/client/consumer/pull-api-wrapper.js';
 import { PullStatus, type PullResultExt } from '../../../../src/client/consumer/pull-result.js';
-import { resolvePullConsumerOptions } from '../../../../src/client/pull-consumer-options.js';
+import { resolvePullConsumerOptions } from '../../../../src/client/consumer/pull/pull-consumer-options.js';
 import { BrokerResponseError } from '../../../../src/protocol/response-error.js';
 import { ManualClock } from '../../../support/manual-clock.js';
 import { FakeRemotingClient, json, ok, routeOf } from '../core-fakes.js';

@@ -1,6 +1,6 @@
 import { InvalidArgumentError, Producer, PullConsumer } from '../../../../src/index.js';
 import { resolveProducerOptions } from '../../../../src/client/producer-options.js';
-import { resolvePullConsumerOptions } from '../../../../src/client/pull-consumer-options.js';
+import { resolvePullConsumerOptions } from '../../../../src/client/consumer/pull/pull-consumer-options.js';
 import { buildClientId } from '../../../../src/client/instance/client-options.js';
 
 const E = 'http://127.0.0.1:8081';

@@ -6,7 +6,7 @@ import {
   topicRouteToSubscribeInfo,
 } from '../../../../src/client/instance/mq-client-instance.js';
 import type { MQConsumerInner } from '../../../../src/client/instance/mq-consumer-inner.js';
-import { resolvePullConsumerOptions } from '../../../../src/client/pull-consumer-options.js';
+import { resolvePullConsumerOptions } from '../../../../src/client/consumer/pull/pull-consumer-options.js';
 import { InvalidArgumentError, StateError } from '../../../../src/common/errors.js';
 import { buildSubscriptionData } from '../../../../src/filter/index.js';
 import type { MessageQueue } from '../../../../src/common/message.js';

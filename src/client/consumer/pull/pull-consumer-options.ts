@@ -4,8 +4,8 @@
  * deadline exceeds the broker's suspend time.
  */
 import { z } from 'zod';
-import { InvalidArgumentError } from '../common/errors.js';
-import { groupNameProblem } from '../common/names.js';
+import { InvalidArgumentError } from '../../../common/errors.js';
+import { groupNameProblem } from '../../../common/names.js';
 import {
   clientOptionsShape,
   finishClientOptions,
@@ -14,7 +14,7 @@ import {
   parseOptions,
   type ClientOptions,
   type ResolvedClientOptions,
-} from './instance/client-options.js';
+} from '../../instance/client-options.js';
 
 export interface PullConsumerOptions extends ClientOptions {
   /** The consumer group (offsets, heartbeat). Required. */

@@ -13,26 +13,26 @@
  * - A broker restart makes calls in flight fail with a retriable TransportError; the next call
  *   reconnects.
  */
-import { buildClientId } from './instance/client-options.js';
-import { onAbort } from '../common/abort.js';
-import { InvalidArgumentError, StateError } from '../common/errors.js';
-import type { Logger } from '../common/logger.js';
-import type { MessageExt, MessageQueue } from '../common/message.js';
-import { decodeMessageId } from '../common/codec/index.js';
-import { buildSubscriptionDataWithType, isTagType, type SubscriptionData } from '../filter/index.js';
-import { buildPullSysFlag } from '../protocol/pull-sys-flag.js';
-import { AbortError } from '../remoting/remoting-errors.js';
-import type { BoundaryType } from './instance/mq-client-api.js';
-import { MQClientInstance } from './instance/mq-client-instance.js';
-import type { MQConsumerInner } from './instance/mq-consumer-inner.js';
-import { MessageSelector } from './consumer/message-selector.js';
-import { PullAPIWrapper } from './consumer/pull-api-wrapper.js';
+import { buildClientId } from '../../instance/client-options.js';
+import { onAbort } from '../../../common/abort.js';
+import { InvalidArgumentError, StateError } from '../../../common/errors.js';
+import type { Logger } from '../../../common/logger.js';
+import type { MessageExt, MessageQueue } from '../../../common/message.js';
+import { decodeMessageId } from '../../../common/codec/index.js';
+import { buildSubscriptionDataWithType, isTagType, type SubscriptionData } from '../../../filter/index.js';
+import { buildPullSysFlag } from '../../../protocol/pull-sys-flag.js';
+import { AbortError } from '../../../remoting/remoting-errors.js';
+import type { BoundaryType } from '../../instance/mq-client-api.js';
+import { MQClientInstance } from '../../instance/mq-client-instance.js';
+import type { MQConsumerInner } from '../../instance/mq-consumer-inner.js';
+import { MessageSelector } from '../message-selector.js';
+import { PullAPIWrapper } from '../pull-api-wrapper.js';
 import {
   resolvePullConsumerOptions,
   type PullConsumerOptions,
   type ResolvedPullConsumerOptions,
 } from './pull-consumer-options.js';
-import type { PullResult } from './consumer/pull-result.js';
+import type { PullResult } from '../pull-result.js';
 
 export interface PullOptions {
   /** Aborts the pull; it then rejects with an AbortError (code ERR_ABORTED). */
