@@ -17,12 +17,12 @@ export {
 export type { Logger } from './common/logger.js';
 
 // ---- client core: producer, pull consumer, selectors, options ----
-export { Producer, type SendResult, type SendOptions, type ProducerEvents } from './client/producer.js';
+export { Producer, type SendResult, type SendOptions, type ProducerEvents } from './client/producer/producer.js';
 export {
   DEFAULT_PRODUCER_OPTIONS,
   type ProducerOptions,
   type ResolvedProducerOptions,
-} from './client/producer-options.js';
+} from './client/producer/producer-options.js';
 export { PullConsumer, type PullOptions } from './client/consumer/pull/pull-consumer.js';
 export {
   DEFAULT_PULL_CONSUMER_OPTIONS,
@@ -90,7 +90,7 @@ export {
   SelectMessageQueueByHash,
   SelectMessageQueueByRandom,
   type MessageQueueSelector,
-} from './client/message-queue-selector.js';
+} from './client/producer/message-queue-selector.js';
 // ---- admin client ----
 export {
   AdminClient,

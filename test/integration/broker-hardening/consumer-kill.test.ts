@@ -8,7 +8,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Producer } from '../../../src/client/producer.js';
+import { Producer } from '../../../src/client/producer/producer.js';
 import type { PushConsumer } from '../../../src/client/consumer/push/push-consumer.js';
 import { startBroker, waitFor, type BrokerFixture } from '../../support/broker-fixture.js';
 import { Collector, newConsumer, sendMany, uniq } from '../client/push-consumer-support.js';

@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { MessageSelector } from '../../../src/client/consumer/message-selector.js';
-import type { Producer } from '../../../src/client/producer.js';
+import type { Producer } from '../../../src/client/producer/producer.js';
 import type { PushConsumer } from '../../../src/client/consumer/push/push-consumer.js';
 import { MessageModel } from '../../../src/client/consumer/consumer-constants.js';
 import { startBroker, waitFor, type BrokerFixture } from '../../support/broker-fixture.js';

@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Producer } from '../../../src/client/producer.js';
+import type { Producer } from '../../../src/client/producer/producer.js';
 import type { PushConsumer } from '../../../src/client/consumer/push/push-consumer.js';
 import { startBroker, waitFor, type BrokerFixture } from '../../support/broker-fixture.js';
 import {

@@ -2,10 +2,10 @@
  * Orderly consumption against the real broker: ordered sends, broker queue locks, per-queue and
  * per-key order, suspend and dead letters, and members sharing a group.
  */
-import { Producer } from '../../../src/client/producer.js';
+import { Producer } from '../../../src/client/producer/producer.js';
 import type { PushConsumer } from '../../../src/client/consumer/push/push-consumer.js';
 import { ConsumeOrderlyStatus } from '../../../src/client/consumer/push/consume-message-orderly-service.js';
-import { SelectMessageQueueByHash } from '../../../src/client/message-queue-selector.js';
+import { SelectMessageQueueByHash } from '../../../src/client/producer/message-queue-selector.js';
 import { MessageConst, type MessageExt, type MessageQueue } from '../../../src/common/message.js';
 import { ResponseCode } from '../../../src/protocol/index.js';
 import { startBroker, waitFor, type BrokerFixture } from '../../support/broker-fixture.js';

@@ -1,4 +1,4 @@
-import type { Producer } from '../../../src/client/producer.js';
+import type { Producer } from '../../../src/client/producer/producer.js';
 import type { PushConsumer } from '../../../src/client/consumer/push/push-consumer.js';
 import { ConsumeConcurrentlyStatus } from '../../../src/client/consumer/consumer-constants.js';
 import type { MessageExt } from '../../../src/common/message.js';

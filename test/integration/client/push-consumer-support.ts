@@ -1,5 +1,5 @@
 /** Helpers for the PushConsumer integration tests: consumers with test-friendly options, collectors. */
-import { Producer } from '../../../src/client/producer.js';
+import { Producer } from '../../../src/client/producer/producer.js';
 import { PushConsumer } from '../../../src/client/consumer/push/push-consumer.js';
 import type { PushConsumerOptions } from '../../../src/client/consumer/push/push-consumer-options.js';
 import { ConsumeConcurrentlyStatus } from '../../../src/client/consumer/consumer-constants.js';

@@ -7,7 +7,7 @@ import { MessageSelector } from '../../../src/client/consumer/message-selector.j
 import { MQClientAPI } from '../../../src/client/instance/mq-client-api.js';
 import { RequestCode } from '../../../src/protocol/request-code.js';
 import { TcpRemotingClient } from '../../../src/remoting/tcp-remoting-client.js';
-import { Producer } from '../../../src/client/producer.js';
+import { Producer } from '../../../src/client/producer/producer.js';
 import { PullConsumer } from '../../../src/client/consumer/pull/pull-consumer.js';
 import { LitePullConsumer } from '../../../src/client/consumer/lite/lite-pull-consumer.js';
 import { PushConsumer } from '../../../src/client/consumer/push/push-consumer.js';

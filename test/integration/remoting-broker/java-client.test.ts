@@ -11,7 +11,7 @@ import { rmSync } from 'node:fs';
 import { Broker } from '../../../src/broker/index.js';
 import { AllocateMessageQueueAveragely } from '../../../src/client/consumer/allocate-message-queue.js';
 import { ConsumeConcurrentlyStatus } from '../../../src/client/consumer/consumer-constants.js';
-import { Producer } from '../../../src/client/producer.js';
+import { Producer } from '../../../src/client/producer/producer.js';
 import { PushConsumer } from '../../../src/client/consumer/push/push-consumer.js';
 import type { MessageExt, MessageQueue } from '../../../src/common/message.js';
 import { ResponseCode } from '../../../src/protocol/index.js';

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { DEFAULT_ADMIN_CLIENT_OPTIONS } from '../../../src/client/admin-client.js';
 import { DEFAULT_CLIENT_OPTIONS } from '../../../src/client/instance/client-options.js';
 import { DEFAULT_LITE_PULL_CONSUMER_OPTIONS } from '../../../src/client/consumer/lite/lite-pull-consumer-options.js';
-import { DEFAULT_PRODUCER_OPTIONS } from '../../../src/client/producer-options.js';
+import { DEFAULT_PRODUCER_OPTIONS } from '../../../src/client/producer/producer-options.js';
 import { DEFAULT_PULL_CONSUMER_OPTIONS } from '../../../src/client/consumer/pull/pull-consumer-options.js';
 import { DEFAULT_PUSH_CONSUMER_OPTIONS } from '../../../src/client/consumer/push/push-consumer-options.js';
 import { BROKER_DEFAULTS } from '../../../src/broker/broker-options.js';
@@ -35,7 +35,7 @@ const sections: Section[] = [
   },
   {
     title: 'Producer',
-    file: 'src/client/producer-options.ts',
+    file: 'src/client/producer/producer-options.ts',
     iface: 'ProducerOptions',
     defaults: DEFAULT_PRODUCER_OPTIONS,
   },

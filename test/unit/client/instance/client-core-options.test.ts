@@ -1,5 +1,5 @@
 import { InvalidArgumentError, Producer, PullConsumer } from '../../../../src/index.js';
-import { resolveProducerOptions } from '../../../../src/client/producer-options.js';
+import { resolveProducerOptions } from '../../../../src/client/producer/producer-options.js';
 import { resolvePullConsumerOptions } from '../../../../src/client/consumer/pull/pull-consumer-options.js';
 import { buildClientId } from '../../../../src/client/instance/client-options.js';
 

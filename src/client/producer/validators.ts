@@ -3,9 +3,9 @@
  * are InvalidArgumentErrors naming the field (`message.topic`, `message.body`, ...).
  * @pure
  */
-import { InvalidArgumentError } from '../common/errors.js';
-import { MessageConst, SCHEDULE_TOPIC, type Message } from '../common/message.js';
-import { topicNameProblem } from '../common/names.js';
+import { InvalidArgumentError } from '../../common/errors.js';
+import { MessageConst, SCHEDULE_TOPIC, type Message } from '../../common/message.js';
+import { topicNameProblem } from '../../common/names.js';
 
 /** The properties-string separators (name 0x01 value 0x02) may not appear in names or values. */
 const SEPARATORS = { test: (s: string): boolean => s.includes('\u0001') || s.includes('\u0002') };

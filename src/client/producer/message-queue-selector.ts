@@ -3,8 +3,8 @@
  * same key goes to the same queue, so a consumer sees them in send order.
  * @pure
  */
-import { tagsHashCode } from '../common/codec/java-string.js';
-import type { Message, MessageQueue } from '../common/message.js';
+import { tagsHashCode } from '../../common/codec/java-string.js';
+import type { Message, MessageQueue } from '../../common/message.js';
 
 /** Picks one of `mqs` (the topic's writable queues, in route order) for `message`, given `arg`. */
 export type MessageQueueSelector =

@@ -1,5 +1,8 @@
-import { LatencyFaultTolerance, notAvailableDurationMs } from '../../../src/client/latency-fault-tolerance.js';
-import type { MessageQueue } from '../../../src/common/message.js';
+import {
+  LatencyFaultTolerance,
+  notAvailableDurationMs,
+} from '../../../../src/client/producer/latency-fault-tolerance.js';
+import type { MessageQueue } from '../../../../src/common/message.js';
 
 const mqs: MessageQueue[] = ['broker-a', 'broker-b'].flatMap((brokerName) =>
   [0, 1].map((queueId) => ({ topic: 'T', brokerName, queueId })),

@@ -11,7 +11,7 @@
  * until a later successful send to it (a retry that found no other broker) clears the mark.
  * @pure
  */
-import type { MessageQueue } from '../common/message.js';
+import type { MessageQueue } from '../../common/message.js';
 
 /** RocketMQ's latencyMax, ms. */
 export const LATENCY_MAX_MS: readonly number[] = Object.freeze([50, 100, 550, 1000, 2000, 3000, 15000]);

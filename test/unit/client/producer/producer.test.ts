@@ -1,11 +1,11 @@
-import { Producer, StateError, InvalidArgumentError, type ProducerOptions } from '../../../src/index.js';
-import { RequestCode } from '../../../src/protocol/index.js';
-import { TransportError } from '../../../src/common/errors.js';
-import { decodeBatchBody, string2messageProperties } from '../../../src/common/codec/index.js';
-import { MQClientInstance } from '../../../src/client/instance/mq-client-instance.js';
-import type { RemotingRequest } from '../../../src/protocol/command.js';
-import { ManualClock } from '../../support/manual-clock.js';
-import { FakeRemotingClient, json, ok, routeOf } from './core-fakes.js';
+import { Producer, StateError, InvalidArgumentError, type ProducerOptions } from '../../../../src/index.js';
+import { RequestCode } from '../../../../src/protocol/index.js';
+import { TransportError } from '../../../../src/common/errors.js';
+import { decodeBatchBody, string2messageProperties } from '../../../../src/common/codec/index.js';
+import { MQClientInstance } from '../../../../src/client/instance/mq-client-instance.js';
+import type { RemotingRequest } from '../../../../src/protocol/command.js';
+import { ManualClock } from '../../../support/manual-clock.js';
+import { FakeRemotingClient, json, ok, routeOf } from '../core-fakes.js';
 
 let seq = 0;
 

@@ -1,4 +1,4 @@
-import { SendAccumulator } from '../../../src/client/send-accumulator.js';
+import { SendAccumulator } from '../../../../src/client/producer/send-accumulator.js';
 
 /** An accumulator whose end-of-turn runs are queued here and run by hand. */
 function setup(maxMessages = 4, maxBytes = 100) {

@@ -3,9 +3,9 @@
  * defaults, and the one resolve function.
  */
 import { z } from 'zod';
-import { InvalidArgumentError } from '../common/errors.js';
-import { groupNameProblem, topicNameProblem } from '../common/names.js';
-import { AUTO_CREATE_TOPIC_KEY_TOPIC } from '../protocol/commands/route.js';
+import { InvalidArgumentError } from '../../common/errors.js';
+import { groupNameProblem, topicNameProblem } from '../../common/names.js';
+import { AUTO_CREATE_TOPIC_KEY_TOPIC } from '../../protocol/commands/route.js';
 import {
   clientOptionsShape,
   finishClientOptions,
@@ -14,7 +14,7 @@ import {
   parseOptions,
   type ClientOptions,
   type ResolvedClientOptions,
-} from './instance/client-options.js';
+} from '../instance/client-options.js';
 
 export interface ProducerOptions extends ClientOptions {
   /** The producer group (heartbeat, unregister). Default `DEFAULT_PRODUCER`. */

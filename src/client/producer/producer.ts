@@ -12,11 +12,11 @@
  * - UNIQ_KEY (the msgId) is set on the client (MessageClientIDSetter), unless the message has one;
  * - bodies of at least `compressMsgBodyOverBytes` are zlib-compressed (level 5) with COMPRESSED set.
  */
-import { buildClientId } from './instance/client-options.js';
-import { InvalidArgumentError, RocketMQError, StateError } from '../common/errors.js';
-import { MessageConst, RETRY_GROUP_TOPIC_PREFIX, type Message, type MessageQueue } from '../common/message.js';
-import type { Logger } from '../common/logger.js';
-import { SlotSet } from '../common/slot-set.js';
+import { buildClientId } from '../instance/client-options.js';
+import { InvalidArgumentError, RocketMQError, StateError } from '../../common/errors.js';
+import { MessageConst, RETRY_GROUP_TOPIC_PREFIX, type Message, type MessageQueue } from '../../common/message.js';
+import type { Logger } from '../../common/logger.js';
+import { SlotSet } from '../../common/slot-set.js';
 import {
   BATCH_ELEMENT_OVERHEAD,
   CompressionType,
@@ -24,16 +24,16 @@ import {
   createUniqId,
   encodeBatchBody,
   messageProperties2String,
-} from '../common/codec/index.js';
-import { compressBody } from '../common/codec/compression.js';
-import { ResponseCode } from '../protocol/response-code.js';
-import { errorFromResponse } from '../protocol/response-error.js';
-import type { SendMessageRequestHeader } from '../protocol/commands/index.js';
-import { AbortError } from '../remoting/remoting-errors.js';
-import type { SendStatus } from './instance/mq-client-api.js';
-import { MQClientInstance, type TopicPublishInfo } from './instance/mq-client-instance.js';
+} from '../../common/codec/index.js';
+import { compressBody } from '../../common/codec/compression.js';
+import { ResponseCode } from '../../protocol/response-code.js';
+import { errorFromResponse } from '../../protocol/response-error.js';
+import type { SendMessageRequestHeader } from '../../protocol/commands/index.js';
+import { AbortError } from '../../remoting/remoting-errors.js';
+import type { SendStatus } from '../instance/mq-client-api.js';
+import { MQClientInstance, type TopicPublishInfo } from '../instance/mq-client-instance.js';
 import { resolveProducerOptions, type ProducerOptions, type ResolvedProducerOptions } from './producer-options.js';
-import { SafeEventEmitter } from './instance/safe-emitter.js';
+import { SafeEventEmitter } from '../instance/safe-emitter.js';
 import { runSelector, SelectMessageQueueByHash, type MessageQueueSelector } from './message-queue-selector.js';
 import { LatencyFaultTolerance } from './latency-fault-tolerance.js';
 import { SendAccumulator } from './send-accumulator.js';
