@@ -4,7 +4,7 @@
  * reason on stderr and exits 1 (2 for a usage error).
  */
 import { parseArgs } from 'node:util';
-import { AdminClient } from './client/admin-client.js';
+import { AdminClient } from './client/admin/admin-client.js';
 import type { MessageExt } from './common/message.js';
 
 export class UsageError extends Error {}

@@ -104,7 +104,7 @@ export {
   type QueryByKeyOptions,
   type ResetOffsetResult,
   type TopicQueueStatus,
-} from './client/admin-client.js';
+} from './client/admin/admin-client.js';
 // ---- client robustness ----
 export { BrokerResponseError } from './protocol/response-error.js';
 // ---- lite pull consumer ----

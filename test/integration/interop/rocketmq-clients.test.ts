@@ -18,7 +18,7 @@ import { kitDescribe, startKit, type RocketMQKit } from '../../support/rocketmq-
 import { RemotingTestServer } from '../../support/remoting-test-server.js';
 import net from 'node:net';
 import { RocketMQError } from '../../../src/common/errors.js';
-import { AdminClient } from '../../../src/client/admin-client.js';
+import { AdminClient } from '../../../src/client/admin/admin-client.js';
 import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';

@@ -5,7 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { DEFAULT_ADMIN_CLIENT_OPTIONS } from '../../../src/client/admin-client.js';
+import { DEFAULT_ADMIN_CLIENT_OPTIONS } from '../../../src/client/admin/admin-client.js';
 import { DEFAULT_CLIENT_OPTIONS } from '../../../src/client/instance/client-options.js';
 import { DEFAULT_LITE_PULL_CONSUMER_OPTIONS } from '../../../src/client/consumer/lite/lite-pull-consumer-options.js';
 import { DEFAULT_PRODUCER_OPTIONS } from '../../../src/client/producer/producer-options.js';
@@ -59,7 +59,7 @@ const sections: Section[] = [
   },
   {
     title: 'AdminClient',
-    file: 'src/client/admin-client.ts',
+    file: 'src/client/admin/admin-client.ts',
     iface: 'AdminClientOptions',
     defaults: DEFAULT_ADMIN_CLIENT_OPTIONS,
   },

@@ -11,12 +11,12 @@
  * and merges the answers (a topic's queues may live on several brokers).
  */
 import { z } from 'zod';
-import { InvalidArgumentError, RocketMQError, StateError } from '../common/errors.js';
-import type { Logger } from '../common/logger.js';
-import { defaultLogger } from '../common/env-logger.js';
-import type { MessageExt, MessageQueue } from '../common/message.js';
-import { decodeMessageId, decodeMessages } from '../common/codec/index.js';
-import { topicNameProblem } from '../common/names.js';
+import { InvalidArgumentError, RocketMQError, StateError } from '../../common/errors.js';
+import type { Logger } from '../../common/logger.js';
+import { defaultLogger } from '../../common/env-logger.js';
+import type { MessageExt, MessageQueue } from '../../common/message.js';
+import { decodeMessageId, decodeMessages } from '../../common/codec/index.js';
+import { topicNameProblem } from '../../common/names.js';
 import {
   ConsumerConnectionBody,
   FastJsonMap,
@@ -28,11 +28,11 @@ import {
   errorFromResponse,
   parseFastJson,
   type RemotingResponse,
-} from '../protocol/index.js';
-import { HttpRemotingClient } from '../remoting/http-remoting-client.js';
-import type { RemotingClient } from '../remoting/remoting-client.js';
-import { TcpRemotingClient } from '../remoting/tcp-remoting-client.js';
-import { clientOptionsShape, finishClientOptions, loggerSchema, ms, parseOptions } from './instance/client-options.js';
+} from '../../protocol/index.js';
+import { HttpRemotingClient } from '../../remoting/http-remoting-client.js';
+import type { RemotingClient } from '../../remoting/remoting-client.js';
+import { TcpRemotingClient } from '../../remoting/tcp-remoting-client.js';
+import { clientOptionsShape, finishClientOptions, loggerSchema, ms, parseOptions } from '../instance/client-options.js';
 
 export interface AdminClientOptions {
   /**
