@@ -40,12 +40,15 @@ export function recoverStore({ o, commitLog, queues, reput }: RecoveryParts): vo
     // After a clean shutdown RocketMQ re-verifies the last segments; after a crash it starts at the
     // last checkpoint (everything below it was fsynced).
     if (!abnormal) tailSegments = NORMAL_RECOVERY_SEGMENTS;
-  } else if (checkpoint && !haveQueues) {
-    o.logger.warn({}, 'consume queues missing: rebuilding them from the commit log');
+  }
+  const bounds = commitLog.peekBounds();
+  if (checkpoint && !haveQueues) {
+    // A store that never held a message has no consume queue, and nothing is missing.
+    if (bounds.end > bounds.min) o.logger.warn({}, 'consume queues missing: rebuilding them from the commit log');
+    else o.logger.debug({}, 'no consume queue and an empty commit log: nothing to rebuild');
   }
   // Consume queues damaged or cut short (by whole units) are rebuilt from the commit log: cut at the
   // first unit that does not fit the log, then re-dispatched from the end of the last unit kept.
-  const bounds = commitLog.peekBounds();
   let rebuildFrom = Infinity;
   for (const cq of queues.all()) {
     const cut = cq.validate(bounds.min, bounds.end, commitLog.maxRecordSize, MIN_RECORD_LENGTH);
