@@ -5,7 +5,13 @@
  * its topic, queue and queue offset.
  * @pure
  */
-import { CompressionType, MessageSysFlag } from '../common/codec/index.js';
+import {
+  CompressionType,
+  MAX_PROPERTIES_BYTES,
+  MAX_TOPIC_BYTES_V2,
+  MessageSysFlag,
+  storedRecordLength,
+} from '../common/codec/index.js';
 import { checkRecordLayout, newLayout, type RecordLayout } from '../common/codec/record-scan.js';
 
 /** Every sysFlag bit a stored record may carry (and a producer may send). */
@@ -64,6 +70,16 @@ export function storedRecordProblem(b: Buffer, isUtf8: (bytes: Uint8Array) => bo
   if (c.kind !== 'message') return c.kind === 'blank' ? 'a segment-end filler' : c.reason;
   if (c.size !== b.length) return `TOTALSIZE does not frame the ${b.length} bytes`;
   return contentProblem(b, layout, isUtf8);
+}
+
+/**
+ * The largest record a store accepts: a body of `maxMessageSize` bytes plus the largest header, topic
+ * and properties, within `segmentMaxRecord` (what one commit-log segment can hold).
+ */
+export function maxRecordBytes(maxMessageSize: number, segmentMaxRecord: number): number {
+  const v6 = MessageSysFlag.BORNHOST_V6_FLAG | MessageSysFlag.STOREHOSTADDRESS_V6_FLAG;
+  const largest = storedRecordLength(2, v6, maxMessageSize, MAX_TOPIC_BYTES_V2, MAX_PROPERTIES_BYTES);
+  return Math.min(largest, segmentMaxRecord);
 }
 
 /** The record's structure (TOTALSIZE, magic, lengths, optionally the body CRC) and its stated offset; fills `layout`. */

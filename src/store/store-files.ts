@@ -171,8 +171,8 @@ export function readCheckpoint(storePath: string): Checkpoint | null {
 
 /**
  * Writes the checkpoint atomically (temp file, fsync, rename). Asynchronous on purpose: it runs every
- * second while messages flow, and a synchronous fdatasync stalled the event loop — every send and pull
- * in flight — for as long as the disk took (measured up to ~40 ms).
+ * second while messages flow, and a synchronous fdatasync would stall the event loop — every send and
+ * pull in flight — for as long as the disk takes.
  */
 export async function writeCheckpoint(storePath: string, c: Checkpoint): Promise<void> {
   const b = Buffer.alloc(CHECKPOINT_LENGTH + 8);

@@ -133,9 +133,22 @@ describe('file store recovery', () => {
     await fill(s, topic, 50);
     await s.shutdown();
     fs.rmSync(path.join(stores.dir, 'consumequeue'), { recursive: true });
-    const again = await open();
+    const log = spyLogger();
+    const again = await open({ logger: log });
+    expect(warningsOf(log)).toContain('consume queues missing: rebuilding them from the commit log');
     expect(again.getMaxOffsetInQueue(topic, 0)).toBe(25);
     expect(await readAll(again, topic, 0)).toEqual([...Array(25).keys()]);
+  });
+
+  test('an empty store reopens without a warning: no consume queue is missing when the commit log is empty', async () => {
+    const s = await open();
+    await s.shutdown();
+    expect(fs.existsSync(path.join(stores.dir, 'checkpoint'))).toBe(true);
+    const log = spyLogger();
+    const again = await open({ logger: log });
+    expect(warningsOf(log)).toEqual([]);
+    expect(again.getCommitLogMaxOffset()).toBe(0);
+    expect((await again.putMessage(msg(uniqueTopic(), 'first'))).status).toBe('PUT_OK');
   });
 
   test('a lock held by a live process is refused with ERR_STORE_LOCKED; a stale one is taken over', async () => {
