@@ -12,7 +12,13 @@
  * are 0; an unknown language name reads as null.
  * @pure
  */
-import { JsonNumber, fastjsonString, jsonValueToJavaString, parseLenientJson, type JsonValue } from './fastjson.js';
+import {
+  JsonNumber,
+  fastjsonString,
+  jsonValueToJavaString,
+  parseLenientJson,
+  type JsonValue,
+} from './fastjson-text.js';
 import { RemotingDecodeError } from './remoting-decode-error.js';
 import { LanguageCode, languageName, type LanguageName } from './language-code.js';
 import { setOwn, type ExtFields, type NormalizedCommand, type RemotingCommand } from './remoting-command-model.js';
