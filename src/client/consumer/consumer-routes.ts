@@ -1,8 +1,8 @@
 /**
- * The push consumer's topic routes: the readable queues of each subscribed topic (RocketMQ:
- * RebalanceImpl.topicSubscribeInfoTable), asked for at most once a second while unknown, and the
- * extra heartbeat that tells the brokers about this member when a route appears or changes or when a
- * subscription changes, each followed by an immediate rebalance.
+ * A consumer's topic routes (the push consumer's and the lite pull consumer's): the readable queues
+ * of each subscribed topic (RocketMQ: RebalanceImpl.topicSubscribeInfoTable), asked for at most once
+ * a second while unknown, and the extra heartbeat that tells the brokers about this member when a
+ * route appears or changes or when a subscription changes, each followed by an immediate rebalance.
  */
 import type { Clock } from '../../common/clock.js';
 import type { Logger } from '../../common/logger.js';
@@ -29,7 +29,7 @@ export interface RoutesHost {
 /** A topic without a route asks for one at most this often; extra heartbeats are as rare. */
 const ROUTE_RETRY_MS = 1000;
 
-export class PushConsumerRoutes {
+export class ConsumerRoutes {
   readonly #topicSubscribeInfo = new Map<string, MessageQueue[]>();
   readonly #routeAskedAt = new Map<string, number>();
   #lastExtraHeartbeat = -Infinity;
