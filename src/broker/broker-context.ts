@@ -17,6 +17,9 @@ import type { RemotingRequest, RemotingResponse, SubscriptionGroupConfig } from 
 import type { MessageStore, MessageToStore, PutMessageResult } from '../store/index.js';
 import type { ResolvedBrokerOptions } from './broker-options.js';
 import type { HeldPullRequest } from './pull-request-hold-service.js';
+import type { ClientGone } from './client-gone.js';
+
+export type { ClientGone } from './client-gone.js';
 
 /** RocketMQ's TopicConfig. */
 export interface TopicConfig {
@@ -63,19 +66,6 @@ export interface SubscriptionGroupManagerApi {
   containsSubscriptionGroup(group: string): boolean;
   /** Why a new group is not created on first use now (the auto-creation limit), or undefined. */
   autoCreateLimitRemark?(): string | undefined;
-}
-
-/**
- * The client going away before its call is answered, as a held call needs to know it. Cheaper than an
- * AbortSignal: a held pull per queue per consumer is the broker's most frequent call, and an
- * AbortController with an 'abort' listener per call kept the request alive across young-generation
- * collections (~2 MB/s promoted at 2,000 messages/s).
- */
-export interface ClientGone {
-  /** True once the client closed the call before it was answered. */
-  readonly gone: boolean;
-  /** Calls `listener` once when the client goes away; returns the function that cancels it. */
-  onGone(listener: () => void): () => void;
 }
 
 /** What a processor knows of the caller. */

@@ -15,7 +15,7 @@ import type { Clock, TimerHandle } from '../common/clock.js';
 import type { Logger } from '../common/logger.js';
 import { SlotSet } from '../common/slot-set.js';
 import type { MessageFilter } from '../store/index.js';
-import type { ClientGone } from './broker-context.js';
+import type { ClientGone } from './client-gone.js';
 
 /** A suspended pull (RocketMQ: PullRequest). */
 export interface HeldPullRequest {

@@ -11,4 +11,4 @@ export * from './frame.js';
 export * from './define.js';
 export * from './commands/index.js';
 export * from './response-error.js';
-export * from './fastjson.js';
+export * from './admin-body-json.js';

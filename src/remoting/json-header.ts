@@ -12,12 +12,17 @@
  * are 0; an unknown language name reads as null.
  * @pure
  */
-import { JsonNumber, fastjsonString, jsonValueToJavaString, parseLenientJson, type JsonValue } from './fastjson.js';
+import {
+  JsonNumber,
+  fastjsonString,
+  jsonValueToJavaString,
+  parseLenientJson,
+  type JsonValue,
+} from './fastjson-text.js';
 import { RemotingDecodeError } from './remoting-decode-error.js';
 import { LanguageCode, languageName, type LanguageName } from './language-code.js';
-import type { ExtFields, NormalizedCommand, RemotingCommand } from './remoting-command.js';
+import { setOwn, type ExtFields, type NormalizedCommand, type RemotingCommand } from './remoting-command-model.js';
 import { javaHashMapOrder } from './java-hash-map.js';
-import { setOwn } from './rocketmq-serializable.js';
 
 /** The header text (not yet UTF-8). */
 export function encodeJsonHeader(cmd: NormalizedCommand): string {

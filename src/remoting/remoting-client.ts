@@ -17,6 +17,13 @@ export interface InvokeOptions {
   signal?: AbortSignal | undefined;
 }
 
+/**
+ * Serves one request a broker sent to the client over the transport (RocketMQ's client-side requests:
+ * NOTIFY_CONSUMER_IDS_CHANGED, GET_CONSUMER_RUNNING_INFO, ...); resolves with the answer, or
+ * `undefined` to send none.
+ */
+export type ServerRequestProcessor = (request: RemotingRequest, addr: string) => Promise<RemotingResponse | undefined>;
+
 export interface RemotingClient {
   /**
    * Sends `request` to the broker at `addr` (for HTTP: its base URL) and resolves with the answer,
@@ -42,6 +49,14 @@ export interface RemotingClient {
    * ordered connection (TCP).
    */
   unsentHeldCalls?(addr: string): number;
+  /**
+   * Serves the requests with `code` that brokers send over this transport's connections with
+   * `processor` (one per code; a later registration replaces it), as RocketMQ's
+   * `RemotingClient.registerProcessor` does; returns the function that removes it. Offered by
+   * transports whose connections carry requests both ways (TCP); absent where a broker cannot call the
+   * client (HTTP).
+   */
+  registerProcessor?(code: number, processor: ServerRequestProcessor): () => void;
   /** Closes every connection: waits for calls in flight up to a deadline, then aborts them. Idempotent. */
   close(): Promise<void>;
 }

@@ -24,38 +24,14 @@ import { decodeJsonHeaderText, encodeJsonHeader, plainJsonHeaderLength, writePla
 import { LanguageCode, type LanguageName } from './language-code.js';
 import { RemotingDecodeError } from './remoting-decode-error.js';
 import { decodeRocketMQHeader, encodeRocketMQHeader } from './rocketmq-serializable.js';
+import type { NormalizedCommand, RemotingCommand } from './remoting-command-model.js';
 
 export { LanguageCode, languageName, type LanguageName } from './language-code.js';
+export type { ExtFields, NormalizedCommand, RemotingCommand } from './remoting-command-model.js';
 
 /** `'JSON'` (0): fastjson text, RocketMQ's default. `'ROCKETMQ'` (1): RocketMQ's binary header. */
 export type SerializeType = 'JSON' | 'ROCKETMQ';
 export const SERIALIZE_TYPE_CODE: Readonly<Record<SerializeType, number>> = Object.freeze({ JSON: 0, ROCKETMQ: 1 });
-
-/**
- * A command's custom header as strings. Decoding gives `null` for a value RocketMQ reads as null (an
- * empty value in a binary header, an explicit `null` in a JSON one); encoding skips null and
- * undefined values, as RocketMQ skips null ones.
- */
-export type ExtFields = Record<string, string | null>;
-
-export interface RemotingCommand {
-  /** The request code, or in a response the response code. */
-  code: number;
-  /** Who made the command; `null` when a decoded command names a language RocketMQ does not know. */
-  language: LanguageName | null;
-  /** The sender's `MQVersion` ordinal (RocketMQ 5.3.3 sends 479). */
-  version: number;
-  /** Correlates a response with its request: a response carries the opaque of its request. */
-  opaque: number;
-  /** Bit 0: response; bit 1: oneway. Other bits are carried as they are. */
-  flag: number;
-  /** Error text, or the GetMessageStatus name on a pull response; null when absent. */
-  remark: string | null;
-  /** The custom header; null when absent (`{}` is an empty header, which JSON keeps). */
-  extFields: ExtFields | null;
-  /** The body, or null when there is none. */
-  body: Buffer | null;
-}
 
 /** What `encodeRemotingCommand` accepts: the command with optional parts left out. */
 export interface RemotingCommandInput {
@@ -90,18 +66,6 @@ export const markOneway = (flag: number): number => flag | ONEWAY_FLAG;
 
 /** The header length field holds 24 bits. */
 const MAX_HEADER_LENGTH = 0xffffff;
-
-/** A command ready to be serialized: every part checked, extFields as ordered entries. */
-export interface NormalizedCommand {
-  code: number;
-  language: LanguageName | null;
-  version: number;
-  opaque: number;
-  flag: number;
-  remark: string | null;
-  /** Keys and values in turn: `[key0, value0, key1, value1, ...]`. */
-  extFields: string[] | null;
-}
 
 function int32Field(value: unknown, field: string, fallback?: number): number {
   if (value === undefined && fallback !== undefined) return fallback;

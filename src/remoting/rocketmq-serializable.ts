@@ -17,7 +17,7 @@ import { javaUtf8Encode } from '../common/codec/java-string.js';
 import { RemotingDecodeError } from './remoting-decode-error.js';
 import { javaHashMapOrder } from './java-hash-map.js';
 import { LanguageCode, languageName } from './language-code.js';
-import type { ExtFields, NormalizedCommand, RemotingCommand } from './remoting-command.js';
+import { setOwn, type ExtFields, type NormalizedCommand, type RemotingCommand } from './remoting-command-model.js';
 
 /** Fixed part: code 2, language 1, version 2, opaque 4, flag 4, remark length 4, ext length 4. */
 const FIXED = 21;
@@ -135,11 +135,4 @@ export function decodeRocketMQHeader(
     for (const k of javaHashMapOrder([...entries.keys()], 128)) setOwn(extFields, k, entries.get(k) ?? null);
   }
   return { command: { code, language, version, opaque, flag, remark, extFields, body: null }, end: r.pos };
-}
-
-/** Assigns `obj[key]` as an own data property, even for keys such as `__proto__`. */
-export function setOwn(obj: ExtFields, key: string, value: string | null): void {
-  if (key === '__proto__')
-    Object.defineProperty(obj, key, { value, enumerable: true, writable: true, configurable: true });
-  else obj[key] = value;
 }

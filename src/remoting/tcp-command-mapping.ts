@@ -23,7 +23,7 @@ import {
   responseHeaderFromExtFields,
   usesSendMessageV2Keys,
 } from '../protocol/ext-fields.js';
-import { fastjsonStringify, jsonValueToPlain, parseLenientJson } from './fastjson.js';
+import { fastjsonStringify, jsonValueToPlain, parseLenientJson } from './fastjson-text.js';
 import type { ExtFields, RemotingCommand } from './remoting-command.js';
 
 /** The extFields and body of `request` as they go on the wire. Throws an `InvalidArgumentError` naming a bad field. */

@@ -34,7 +34,7 @@ import {
   type RemotingCommand,
   type SerializeType,
 } from './remoting-command.js';
-import type { InvokeOptions, RemotingClient } from './remoting-client.js';
+import type { InvokeOptions, RemotingClient, ServerRequestProcessor } from './remoting-client.js';
 import { AbortError, ClosedError } from './remoting-errors.js';
 import { requestToWire, responseFromWire } from './tcp-command-mapping.js';
 import { TcpConnection } from './tcp-connection.js';
@@ -164,6 +164,18 @@ export class TcpRemotingClient implements RemotingClient {
     return () => {
       if (this.#handlers.get(code) === handler) this.#handlers.delete(code);
     };
+  }
+
+  /** RemotingClient.registerProcessor: `onServerRequest` for a processor that speaks commands, not frames. */
+  registerProcessor(code: number, processor: ServerRequestProcessor): () => void {
+    return this.onServerRequest(code, async (req) => {
+      const res = await processor(
+        { code: req.code, header: { ...(req.extFields ?? {}) }, body: req.body ?? undefined },
+        req.addr,
+      );
+      if (!res) return undefined;
+      return { code: res.code, remark: res.remark ?? null, body: res.body ?? null };
+    });
   }
 
   async invoke(addr: string, request: RemotingRequest, opts: InvokeOptions): Promise<RemotingResponse> {

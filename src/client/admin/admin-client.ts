@@ -29,9 +29,8 @@ import {
   parseFastJson,
   type RemotingResponse,
 } from '../../protocol/index.js';
-import { HttpRemotingClient } from '../../remoting/http-remoting-client.js';
 import type { RemotingClient } from '../../remoting/remoting-client.js';
-import { TcpRemotingClient } from '../../remoting/tcp-remoting-client.js';
+import { createTransport } from '../../remoting/transport-factory.js';
 import { clientOptionsShape, finishClientOptions, loggerSchema, ms, parseOptions } from '../instance/client-options.js';
 
 export interface AdminClientOptions {
@@ -219,8 +218,8 @@ export class AdminClient {
     this.#timeoutMs = o.requestTimeoutMs;
     this.#remoting =
       o.namesrvAddr.length > 0
-        ? new TcpRemotingClient({ logger: o.logger, connectTimeoutMs: o.requestTimeoutMs })
-        : new HttpRemotingClient({ accessToken: o.accessToken, logger: o.logger, connectionsPerBroker: 2 });
+        ? createTransport({ kind: 'tcp', logger: o.logger, connectTimeoutMs: o.requestTimeoutMs })
+        : createTransport({ kind: 'http', accessToken: o.accessToken, logger: o.logger, connectionsPerBroker: 2 });
   }
 
   /** The bundled brokers this client asks (empty when `namesrvAddr` is used). */

@@ -1,23 +1,35 @@
 /**
- * The push consumer's topic routes: the readable queues of each subscribed topic (RocketMQ:
- * RebalanceImpl.topicSubscribeInfoTable), asked for at most once a second while unknown, and the
- * extra heartbeat that tells the brokers about this member when a route appears or changes or when a
- * subscription changes, each followed by an immediate rebalance.
+ * A consumer's topic routes (the push consumer's and the lite pull consumer's): the readable queues
+ * of each subscribed topic (RocketMQ: RebalanceImpl.topicSubscribeInfoTable), asked for at most once
+ * a second while unknown, and the extra heartbeat that tells the brokers about this member when a
+ * route appears or changes or when a subscription changes, each followed by an immediate rebalance.
  */
+import type { Clock } from '../../common/clock.js';
+import type { Logger } from '../../common/logger.js';
 import type { MessageQueue } from '../../common/message.js';
-import type { PushConsumerHost } from './push/push-consumer-run.js';
+import type { MQClientInstance } from '../instance/mq-client-instance.js';
 
 /** What the routes read of their consumer (the push consumer's host fits; so does the lite pull consumer's). */
-export type RoutesHost = Pick<PushConsumerHost, 'logger' | 'isRunning'> & {
-  readonly options: Pick<PushConsumerHost['options'], 'clock'>;
+export interface RoutesHost {
+  readonly logger: Logger;
+  readonly options: { readonly clock: Clock };
   readonly subscriptions: { has(topic: string): boolean };
-  run(): { instance: NonNullable<ReturnType<PushConsumerHost['run']>>['instance'] } | undefined;
-};
+  isRunning(): boolean;
+  /** The started consumer's client instance; undefined before start() and after a failed start. */
+  run():
+    | {
+        instance: Pick<
+          MQClientInstance,
+          'sendHeartbeatToAllBrokers' | 'rebalanceImmediately' | 'getTopicSubscribeInfo' | 'updateTopicRouteInfo'
+        >;
+      }
+    | undefined;
+}
 
 /** A topic without a route asks for one at most this often; extra heartbeats are as rare. */
 const ROUTE_RETRY_MS = 1000;
 
-export class PushConsumerRoutes {
+export class ConsumerRoutes {
   readonly #topicSubscribeInfo = new Map<string, MessageQueue[]>();
   readonly #routeAskedAt = new Map<string, number>();
   #lastExtraHeartbeat = -Infinity;

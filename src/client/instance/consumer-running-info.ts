@@ -10,7 +10,7 @@
  * @pure
  */
 import { compareMessageQueue, type MessageQueue } from '../../common/message.js';
-import type { SubscriptionDataLike } from './mq-consumer-inner.js';
+import type { SubscriptionDataLike } from './subscription-data-like.js';
 
 /** RocketMQ's ConsumerRunningInfo property names. */
 export const RunningInfoProperty = Object.freeze({

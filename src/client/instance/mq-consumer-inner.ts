@@ -6,25 +6,14 @@
  */
 import type { MessageExt, MessageQueue } from '../../common/message.js';
 import type { ConsumeMessageDirectlyResult, ConsumerRunningInfo } from './consumer-running-info.js';
+import type { SubscriptionDataLike } from './subscription-data-like.js';
+
+export type { SubscriptionDataLike } from './subscription-data-like.js';
 
 /** RocketMQ's MessageModel. */
 export type MessageModelName = 'CLUSTERING' | 'BROADCASTING';
 /** RocketMQ's ConsumeType: pull/lite consumers are ACTIVELY, push consumers PASSIVELY. */
 export type ConsumeTypeName = 'CONSUME_ACTIVELY' | 'CONSUME_PASSIVELY';
-
-/**
- * A subscription as the heartbeat carries it (RocketMQ's SubscriptionData). The filter module's
- * `SubscriptionData` fits it: `tagsSet` and `codeSet` may be arrays or Sets.
- */
-export interface SubscriptionDataLike {
-  topic: string;
-  subString: string;
-  tagsSet: Iterable<string>;
-  codeSet: Iterable<number>;
-  subVersion: number;
-  expressionType?: string | undefined;
-  classFilterMode?: boolean | undefined;
-}
 
 export interface MQConsumerInner {
   groupName(): string;

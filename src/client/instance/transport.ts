@@ -1,26 +1,25 @@
 /**
  * The transport a client instance uses: HTTP to the bundled broker (`endpoints`), or RocketMQ's TCP
- * remoting to NameServers and brokers (`namesrvAddr`). Everything above it speaks commands only.
+ * remoting to NameServers and brokers (`namesrvAddr`). Everything above it speaks commands only, and
+ * reaches the transport only through the `RemotingClient` interface.
  */
-import type { RemotingRequest, RemotingResponse } from '../../protocol/command.js';
-import { HttpRemotingClient } from '../../remoting/http-remoting-client.js';
-import type { RemotingClient } from '../../remoting/remoting-client.js';
-import { TcpRemotingClient, type ServerRequest } from '../../remoting/tcp-remoting-client.js';
+import type { RemotingClient, ServerRequestProcessor } from '../../remoting/remoting-client.js';
+import { createTransport } from '../../remoting/transport-factory.js';
 import type { ResolvedClientOptions } from './client-options.js';
+
+export type { ServerRequestProcessor } from '../../remoting/remoting-client.js';
 
 /** Creates the transport the options ask for. */
 export function createRemotingClient(o: ResolvedClientOptions): RemotingClient {
-  if (o.namesrvAddr.length > 0) return new TcpRemotingClient({ logger: o.logger, clock: o.clock });
-  return new HttpRemotingClient({
+  if (o.namesrvAddr.length > 0) return createTransport({ kind: 'tcp', logger: o.logger, clock: o.clock });
+  return createTransport({
+    kind: 'http',
     connectionsPerBroker: o.connectionsPerBroker,
     accessToken: o.accessToken,
     logger: o.logger,
     clock: o.clock,
   });
 }
-
-/** Serves one request a broker sent; `undefined` for no answer. */
-export type ServerRequestProcessor = (request: RemotingRequest, addr: string) => Promise<RemotingResponse | undefined>;
 
 /** A transport that carries requests from the broker to the client (TCP remoting does; HTTP does not). */
 export interface ServerRequestHost {
@@ -29,16 +28,7 @@ export interface ServerRequestHost {
 
 /** The server-request side of `remoting`, when it has one. */
 export function serverRequestHost(remoting: RemotingClient): ServerRequestHost | undefined {
-  if (!(remoting instanceof TcpRemotingClient)) return undefined;
-  return {
-    onServerRequest: (code, processor) =>
-      remoting.onServerRequest(code, async (req: ServerRequest) => {
-        const res = await processor(
-          { code: req.code, header: { ...(req.extFields ?? {}) }, body: req.body ?? undefined },
-          req.addr,
-        );
-        if (!res) return undefined;
-        return { code: res.code, remark: res.remark ?? null, body: res.body ?? null };
-      }),
-  };
+  const register = remoting.registerProcessor;
+  if (!register) return undefined;
+  return { onServerRequest: (code, processor) => register.call(remoting, code, processor) };
 }

@@ -205,6 +205,26 @@ describe('TcpRemotingClient', () => {
     });
   });
 
+  test('registerProcessor: a processor in command form gets the request and its answer goes back', async () => {
+    const s = await server(offsetAnswer);
+    const c = client();
+    const seen: Array<{ code: number; header: Record<string, unknown>; addr: string }> = [];
+    const off = c.registerProcessor(307, async (req, addr) => {
+      seen.push({ code: req.code, header: req.header, addr });
+      return { code: ResponseCode.SUCCESS, header: {}, body: Buffer.from(`info for ${String(req.header.clientId)}`) };
+    });
+    await c.invoke(s.addr, maxOffset(1), { timeoutMs: 3000 });
+    s.sendToClients({ code: 307, opaque: 911, extFields: { consumerGroup: 'G', clientId: 'c1' } });
+    await waitFor(() => s.responses.length === 1);
+    expect(seen).toEqual([{ code: 307, header: { consumerGroup: 'G', clientId: 'c1' }, addr: s.addr }]);
+    expect(s.responses[0]).toMatchObject({ opaque: 911, code: ResponseCode.SUCCESS });
+    expect(s.responses[0]?.body?.toString()).toBe('info for c1');
+    off();
+    s.sendToClients({ code: 307, opaque: 912 });
+    await waitFor(() => s.responses.length === 2);
+    expect(s.responses[1]).toMatchObject({ opaque: 912, code: ResponseCode.REQUEST_CODE_NOT_SUPPORTED });
+  });
+
   test.each([
     ['a frame over the maximum', Buffer.from('7fffffff', 'hex')],
     ['a malformed frame', Buffer.from('0000000aff00000400000000000000', 'hex')],

@@ -13,7 +13,7 @@ import {
 } from '../../../src/remoting/index.js';
 import { LanguageCode } from '../../../src/remoting/remoting-command.js';
 import { javaHashMapOrder } from '../../../src/remoting/java-hash-map.js';
-import { fastjsonStringify, jsonValueToPlain, parseLenientJson } from '../../../src/remoting/fastjson.js';
+import { fastjsonStringify, jsonValueToPlain, parseLenientJson } from '../../../src/remoting/fastjson-text.js';
 import {
   hex,
   orderedExtFields,

@@ -49,8 +49,8 @@ import { PullAPIWrapper } from '../pull-api-wrapper.js';
 import { createConsumerStartup, Deferred, type ConsumerStartup, type ReadyEvent } from '../consumer-startup.js';
 import { PullMessageService } from '../pull-message-service.js';
 import { createPullRequest, type PullRequest } from '../pull-request.js';
-import { createOffsetStore } from '../push/push-consumer-run.js';
-import { PushConsumerRoutes } from '../consumer-routes.js';
+import { createOffsetStore } from '../offset-store-factory.js';
+import { ConsumerRoutes } from '../consumer-routes.js';
 import type { RebalanceImpl } from '../rebalance-impl.js';
 import { createRebalanceLitePullImpl, type AssignmentChangedEvent } from './rebalance-lite-pull-impl.js';
 import { SafeEventEmitter } from '../../instance/safe-emitter.js';
@@ -133,7 +133,7 @@ export class LitePullConsumer implements AsyncIterable<MessageExt> {
   readonly #paused = new Set<string>();
   readonly #cache = new ConsumeRequestCache();
   readonly #pullAbort = new AbortController();
-  readonly #routes: PushConsumerRoutes;
+  readonly #routes: ConsumerRoutes;
   #state: LitePullConsumerState = 'CREATE_JUST';
   #run: Run | undefined;
   #lastAutoCommit: number;
@@ -148,7 +148,7 @@ export class LitePullConsumer implements AsyncIterable<MessageExt> {
     this.events = new SafeEventEmitter<LitePullConsumerEvents>((err, event) =>
       this.#logger.error({ err, event }, 'a LitePullConsumer event handler threw'),
     );
-    this.#routes = new PushConsumerRoutes({
+    this.#routes = new ConsumerRoutes({
       logger: this.#logger,
       options: this.options,
       subscriptions: this.#subscriptions,

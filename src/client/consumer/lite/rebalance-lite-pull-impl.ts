@@ -14,7 +14,7 @@ import type { MessageModel } from '../consumer-constants.js';
 import type { MQClientInstance } from '../../instance/mq-client-instance.js';
 import type { OffsetStore } from '../offset-store.js';
 import type { PullRequest } from '../pull-request.js';
-import type { PushConsumerRoutes } from '../consumer-routes.js';
+import type { ConsumerRoutes } from '../consumer-routes.js';
 import { RebalanceImpl } from '../rebalance-impl.js';
 
 /** What a queue-assignment change reports. */
@@ -46,7 +46,7 @@ export interface LiteRebalanceTarget {
 
 export function createRebalanceLitePullImpl(
   target: LiteRebalanceTarget,
-  routes: PushConsumerRoutes,
+  routes: ConsumerRoutes,
   instance: MQClientInstance,
   offsetStore: OffsetStore,
 ): RebalanceImpl {

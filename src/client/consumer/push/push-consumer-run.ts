@@ -1,8 +1,8 @@
 /**
  * The inside of a started PushConsumer, shared by the files that make it up (pull path, rebalance,
  * routes, periodic tasks, shutdown): the parts one start() creates, the view of the consumer they
- * read, and the two adapters start() builds — the offset store for the message model and the
- * MQConsumerInner the client instance drives.
+ * read, and the MQConsumerInner start() builds for the client instance to drive (the offset store
+ * it makes comes from ../offset-store-factory.ts, shared with the lite pull consumer).
  */
 import type { Logger } from '../../../common/logger.js';
 import type { MessageExt, MessageQueue } from '../../../common/message.js';
@@ -25,26 +25,20 @@ import {
   type ConsumeMessageDirectlyResult,
   type ConsumerRunningInfo,
 } from '../../instance/consumer-running-info.js';
-import { MessageModel } from '../consumer-constants.js';
 import type { PullThresholds } from '../flow-control.js';
-import { LocalFileOffsetStore } from '../local-file-offset-store.js';
 import type { MQClientInstance } from '../../instance/mq-client-instance.js';
 import type { MQConsumerInner } from '../../instance/mq-consumer-inner.js';
-import type { OffsetPersistedEvent, OffsetStore } from '../offset-store.js';
+import type { OffsetStore } from '../offset-store.js';
 import type { PullAPIWrapper } from '../pull-api-wrapper.js';
 import type { PullMessageService } from '../pull-message-service.js';
 import type { PushConsumerEvents } from './push-consumer-events.js';
 import type { ResolvedPushConsumerOptions } from './push-consumer-options.js';
-import type { PushConsumerRoutes } from '../consumer-routes.js';
+import type { ConsumerRoutes } from '../consumer-routes.js';
 import type { ProcessQueue } from '../process-queue.js';
 import type { PulledBatch } from '../pulled-batch.js';
 import type { QueueLocker } from './queue-locker.js';
 import type { RebalanceImpl } from '../rebalance-impl.js';
-import { RemoteBrokerOffsetStore } from '../remote-broker-offset-store.js';
 import type { SafeEventEmitter } from '../../instance/safe-emitter.js';
-
-/** RocketMQ: QUERY_CONSUMER_OFFSET from the store uses a 5 s timeout. */
-const OFFSET_QUERY_TIMEOUT_MS = 5000;
 
 /** What both consume services offer the pull path and shutdown. */
 export interface ConsumeMessageService {
@@ -98,45 +92,6 @@ export interface PushConsumerHost {
   isOrderly(): boolean;
 }
 
-/** RocketMQ: DefaultMQPushConsumerImpl.start — a local file store when BROADCASTING, else the broker's. */
-export function createOffsetStore(
-  o: Pick<ResolvedPushConsumerOptions, 'messageModel' | 'offsetStoreDir' | 'consumerGroup'>,
-  instance: MQClientInstance,
-  logger: Logger,
-  onPersisted: (e: OffsetPersistedEvent) => void,
-): OffsetStore {
-  if (o.messageModel === MessageModel.BROADCASTING) {
-    return new LocalFileOffsetStore(o.offsetStoreDir, instance.clientId, o.consumerGroup, logger, onPersisted);
-  }
-  const group = o.consumerGroup;
-  return new RemoteBrokerOffsetStore(
-    {
-      queryConsumerOffset: async (mq) => {
-        const { brokerAddr } = await instance.findBrokerAddressForQueue(mq);
-        return instance.api.queryConsumerOffset(
-          brokerAddr,
-          { consumerGroup: group, topic: mq.topic, queueId: mq.queueId, bname: mq.brokerName },
-          { timeoutMs: OFFSET_QUERY_TIMEOUT_MS },
-        );
-      },
-      updateConsumerOffset: async (mq, offset, oneway) => {
-        const { brokerAddr } = await instance.findBrokerAddressForQueue(mq);
-        const header = {
-          consumerGroup: group,
-          topic: mq.topic,
-          queueId: mq.queueId,
-          commitOffset: offset,
-          bname: mq.brokerName,
-        };
-        if (oneway) await instance.api.updateConsumerOffsetOneway(brokerAddr, header);
-        else await instance.api.updateConsumerOffset(brokerAddr, header);
-      },
-    },
-    logger,
-    onPersisted,
-  );
-}
-
 /** The MQConsumerInner the client instance drives. */
 /** The registered listener, as CONSUME_MESSAGE_DIRECTLY runs it. */
 export type RegisteredListener =
@@ -144,7 +99,7 @@ export type RegisteredListener =
 
 export function createConsumerInner(
   host: PushConsumerHost,
-  routes: PushConsumerRoutes,
+  routes: ConsumerRoutes,
   listener: RegisteredListener,
 ): MQConsumerInner {
   const o = host.options;

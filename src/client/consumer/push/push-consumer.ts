@@ -53,10 +53,10 @@ import {
   type PushConsumerOptions,
   type ResolvedPushConsumerOptions,
 } from './push-consumer-options.js';
-import { PushConsumerRoutes } from '../consumer-routes.js';
+import { ConsumerRoutes } from '../consumer-routes.js';
+import { createOffsetStore } from '../offset-store-factory.js';
 import {
   createConsumerInner,
-  createOffsetStore,
   type ConsumeMessageService,
   type PushConsumerHost,
   type PushConsumerRun,
@@ -104,7 +104,7 @@ export class PushConsumer {
   readonly #subscriptions = new Map<string, SubscriptionData>();
   readonly #pullAbort = new AbortController();
   readonly #host: PushConsumerHost;
-  readonly #routes: PushConsumerRoutes;
+  readonly #routes: ConsumerRoutes;
   readonly #tasks: PushConsumerTasks;
   #listener: MessageListenerConcurrently | undefined;
   #orderly: { listener: MessageListenerOrderly; keyConcurrency: number | undefined } | undefined;
@@ -135,7 +135,7 @@ export class PushConsumer {
       isPaused: () => this.#paused,
       isOrderly: () => this.#orderly !== undefined,
     };
-    this.#routes = new PushConsumerRoutes(this.#host);
+    this.#routes = new ConsumerRoutes(this.#host);
     this.#tasks = new PushConsumerTasks(this.#host, (msg, delayLevel, mq) =>
       this.#sendMessageBack(msg, delayLevel, mq),
     );

@@ -10,7 +10,7 @@ import type { ConsumeFromWhere } from '../consumer-constants.js';
 import type { MQClientInstance } from '../../instance/mq-client-instance.js';
 import { ReadOffsetType, type OffsetStore } from '../offset-store.js';
 import type { PullMessageService } from '../pull-message-service.js';
-import type { PushConsumerRoutes } from '../consumer-routes.js';
+import type { ConsumerRoutes } from '../consumer-routes.js';
 import type { PushConsumerHost, PushConsumerRun } from './push-consumer-run.js';
 import type { ProcessQueue } from '../process-queue.js';
 import { MessageModel } from '../consumer-constants.js';
@@ -18,7 +18,7 @@ import { RebalanceImpl } from '../rebalance-impl.js';
 
 export function createRebalancePushImpl(
   host: PushConsumerHost,
-  routes: PushConsumerRoutes,
+  routes: ConsumerRoutes,
   instance: MQClientInstance,
   offsetStore: OffsetStore,
   pulls: PullMessageService,

@@ -1,4 +1,4 @@
-import { FastJsonMap, parseFastJson, toFastJson } from '../../../src/protocol/fastjson.js';
+import { FastJsonMap, parseFastJson, toFastJson } from '../../../src/protocol/admin-body-json.js';
 import { DecodeError } from '../../../src/common/errors.js';
 import { ConsumeTpsMeter } from '../../../src/broker/consume-tps-meter.js';
 

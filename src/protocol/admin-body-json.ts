@@ -6,7 +6,8 @@
  * a map whose keys are objects (a MessageQueue) as that object itself:
  * `{"offsetTable":{{"brokerName":"b","queueId":0,"topic":"T"}:{"brokerOffset":3,...}}}`. That is not
  * standard JSON, so `JSON.parse` cannot read it; `parseFastJson` can, and it also accepts unquoted
- * numeric keys (`{0:250}`), which fastjson writes for integer-keyed maps.
+ * numeric keys (`{0:250}`), which fastjson writes for integer-keyed maps. (The remoting header's
+ * exact string escapes and lenient reader are in remoting/fastjson-text.ts.)
  * @pure
  */
 import { DecodeError } from '../common/errors.js';

@@ -8,6 +8,9 @@
  * - reading a header as leniently as fastjson does: any field order, unknown fields, unquoted or
  *   single-quoted keys and strings, trailing commas. Numbers keep their source text, so a number
  *   that lands in a string field becomes the same string fastjson would make of it.
+ *
+ * The JSON bodies sent over TCP (HeartbeatData out, TopicRouteData in) use the same two halves. The
+ * admin bodies, whose maps may be keyed by objects, have their own codec in protocol/admin-body-json.ts.
  * @pure
  */
 
