@@ -16,7 +16,8 @@
  * `NOT` is unary and binds tighter than every comparison. Parentheses are transparent: `(a)` is the
  * property itself and `(5)` a constant, for the checks below.
  *
- * Checks RocketMQ makes while building the tree (each one a parse error here):
+ * Checks RocketMQ makes while building the tree (each one a parse error here, made by the builders
+ * in sql92-nodes.ts):
  * - the selector, each AND/OR operand and each NOT operand must be boolean; a bare property is
  *   wrapped in a boolean cast, a string/number literal or a negation is refused;
  * - `=`/`<>`: no NULL literal operand; TRUE/FALSE on the left of a non-boolean literal is refused;
@@ -29,29 +30,26 @@
  */
 import { Sql92ParseError } from './errors.js';
 import { describeToken, tokenize, type Token, type TokenKind } from './sql92-lexer.js';
+import type { ConstNode, Node, PropNode, StrOp } from './sql92-ast.js';
 import {
-  isBooleanExpression,
-  isNumericType,
-  valueType,
-  type CmpNode,
-  type ConstNode,
-  type ConstValue,
-  type EqNode,
-  type LogicNode,
-  type Node,
-  type PropNode,
-  type RelOp,
-  type StrOp,
-  type ValueType,
-} from './sql92-ast.js';
-import { comparator } from './sql92-compare.js';
+  MAX_DEPTH,
+  asBoolean,
+  between,
+  checkHeight,
+  cmp,
+  decimalLiteral,
+  describeNode,
+  eq,
+  equal,
+  floatLiteral,
+  logic,
+  negate,
+  not,
+  semantic,
+  tooDeep,
+} from './sql92-nodes.js';
 
-/** Deepest tree accepted (nesting of parentheses and unary operators, chains of comparisons). */
-export const MAX_DEPTH = 1000;
-
-const LONG_MAX = 2n ** 63n - 1n;
-const INT_MAX_BIG = 2147483647n;
-const DOUBLE_MIN = Number.MIN_VALUE; // Java's Double.MIN_VALUE, 4.9e-324
+export { MAX_DEPTH };
 
 class Parser {
   private readonly tokens: Token[];
@@ -63,7 +61,7 @@ class Parser {
   }
 
   parse(): Node {
-    const root = this.asBoolean(this.orExpr());
+    const root = asBoolean(this.orExpr());
     const t = this.peek();
     if (t.kind !== 'EOF') {
       // rocketmq-ts: RocketMQ stops here and silently ignores the rest; we refuse it.
@@ -100,28 +98,8 @@ class Parser {
   private fail(t: Token, expected: string): never {
     throw new Sql92ParseError(`Unexpected ${describeToken(t)}`, t.start, expected);
   }
-  private semantic(message: string, pos: number, expected: string): never {
-    throw new Sql92ParseError(message, pos, expected);
-  }
-
-  private checkHeight(n: Node): Node {
-    if (n.height > MAX_DEPTH) {
-      this.semantic(
-        `Expression nested too deeply (more than ${MAX_DEPTH} levels)`,
-        n.pos,
-        'a less deeply nested expression',
-      );
-    }
-    return n;
-  }
   private enter(t: Token): void {
-    if (++this.depth > MAX_DEPTH) {
-      this.semantic(
-        `Expression nested too deeply (more than ${MAX_DEPTH} levels)`,
-        t.start,
-        'a less deeply nested expression',
-      );
-    }
+    if (++this.depth > MAX_DEPTH) tooDeep(t.start);
   }
 
   // ---- grammar ---------------------------------------------------------------------------------
@@ -129,34 +107,23 @@ class Parser {
   private orExpr(): Node {
     const first = this.andExpr();
     if (this.peek().kind !== 'OR') return first;
-    const operands: Node[] = [this.asBoolean(first)];
+    const operands: Node[] = [asBoolean(first)];
     while (this.peek().kind === 'OR') {
       this.next();
-      operands.push(this.asBoolean(this.andExpr()));
+      operands.push(asBoolean(this.andExpr()));
     }
-    return this.logic('or', operands);
+    return logic('or', operands);
   }
 
   private andExpr(): Node {
     const first = this.equalityExpr();
     if (this.peek().kind !== 'AND') return first;
-    const operands: Node[] = [this.asBoolean(first)];
+    const operands: Node[] = [asBoolean(first)];
     while (this.peek().kind === 'AND') {
       this.next();
-      operands.push(this.asBoolean(this.equalityExpr()));
+      operands.push(asBoolean(this.equalityExpr()));
     }
-    return this.logic('and', operands);
-  }
-
-  private logic(k: 'and' | 'or', parts: Node[]): LogicNode {
-    const operands: Node[] = [];
-    for (const p of parts) {
-      if (p.k === k) operands.push(...p.operands);
-      else operands.push(p);
-    }
-    let height = 0;
-    for (const o of operands) height = Math.max(height, o.height);
-    return this.checkHeight({ k, operands, pos: parts[0]?.pos ?? 0, height: height + 1 }) as LogicNode;
+    return logic('and', operands);
   }
 
   private equalityExpr(): Node {
@@ -165,28 +132,18 @@ class Parser {
       const t = this.peek();
       if (t.kind === '=' || t.kind === '<>') {
         this.next();
-        const right = this.comparisonExpr();
-        this.checkEqualOperand(left);
-        this.checkEqualOperand(right);
-        if (left.k === 'const' && right.k === 'const' && isBooleanExpression(left) && !isBooleanExpression(right)) {
-          this.semantic(
-            `${describeConst(left)} cannot be compared with ${describeConst(right)}`,
-            left.pos,
-            'operands of comparable types',
-          );
-        }
-        const eq = this.eq(left, right);
-        left = t.kind === '=' ? eq : this.not(eq, left.pos);
+        const eqNode = equal(left, this.comparisonExpr());
+        left = t.kind === '=' ? eqNode : not(eqNode, left.pos);
       } else if (t.kind === 'IS') {
         this.next();
         const nullConst: ConstNode = { k: 'const', type: 'null', value: null, pos: t.start, height: 1 };
         if (this.peek().kind === 'NULL') {
           this.next();
-          left = this.eq(left, nullConst);
+          left = eq(left, nullConst);
         } else {
           this.expect('NOT', 'NULL or NOT NULL after IS');
           this.expect('NULL', 'NULL after IS NOT');
-          left = this.not(this.eq(left, nullConst), left.pos);
+          left = not(eq(left, nullConst), left.pos);
         }
       } else {
         return left;
@@ -205,7 +162,7 @@ class Parser {
         case '<=': {
           this.next();
           const right = this.unaryExpr();
-          left = this.cmp(t.kind, left, right);
+          left = cmp(t.kind, left, right);
           break;
         }
         case 'CONTAINS':
@@ -260,8 +217,8 @@ class Parser {
     let node = this.primaryExpr();
     for (let j = ops.length - 1; j >= 0; j--) {
       const op = ops[j] as Token;
-      if (op.kind === '-') node = this.negate(node, op.start);
-      else if (op.kind === 'NOT') node = this.not(this.asBoolean(node), op.start);
+      if (op.kind === '-') node = negate(node, op.start);
+      else if (op.kind === 'NOT') node = not(asBoolean(node), op.start);
       // '+' leaves its operand as it is (a literal stays a literal)
     }
     this.depth -= ops.length;
@@ -276,10 +233,10 @@ class Parser {
         return { k: 'const', type: 'str', value: t.text, pos: t.start, height: 1 };
       case 'DECIMAL':
         this.next();
-        return this.decimal(t);
+        return decimalLiteral(t);
       case 'FLOAT':
         this.next();
-        return this.float(t);
+        return floatLiteral(t);
       case 'TRUE':
       case 'FALSE':
         this.next();
@@ -303,112 +260,14 @@ class Parser {
     }
   }
 
-  // ---- literals --------------------------------------------------------------------------------
+  // ---- productions that read tokens after their operand ---------------------------------------
 
-  private decimal(t: Token): ConstNode {
-    const text = /[lL]$/.test(t.text) ? t.text.slice(0, -1) : t.text;
-    // RocketMQ: a decimal literal is a Long, narrowed to Integer when it fits
-    if (text.length <= 9) return { k: 'const', type: 'int', value: Number(text), pos: t.start, height: 1 };
-    const big = BigInt(text);
-    if (big > LONG_MAX) {
-      this.semantic(`Integer literal ${t.text} is out of the long range`, t.start, `a value <= ${LONG_MAX}`);
-    }
-    return big <= INT_MAX_BIG
-      ? { k: 'const', type: 'int', value: Number(big), pos: t.start, height: 1 }
-      : { k: 'const', type: 'long', value: big, pos: t.start, height: 1 };
-  }
-
-  private float(t: Token): ConstNode {
-    const v = Number(t.text);
-    if (v > Number.MAX_VALUE) {
-      this.semantic(`Float literal ${t.text} is greater than Double.MAX_VALUE`, t.start, 'a finite double');
-    }
-    // RocketMQ: values below Double.MIN_VALUE are refused, and that includes 0.0
-    if (v < DOUBLE_MIN) {
-      this.semantic(
-        `Float literal ${t.text} is less than Double.MIN_VALUE (0.0 is refused; write 0)`,
-        t.start,
-        'a non-zero double',
-      );
-    }
-    return { k: 'const', type: 'double', value: v, pos: t.start, height: 1 };
-  }
-
-  // ---- node builders with RocketMQ's checks ---------------------------------------------------
-
-  /** RocketMQ's asBooleanExpression: boolean expressions pass, a property is cast, the rest is refused. */
-  private asBoolean(n: Node): Node {
-    if (isBooleanExpression(n)) return n;
-    if (n.k === 'prop') return { k: 'cast', operand: n, pos: n.pos, height: n.height + 1 };
-    return this.semantic(
-      `Expression will not result in a boolean value: ${describeNode(n)}`,
-      n.pos,
-      'a boolean expression or a property',
-    );
-  }
-
-  private not(operand: Node, pos: number): Node {
-    return this.checkHeight({ k: 'not', operand, pos, height: operand.height + 1 });
-  }
-
-  private negate(operand: Node, pos: number): Node {
-    const t = valueType(operand);
-    let value: ConstValue = null;
-    let type: ValueType = 'null';
-    if (isNumericType(t)) {
-      type = t;
-      const v = (operand as { value: ConstValue }).value;
-      // an int has no negative zero: 0 - 0 is +0
-      value = t === 'long' ? -(v as bigint) : t === 'int' ? 0 - (v as number) : -(v as number);
-    }
-    return this.checkHeight({ k: 'neg', operand, type, value, pos, height: operand.height + 1 });
-  }
-
-  private eq(left: Node, right: Node): EqNode {
-    return this.checkHeight({
-      k: 'eq',
-      left,
-      right,
-      pos: left.pos,
-      height: Math.max(left.height, right.height) + 1,
-    }) as EqNode;
-  }
-
-  private checkEqualOperand(n: Node): void {
-    if (n.k === 'const' && n.value === null) {
-      this.semantic("'NULL' cannot be compared (use IS NULL or IS NOT NULL)", n.pos, 'a non-NULL operand');
-    }
-  }
-
-  private checkLessThanOperand(n: Node): void {
-    if (n.k === 'const' ? !isNumericType(n.type) : isBooleanExpression(n)) {
-      this.semantic(
-        `Value ${describeNode(n)} cannot be compared with '>', '>=', '<' or '<='`,
-        n.pos,
-        'a number or a property',
-      );
-    }
-  }
-
-  private cmp(op: RelOp, left: Node, right: Node): CmpNode {
-    this.checkLessThanOperand(left);
-    this.checkLessThanOperand(right);
-    return this.checkHeight({
-      k: 'cmp',
-      op,
-      left,
-      right,
-      pos: left.pos,
-      height: Math.max(left.height, right.height) + 1,
-    }) as CmpNode;
-  }
-
-  private strop(op: StrOp, not: boolean, operand: Node): Node {
-    const t = this.expect('STRING', `a string literal after ${not ? 'NOT ' : ''}${op}`);
-    return this.checkHeight({
+  private strop(op: StrOp, negated: boolean, operand: Node): Node {
+    const t = this.expect('STRING', `a string literal after ${negated ? 'NOT ' : ''}${op}`);
+    return checkHeight({
       k: 'strop',
       op,
-      not,
+      not: negated,
       operand,
       search: t.text,
       pos: operand.pos,
@@ -416,35 +275,16 @@ class Parser {
     });
   }
 
-  private between(value: Node, not: boolean): Node {
+  private between(value: Node, negated: boolean): Node {
     const low = this.unaryExpr();
     this.expect('AND', 'AND between the bounds of BETWEEN');
     const high = this.unaryExpr();
-    if (!not && low.k === 'const' && high.k === 'const') {
-      // RocketMQ checks literal bounds only (a negated literal is not one), and only for BETWEEN
-      if (low.value === null || high.value === null) {
-        this.semantic('Illegal values of between, values can not be null', low.pos, 'numeric bounds');
-      }
-      if (!isNumericType(low.type) || !isNumericType(high.type)) {
-        this.semantic('Illegal values of between, bounds must be numbers', low.pos, 'numeric bounds');
-      }
-      if (comparator(high.type, low.type)(high.value, low.value) < 0) {
-        this.semantic(
-          `Illegal values of between, left value(${describeConst(low)}) must less than or equal to right value(${describeConst(high)})`,
-          low.pos,
-          'low <= high',
-        );
-      }
-    }
-    // RocketMQ: BETWEEN is (v >= low AND v <= high); NOT BETWEEN is (v < low OR v > high)
-    return not
-      ? this.logic('or', [this.cmp('<', value, low), this.cmp('>', value, high)])
-      : this.logic('and', [this.cmp('>=', value, low), this.cmp('<=', value, high)]);
+    return between(value, low, high, negated);
   }
 
-  private inList(operand: Node, not: boolean): Node {
+  private inList(operand: Node, negated: boolean): Node {
     const list: string[] = [];
-    this.expect('(', `'(' after ${not ? 'NOT ' : ''}IN`);
+    this.expect('(', `'(' after ${negated ? 'NOT ' : ''}IN`);
     list.push(this.expect('STRING', 'a string literal in the IN list').text);
     while (this.peek().kind === ',') {
       this.next();
@@ -452,40 +292,16 @@ class Parser {
     }
     this.expect(')', "',' or ')' in the IN list");
     if (operand.k !== 'prop') {
-      this.semantic(
-        `Expected a property for IN, got ${describeNode(operand)}`,
-        operand.pos,
-        'a property on the left of IN',
-      );
+      semantic(`Expected a property for IN, got ${describeNode(operand)}`, operand.pos, 'a property on the left of IN');
     }
-    return this.checkHeight({
+    return checkHeight({
       k: 'in',
       operand: operand as PropNode,
       list,
-      not,
+      not: negated,
       pos: operand.pos,
       height: operand.height + 1,
     });
-  }
-}
-
-function describeConst(n: ConstNode): string {
-  if (n.value === null) return 'NULL';
-  if (typeof n.value === 'boolean') return n.value ? 'TRUE' : 'FALSE';
-  if (typeof n.value === 'string') return `'${n.value.replace(/'/g, "''")}'`;
-  return String(n.value);
-}
-
-function describeNode(n: Node): string {
-  switch (n.k) {
-    case 'const':
-      return describeConst(n);
-    case 'prop':
-      return `property ${n.name}`;
-    case 'neg':
-      return 'a negation';
-    default:
-      return 'a boolean expression';
   }
 }
 

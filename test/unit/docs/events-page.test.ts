@@ -9,7 +9,7 @@ import { interfaceMembers, markdownTable, repoRoot } from '../../support/interfa
 const page = readFileSync(path.join(repoRoot, 'docs/events.md'), 'utf8');
 
 const maps = [
-  { title: 'Producer', file: 'src/client/producer/producer.ts', iface: 'ProducerEvents' },
+  { title: 'Producer', file: 'src/client/producer/producer-types.ts', iface: 'ProducerEvents' },
   { title: 'PushConsumer', file: 'src/client/consumer/push/push-consumer-events.ts', iface: 'PushConsumerEvents' },
   {
     title: 'LitePullConsumer',
