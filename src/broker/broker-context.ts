@@ -18,8 +18,40 @@ import type { MessageStore, MessageToStore, PutMessageResult } from '../store/in
 import type { ResolvedBrokerOptions } from './broker-options.js';
 import type { HeldPullRequest } from './pull-request-hold-service.js';
 import type { ClientGone } from './client-gone.js';
+import type { BrokerStatsManager } from './broker-stats-manager.js';
+import type { ClientChannelTable } from './client-channel-table.js';
+import type { BrokerConfigTable } from './broker-config-table.js';
 
 export type { ClientGone } from './client-gone.js';
+
+/** A client's answer to a request the broker forwarded to it. */
+export interface ClientAnswer {
+  code: number;
+  remark: string | null;
+  extFields: Record<string, string | null> | null;
+  body: Buffer | null;
+}
+
+/**
+ * What the operator commands (RocketMQ's mqadmin) need beyond the managers: stats counters, the
+ * clients' announced identities, the broker's settings, runtime figures and calls to clients.
+ */
+export interface BrokerOpsApi {
+  readonly stats: BrokerStatsManager;
+  readonly clients: ClientChannelTable;
+  readonly config: BrokerConfigTable;
+  /** RocketMQ's broker runtime figures (GET_BROKER_RUNTIME_INFO's KVTable). */
+  runtimeInfo(): Record<string, string>;
+  /**
+   * Sends a request to a client over its remoting connection and waits for the answer (rejects with a
+   * ClientCallError on timeout or close); undefined when the client has no remoting connection.
+   */
+  callClient(
+    clientId: string,
+    request: { code: number; extFields: Record<string, string>; body: Buffer | null },
+    timeoutMs: number,
+  ): Promise<ClientAnswer> | undefined;
+}
 
 /** RocketMQ's TopicConfig. */
 export interface TopicConfig {
@@ -66,6 +98,12 @@ export interface SubscriptionGroupManagerApi {
   containsSubscriptionGroup(group: string): boolean;
   /** Why a new group is not created on first use now (the auto-creation limit), or undefined. */
   autoCreateLimitRemark?(): string | undefined;
+  /** Added by the operator side: every group's config. */
+  allSubscriptionGroups(): SubscriptionGroupConfig[];
+  /** Added by the operator side: the table's data version. */
+  getDataVersion(): { counter: number; timestamp: number };
+  /** Added by the operator side: removes a group's config; false when it had none. */
+  deleteSubscriptionGroupConfig(group: string): boolean;
 }
 
 /** What a processor knows of the caller. */
@@ -152,6 +190,8 @@ export interface ConsumerIdsSnapshot {
 export interface ProducerManagerApi {
   registerProducer(group: string, clientId: string): void;
   unregisterProducer(group: string, clientId: string): boolean;
+  /** Added by the operator side: client ids of a producer group's live members. */
+  getClientIds(group: string): string[];
 }
 
 /** A compiled SQL92 subscription of a group on a topic (RocketMQ's ConsumerFilterData). */
@@ -191,6 +231,10 @@ export interface ConsumerOffsetManagerApi {
   offsetsOfGroup(group: string): Map<string, Map<number, number>>;
   /** Added by the admin side: topics on which the group has committed offsets. */
   whichTopicByConsumer(group: string): string[];
+  /** Added by the operator side: forgets a deleted group's offsets; returns the topics affected. */
+  removeOffsetsOfGroup(group: string): string[];
+  /** Added by the operator side: copies a group's committed offsets on a topic to another group. */
+  cloneOffset(srcGroup: string, destGroup: string, topic: string): boolean;
   /** Added by the admin side: forgets the offsets on a deleted topic. */
   removeOffsetsOfTopic(topic: string): string[];
   /** Added by the admin side: an administrator's offset reset, pending until the group's next pull. */
@@ -234,6 +278,8 @@ export interface BrokerContext {
   putMessage(msg: MessageToStore): Promise<PutMessageResult>;
   /** Reads one stored message by commit-log offset. */
   lookMessageByOffset(commitLogOffset: number): Promise<MessageExt | null>;
+  /** Stats, client identities, settings and client calls for the operator commands. */
+  readonly ops: BrokerOpsApi;
 }
 
 /**

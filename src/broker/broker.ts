@@ -20,6 +20,11 @@ import { createProcessorTable } from './processor-table.js';
 import { PullRequestHoldService } from './pull-request-hold-service.js';
 import { RemotingServer } from './remoting-server.js';
 import { RemotingDispatcher } from './remoting/remoting-dispatcher.js';
+import { BrokerStatsManager } from './broker-stats-manager.js';
+import { ClientChannelTable } from './client-channel-table.js';
+import { BrokerConfigTable } from './broker-config-table.js';
+import { buildRuntimeInfo } from './runtime-info.js';
+import { SCHEDULE_TOPIC } from '../common/message.js';
 import { ScheduleMessageService } from './schedule-message-service.js';
 import { SubscriptionGroupManager } from './subscription-group-manager.js';
 import { TopicConfigManager } from './topic-config-manager.js';
@@ -82,6 +87,9 @@ export class Broker {
   private readonly table: ReadonlyMap<number, Processor>;
   private readonly unsubscribeArrival: () => void;
   private shutdownPromise: Promise<void> | undefined;
+  /** Put and get counters (RocketMQ: BrokerStatsManager). */
+  readonly brokerStats: BrokerStatsManager;
+  private earliestMessageTime = -1;
 
   private constructor(parts: {
     options: ResolvedBrokerOptions;
@@ -161,6 +169,9 @@ export class Broker {
       hold.onMessageArriving(a.topic, a.queueId, a.maxOffset, a.tagsCode, a.properties),
     );
     const schedule = this.scheduleMessageService;
+    const clientChannels = new ClientChannelTable();
+    this.brokerStats = new BrokerStatsManager(clock, o.clusterName);
+    this.refreshEarliestMessageTime();
     this.context = {
       brokerName: o.brokerName,
       clusterName: o.clusterName,
@@ -181,6 +192,13 @@ export class Broker {
       logger,
       putMessage: (msg) => store.putMessage(schedule.transformDelayedMessage(msg)),
       lookMessageByOffset: (offset) => store.lookMessageByOffset(offset),
+      ops: {
+        stats: this.brokerStats,
+        clients: clientChannels,
+        config: new BrokerConfigTable(o, parts.remotingPort ?? parts.port, clock.now()),
+        runtimeInfo: () => this.runtimeInfo(),
+        callClient: (clientId, request, timeoutMs) => this.remotingDispatcher?.callClient(clientId, request, timeoutMs),
+      },
     };
     this.table = createProcessorTable();
     const remotingAddress = parts.remotingAddress;
@@ -200,6 +218,7 @@ export class Broker {
             }
             return [...groups];
           },
+          clientChannels,
           notifyEnabled: (group) =>
             this.subscriptionGroupManager.findSubscriptionGroupConfig(group)?.notifyConsumerIdsChangedEnable ?? true,
         },
@@ -258,17 +277,41 @@ export class Broker {
     return this.remoting?.connectionCount ?? 0;
   }
 
-  /** RocketMQ's broker runtime figures this broker keeps (GET_BROKER_RUNTIME_INFO). */
+  /** RocketMQ's broker runtime figures (GET_BROKER_RUNTIME_INFO), see runtime-info.ts. */
   private runtimeInfo(): Record<string, string> {
-    const now = this.options.clock.now();
-    const s = Math.max(0, Math.floor((now - this.bootTimestamp) / 1000));
-    return {
-      ...RemotingDispatcher.versionEntries(),
-      bootTimestamp: String(this.bootTimestamp),
-      runtime: `[ ${Math.floor(s / 86400)} days, ${Math.floor(s / 3600) % 24} hours, ${Math.floor(s / 60) % 60} minutes, ${s % 60} seconds ]`,
-      commitLogMinOffset: String(this.store.getCommitLogMinOffset()),
-      commitLogMaxOffset: String(this.store.getCommitLogMaxOffset()),
-    };
+    this.refreshEarliestMessageTime();
+    const levels = this.scheduleMessageService.maxDelayLevel;
+    const scheduleOffsets = [];
+    for (let level = 1; level <= levels; level++) {
+      const offset = this.scheduleMessageService.getOffset(level);
+      if (offset === undefined) continue;
+      scheduleOffsets.push({ level, offset, maxOffset: this.store.getMaxOffsetInQueue(SCHEDULE_TOPIC, level - 1) });
+    }
+    return buildRuntimeInfo({
+      bootTimestamp: this.bootTimestamp,
+      now: this.options.clock.now(),
+      storePath: this.options.storePath,
+      store: this.store,
+      stats: this.brokerStats,
+      versionEntries: RemotingDispatcher.versionEntries(),
+      earliestMessageTimeStamp: this.earliestMessageTime,
+      scheduleOffsets,
+    });
+  }
+
+  /** Reads the store time of the oldest message in the background; -1 while the store is empty. */
+  private refreshEarliestMessageTime(): void {
+    const min = this.store.getCommitLogMinOffset();
+    if (this.store.getCommitLogMaxOffset() <= Math.max(0, min)) {
+      this.earliestMessageTime = -1;
+      return;
+    }
+    this.store
+      .lookMessageByOffset(Math.max(0, min))
+      .then((m) => {
+        if (m) this.earliestMessageTime = m.storeTimestamp;
+      })
+      .catch(() => undefined);
   }
 
   /** Binds the HTTP server, opens the store, loads the config files and starts the services. */
@@ -322,6 +365,7 @@ export class Broker {
                 remark: 'the broker is starting',
               }),
         onClose: (connection) => broker?.remotingDispatcher?.onConnectionClosed(connection),
+        onResponse: (command, connection) => broker?.remotingDispatcher?.onResponse(command, connection),
       });
       try {
         remotingPort = await remoting.listen();
@@ -414,6 +458,7 @@ export class Broker {
     await step('answer held pulls', () => this.pullRequestHoldService.shutdown());
     await step('consumer manager', () => this.consumerManager.shutdown());
     await step('close HTTP', () => this.http.close(this.options.shutdownTimeoutMs));
+    await step('calls to clients', () => this.remotingDispatcher?.close());
     await step('close remoting', () => this.remoting?.close(this.options.shutdownTimeoutMs));
     await step('consumer change listener', () => this.unsubscribeConsumerChange());
     await step('schedule service', () => this.scheduleMessageService.shutdown());

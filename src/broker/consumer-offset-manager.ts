@@ -211,6 +211,30 @@ export class ConsumerOffsetManager {
     return groups;
   }
 
+  /** RocketMQ: removeOffset — forgets every offset of a deleted group; returns the topics affected. */
+  removeOffsetsOfGroup(group: string): string[] {
+    const suffix = TOPIC_GROUP_SEPARATOR + group;
+    const topics: string[] = [];
+    for (const table of [this.offsetTable, this.pullOffsetTable, this.resetOffsetTable]) {
+      for (const key of [...table.keys()]) {
+        if (!key.endsWith(suffix)) continue;
+        table.delete(key);
+        if (table === this.offsetTable) topics.push(key.slice(0, -suffix.length));
+      }
+    }
+    if (topics.length > 0) this.dirty = true;
+    return topics;
+  }
+
+  /** RocketMQ: cloneOffset — `destGroup` gets a copy of `srcGroup`'s committed offsets on `topic`. */
+  cloneOffset(srcGroup: string, destGroup: string, topic: string): boolean {
+    const src = this.offsetTable.get(topic + TOPIC_GROUP_SEPARATOR + srcGroup);
+    if (!src) return false;
+    this.offsetTable.set(topic + TOPIC_GROUP_SEPARATOR + destGroup, new Map(src));
+    this.dirty = true;
+    return true;
+  }
+
   /** Forgets every committed offset (and pending reset) on a deleted topic; returns the groups affected. */
   removeOffsetsOfTopic(topic: string): string[] {
     const prefix = topic + TOPIC_GROUP_SEPARATOR;

@@ -30,6 +30,16 @@ import { getTopicStatsInfo } from './processors/get-topic-stats-info.js';
 import { invokeBrokerToResetOffset } from './processors/invoke-broker-to-reset-offset.js';
 import { queryMessage } from './processors/query-message.js';
 import { checkClientConfig } from './processors/check-client-config.js';
+import { getBrokerConfig, getNamesrvConfig, updateBrokerConfig } from './processors/broker-config.js';
+import { getProducerConnectionList } from './processors/get-producer-connection-list.js';
+import {
+  cloneGroupOffset,
+  deleteSubscriptionGroup,
+  getAllSubscriptionGroupConfig,
+} from './processors/subscription-groups.js';
+import { getBrokerConsumeStats, viewBrokerStatsData } from './processors/broker-stats.js';
+import { queryConsumeQueue } from './processors/query-consume-queue.js';
+import { getConsumerRunningInfo } from './processors/get-consumer-running-info.js';
 
 /** The core's processors: pull, send, offsets, route and admin. */
 function registerCoreProcessors(table: Map<number, Processor>): void {
@@ -78,11 +88,27 @@ function registerAdminProcessors(table: Map<number, Processor>): void {
   table.set(RequestCode.QUERY_MESSAGE, queryMessage);
 }
 
+/** The operator commands: settings, stats, connections, groups, consume queues, consumer status. */
+function registerOpsProcessors(table: Map<number, Processor>): void {
+  table.set(RequestCode.GET_BROKER_CONFIG, getBrokerConfig);
+  table.set(RequestCode.UPDATE_BROKER_CONFIG, updateBrokerConfig);
+  table.set(RequestCode.GET_NAMESRV_CONFIG, getNamesrvConfig);
+  table.set(RequestCode.GET_PRODUCER_CONNECTION_LIST, getProducerConnectionList);
+  table.set(RequestCode.GET_ALL_SUBSCRIPTIONGROUP_CONFIG, getAllSubscriptionGroupConfig);
+  table.set(RequestCode.DELETE_SUBSCRIPTIONGROUP, deleteSubscriptionGroup);
+  table.set(RequestCode.CLONE_GROUP_OFFSET, cloneGroupOffset);
+  table.set(RequestCode.VIEW_BROKER_STATS_DATA, viewBrokerStatsData);
+  table.set(RequestCode.GET_BROKER_CONSUME_STATS, getBrokerConsumeStats);
+  table.set(RequestCode.QUERY_CONSUME_QUEUE, queryConsumeQueue);
+  table.set(RequestCode.GET_CONSUMER_RUNNING_INFO, getConsumerRunningInfo);
+}
+
 /** Builds the table. */
 export function createProcessorTable(): ReadonlyMap<number, Processor> {
   const table = new Map<number, Processor>();
   registerCoreProcessors(table);
   registerGroupProcessors(table);
   registerAdminProcessors(table);
+  registerOpsProcessors(table);
   return table;
 }

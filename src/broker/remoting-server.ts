@@ -56,6 +56,8 @@ export interface RemotingServerOptions {
   onRequest(command: RemotingCommand, connection: RemotingConnection): Promise<RemotingCommandInput | null>;
   /** Called once when a connection has closed, after its waiting calls were released. */
   onClose?(connection: RemotingConnection): void;
+  /** A client's answer to a request the broker sent it (GET_CONSUMER_RUNNING_INFO forwarded to a consumer). */
+  onResponse?(command: RemotingCommand, connection: RemotingConnection): void;
 }
 
 /** RocketMQ: the remark of a request refused because the server is overloaded. */
@@ -277,8 +279,11 @@ export class RemotingServer {
         } catch (e) {
           return this.refuse(connection, e);
         }
-        // A response to one of our oneway notifications would have the response flag: nothing waits for it.
-        if (isResponse(command.flag)) continue;
+        // A response goes to whoever waits for it; one to a oneway notification finds nobody.
+        if (isResponse(command.flag)) {
+          o.onResponse?.(command, connection);
+          continue;
+        }
         this.dispatch(connection, command, frameSerializeType(frame) ?? 'JSON');
       }
     });

@@ -76,9 +76,9 @@ export function messageTimeUp(msgExt: MessageExt): MessageToStore | null {
   const realTopic = properties[MessageConst.REAL_TOPIC];
   const realQid = properties[MessageConst.REAL_QID];
   if (!realTopic || realQid === undefined || !/^\d{1,9}$/.test(realQid)) return null;
-  delete properties[MessageConst.DELAY];
+  // RocketMQ writes the stored properties string before it clears DELAY and sets WAIT=false on the
+  // message object, so the delivered record keeps DELAY=<level> and the sender's WAIT.
   for (const p of TIMER_PROPERTIES) delete properties[p];
-  properties[MessageConst.WAIT] = 'false';
   return {
     topic: realTopic,
     queueId: Number(realQid),

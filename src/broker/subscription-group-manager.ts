@@ -101,6 +101,26 @@ export class SubscriptionGroupManager implements SubscriptionGroupManagerApi {
     return this.table.has(group);
   }
 
+  /** Every group's config (a copy of the table). */
+  allSubscriptionGroups(): SubscriptionGroupConfig[] {
+    return [...this.table.values()].map((c) => ({ ...c }));
+  }
+
+  /** The table's data version (SubscriptionGroupWrapper.dataVersion). */
+  getDataVersion(): { counter: number; timestamp: number } {
+    return { ...this.dataVersion };
+  }
+
+  /** RocketMQ: deleteSubscriptionGroupConfig. False when the group had no config. */
+  deleteSubscriptionGroupConfig(group: string): boolean {
+    if (!this.table.delete(group)) return false;
+    this.dataVersion = { counter: this.dataVersion.counter + 1, timestamp: Date.now() };
+    this.persist().catch((e: unknown) =>
+      this.options.logger.error({ err: e }, 'persisting subscriptionGroup.json failed'),
+    );
+    return true;
+  }
+
   updateSubscriptionGroupConfig(config: SubscriptionGroupConfig): void {
     this.put({ ...config });
   }

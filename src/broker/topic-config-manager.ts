@@ -17,6 +17,8 @@ import { ConfigFile, type ConfigLoadSource } from './config-file.js';
 
 export const SELF_TEST_TOPIC = 'SELF_TEST_TOPIC';
 export const OFFSET_MOVED_EVENT = 'OFFSET_MOVED_EVENT';
+/** RocketMQ: TopicValidator.RMQ_SYS_BENCHMARK_TOPIC. */
+export const BENCHMARK_TOPIC = 'BenchmarkTest';
 /** RocketMQ: TopicValidator.NOT_ALLOWED_SEND_TOPIC_SET (the ones this broker knows). */
 export const NOT_ALLOWED_SEND_TOPICS: ReadonlySet<string> = new Set([
   SCHEDULE_TOPIC,
@@ -79,6 +81,10 @@ export class TopicConfigManager implements TopicConfigManagerApi {
     this.table.set(o.brokerName, newTopicConfig(o.brokerName, 1, PermName.INHERIT));
     this.table.set(OFFSET_MOVED_EVENT, newTopicConfig(OFFSET_MOVED_EVENT, 1, RW));
     this.table.set(SCHEDULE_TOPIC, newTopicConfig(SCHEDULE_TOPIC, o.scheduleTopicQueueNums, RW));
+    // RocketMQ 4.9.8 also starts with its benchmark topic and the cluster's request-reply topic.
+    this.table.set(BENCHMARK_TOPIC, newTopicConfig(BENCHMARK_TOPIC, 1024, RW));
+    const reply = `${o.clusterName}_REPLY_TOPIC`;
+    this.table.set(reply, newTopicConfig(reply, 1, RW));
   }
 
   /** Where the config file was loaded from at start ('none' for a new store, or when it and its .bak are lost). */

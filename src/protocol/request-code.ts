@@ -40,6 +40,17 @@ export const RequestCode = Object.freeze({
   DELETE_TOPIC_IN_BROKER: 215,
   DELETE_TOPIC_IN_NAMESRV: 216,
   INVOKE_BROKER_TO_RESET_OFFSET: 222,
+  // ---- operator commands (mqadmin): settings, stats, connections, groups ----
+  UPDATE_BROKER_CONFIG: 25,
+  GET_BROKER_CONFIG: 26,
+  GET_ALL_SUBSCRIPTIONGROUP_CONFIG: 201,
+  GET_PRODUCER_CONNECTION_LIST: 204,
+  DELETE_SUBSCRIPTIONGROUP: 207,
+  CLONE_GROUP_OFFSET: 314,
+  VIEW_BROKER_STATS_DATA: 315,
+  GET_BROKER_CONSUME_STATS: 317,
+  GET_NAMESRV_CONFIG: 319,
+  QUERY_CONSUME_QUEUE: 321,
   // ---- NameServer (mqadmin clusterList; the AdminClient's list of brokers with namesrvAddr) ----
   GET_BROKER_CLUSTER_INFO: 106,
 } as const);

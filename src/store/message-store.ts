@@ -151,6 +151,27 @@ export class MessageStore {
 
   // ---------------------------------------------------------------- queues and lookups
 
+  /**
+   * Up to `count` consume-queue units of a queue from `index` (RocketMQ: ConsumeQueue.getIndexBuffer, read
+   * by mqadmin queryCq); null when the queue does not exist.
+   */
+  getConsumeQueueUnits(
+    topic: string,
+    queueId: number,
+    index: number,
+    count: number,
+  ): { units: Array<{ offsetPy: number; size: number; tagsCode: number }>; min: number; max: number } | null {
+    const cq = this.queues.get(topic, queueId);
+    if (!cq) return null;
+    const units = [];
+    for (let i = index; i < index + count; i++) {
+      const u = cq.unit(i);
+      if (!u) break;
+      units.push(u);
+    }
+    return { units, min: this.getMinOffsetInQueue(topic, queueId), max: this.getMaxOffsetInQueue(topic, queueId) };
+  }
+
   getMinOffsetInQueue(topic: string, queueId: number): number {
     return this.queues.get(topic, queueId)?.minOffset ?? 0;
   }

@@ -1,8 +1,8 @@
 /**
  * GET_CONSUMER_CONNECTION_LIST (203): a group's live members and subscriptions, as RocketMQ's
  * ConsumerConnection; CONSUMER_NOT_ONLINE `the consumer group[<g>] not online` when no member is alive.
- * Members of the HTTP transport report no language or version: they appear as language `OTHER`,
- * version 0 unless their registration carried them.
+ * A member's language and version are those of its heartbeat's remoting header; members of the HTTP
+ * transport report none and appear as language `OTHER`, version 0 unless their registration carried them.
  */
 import {
   ResponseCode,
@@ -22,11 +22,13 @@ export const getConsumerConnectionList: Processor = (ctx, request) => {
   }
   const connectionSet: Connection[] = channels.map((ch) => {
     const extra = ch as { language?: unknown; version?: unknown };
+    // The heartbeat's remoting header names the client's language and version (RocketMQ: ClientChannelInfo).
+    const announced = ctx.ops.clients.describe(ch.clientId);
     return {
       clientId: ch.clientId,
       clientAddr: ch.remoteAddress,
-      language: typeof extra.language === 'string' ? extra.language : 'OTHER',
-      version: typeof extra.version === 'number' ? extra.version : 0,
+      language: typeof extra.language === 'string' ? extra.language : announced.language,
+      version: typeof extra.version === 'number' ? extra.version : announced.version,
     };
   });
   const subscriptionTable = Object.fromEntries(info.getSubscriptions().map((s) => [s.topic, s]));

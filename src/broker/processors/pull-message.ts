@@ -334,6 +334,7 @@ export async function processPullRequest(
 
   switch (code) {
     case ResponseCode.SUCCESS:
+      ctx.ops.stats.onGet(h.consumerGroup, h.topic, result.messageCount, result.bufferTotalSize);
       // The store already copied the records into one buffer (messagesBuffer): send it as it is.
       return {
         code,

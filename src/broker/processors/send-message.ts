@@ -193,6 +193,7 @@ async function sendSingle(
   // RocketMQ answers with the queue asked for (or the DLQ's), not the schedule queue a delayed message is parked on.
   const replyQueueId = msg.queueId;
   const r = await ctx.putMessage(msg);
+  if (r.status === 'PUT_OK' || r.status === 'FLUSH_DISK_TIMEOUT') ctx.ops.stats.onPut(h.topic, 1, body.length);
   return putResponse(ctx, r, replyQueueId);
 }
 
@@ -223,6 +224,7 @@ async function sendBatch(
   const first = results[0] as PutMessageResult;
   const failed = results.find((r) => r.status !== 'PUT_OK' && r.status !== 'FLUSH_DISK_TIMEOUT');
   if (failed) return putResponse(ctx, failed, queueId);
+  ctx.ops.stats.onPut(h.topic, msgs.length, body.length);
   const timedOut = results.find((r) => r.status === 'FLUSH_DISK_TIMEOUT');
   return putResponse(ctx, timedOut ?? first, queueId, results.map((r) => r.msgId).join(','));
 }

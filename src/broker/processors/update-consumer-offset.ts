@@ -1,7 +1,8 @@
 /**
  * UPDATE_CONSUMER_OFFSET (15): RocketMQ's ConsumerManageProcessor.updateConsumerOffset.
- * Checks in order: the group exists (never auto-created here), the topic exists; then a plain
- * overwrite of the committed offset.
+ * Checks in order: the group exists, or is created as a pull would create it (RocketMQ 4.9.8 commits for
+ * any group, which mqadmin cloneGroupOffset to a new group relies on; a group the broker may not
+ * auto-create is refused); the topic exists; then a plain overwrite of the committed offset.
  */
 import { ResponseCode, type UpdateConsumerOffsetRequestHeader } from '../../protocol/index.js';
 import type { Processor } from '../broker-context.js';
@@ -9,7 +10,7 @@ import { fail, ok } from './responses.js';
 
 export const updateConsumerOffset: Processor = (ctx, request, connection) => {
   const h = request.header as UpdateConsumerOffsetRequestHeader;
-  if (!ctx.subscriptionGroupManager.containsSubscriptionGroup(h.consumerGroup)) {
+  if (!ctx.subscriptionGroupManager.findSubscriptionGroupConfig(h.consumerGroup)) {
     return Promise.resolve(fail(ResponseCode.SUBSCRIPTION_GROUP_NOT_EXIST, `Group ${h.consumerGroup} not exist!`));
   }
   const topic = ctx.topicConfigManager.selectTopicConfig(h.topic);

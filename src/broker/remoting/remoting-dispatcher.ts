@@ -30,6 +30,8 @@ import { requestCodeNotSupported, validateRequest } from '../dispatch.js';
 import { nextOpaque, type RemotingConnection } from '../remoting-server.js';
 import { requestHeaderFromExtFields, responseHeaderToExtFields } from '../../protocol/ext-fields.js';
 import { InvalidArgumentError } from '../../common/errors.js';
+import type { ClientChannelTable } from '../client-channel-table.js';
+import { ClientInvoker } from './client-invoker.js';
 import {
   BROKER_REMOTING_VERSION,
   BROKER_VERSION_DESC,
@@ -81,6 +83,8 @@ export interface DispatcherBroker {
   runtimeInfo(): Record<string, string>;
   /** Whether the group's membership changes are announced (notifyConsumerIdsChangedEnable). */
   notifyEnabled(group: string): boolean;
+  /** Where the language and version of heartbeating clients are recorded. */
+  readonly clientChannels: ClientChannelTable;
 }
 
 const response = (code: number, remark: string | null, extFields?: Record<string, string>, body?: Buffer) => ({
@@ -98,6 +102,8 @@ export class RemotingDispatcher {
   private readonly logger: Logger;
   /** client id → the connections its heartbeats came on. */
   private readonly clientConnections = new Map<string, Set<RemotingConnection>>();
+  /** Requests sent to clients, waiting for their answers. */
+  private readonly invoker = new ClientInvoker();
 
   constructor(broker: DispatcherBroker, logger: Logger) {
     this.broker = broker;
@@ -142,7 +148,7 @@ export class RemotingDispatcher {
     const request = validated.request;
     request.code = code;
     const answer = await b.handle(request, connection);
-    if (answer.code === ResponseCode.SUCCESS) this.afterSuccess(request, connection);
+    if (answer.code === ResponseCode.SUCCESS) this.afterSuccess(request, connection, command);
     let body = answer.body;
     if (code === RequestCode.GET_ROUTEINFO_BY_TOPIC && answer.code === ResponseCode.SUCCESS && body) {
       const route = JSON.parse(body.toString('utf8')) as TopicRouteData;
@@ -153,9 +159,15 @@ export class RemotingDispatcher {
   }
 
   /** Remembers (or forgets) which clients live on which connection. */
-  private afterSuccess(request: BrokerRequest, connection: RemotingConnection): void {
+  private afterSuccess(request: BrokerRequest, connection: RemotingConnection, command: RemotingCommand): void {
     if (request.code === RequestCode.HEART_BEAT) {
       const data = request.parsedBody as HeartbeatData;
+      // RocketMQ: ClientChannelInfo keeps the language and version of the heartbeat's remoting header.
+      this.broker.clientChannels.record(data.clientID, {
+        language: command.language ?? 'OTHER',
+        version: command.version,
+        remoteAddress: connection.remoteAddress,
+      });
       let client = connection.clients.get(data.clientID);
       if (!client) {
         client = { consumerGroups: new Set(), producerGroups: new Set() };
@@ -184,7 +196,10 @@ export class RemotingDispatcher {
     for (const [clientId, client] of connection.clients) {
       const set = this.clientConnections.get(clientId);
       set?.delete(connection);
-      if (set && set.size === 0) this.clientConnections.delete(clientId);
+      if (set && set.size === 0) {
+        this.clientConnections.delete(clientId);
+        this.broker.clientChannels.forget(clientId);
+      }
       for (const group of client.consumerGroups) {
         const channel = cm.getConsumerGroupInfo(group)?.findChannel(clientId);
         if (channel && channel.remoteAddress === connection.remoteAddress) {
@@ -221,6 +236,40 @@ export class RemotingDispatcher {
         });
       }
     }
+  }
+
+  /** A client's answer to a request sent with `callClient`. */
+  onResponse(command: RemotingCommand, connection: RemotingConnection): void {
+    this.invoker.onResponse(command, connection);
+  }
+
+  /**
+   * RocketMQ: Broker2Client.callClient — sends a request to the client over a connection its heartbeats
+   * came on and waits for the answer; undefined when the client has no live remoting connection.
+   */
+  callClient(
+    clientId: string,
+    request: { code: number; extFields: Record<string, string>; body: Buffer | null },
+    timeoutMs: number,
+  ): Promise<RemotingCommand> | undefined {
+    const connection = [...(this.clientConnections.get(clientId) ?? [])].find((c) => !c.gone);
+    if (!connection) return undefined;
+    return this.invoker.call(
+      connection,
+      {
+        code: request.code,
+        language: 'JAVA',
+        version: BROKER_REMOTING_VERSION,
+        extFields: request.extFields,
+        body: request.body,
+      },
+      timeoutMs,
+    );
+  }
+
+  /** Fails the calls to clients still waiting (at shutdown). */
+  close(): void {
+    this.invoker.close();
   }
 
   /** The KVTable version entries (exposed for the broker's runtime info). */

@@ -95,8 +95,9 @@ describe('ScheduleMessageService against a real MessageStore', () => {
     expect(d.body?.toString()).toBe(`m${seq}`);
     expect(d.reconsumeTimes).toBe(2);
     expect(d.bornHost).toEqual({ ip: '10.1.2.3', port: 4567 });
-    expect(d.properties).toMatchObject({ REAL_TOPIC: 'RealTopic', REAL_QID: '1', WAIT: 'false', TAGS: 'tagA' });
-    expect(d.properties?.DELAY).toBeUndefined();
+    // RocketMQ 4.9.8 stores the properties string it had before clearing DELAY: DELAY stays, WAIT is not set.
+    expect(d.properties).toMatchObject({ REAL_TOPIC: 'RealTopic', REAL_QID: '1', TAGS: 'tagA', DELAY: '2' });
+    expect(d.properties?.WAIT).toBeUndefined();
     await waitFor(async () => (service.getOffset(2) === 1 ? true : undefined));
   });
 

@@ -59,7 +59,8 @@ describe('CONSUMER_SEND_MSG_BACK: %RETRY% with growing delays, then %DLQ%', () =
       expect(copy.properties?.RETRY_TOPIC).toBe(topic);
       expect(copy.properties?.ORIGIN_MESSAGE_ID).toBe(originId);
       expect(copy.properties?.REAL_TOPIC).toBe(retryTopic);
-      expect(copy.properties?.DELAY).toBeUndefined();
+      // RocketMQ 4.9.8 keeps the DELAY level in the delivered record.
+      expect(copy.properties?.DELAY).toMatch(/^\d+$/);
       expect(copy.properties?.TAGS).toBe('TagA');
       expect(copy.properties?.KEYS).toBe('k1');
       expect(copy.properties?.UNIQ_KEY).toBe(original.properties?.UNIQ_KEY);

@@ -61,14 +61,16 @@ describe('QUERY_CONSUMER_OFFSET / UPDATE_CONSUMER_OFFSET', () => {
     expect((await query(group, topic)).header.offset).toBe(3);
   });
 
-  test('UPDATE_CONSUMER_OFFSET refuses an unknown group and an unknown topic', async () => {
+  test('UPDATE_CONSUMER_OFFSET creates a new group as RocketMQ 4.9.8 accepts it, refuses one it may not create and an unknown topic', async () => {
     const topic = uniqueName('T');
     await f.client.send(topic, 'x');
     const group = uniqueName('g');
-    const noGroup = await update(group, topic, 1);
-    expect(noGroup.code).toBe(ResponseCode.SUBSCRIPTION_GROUP_NOT_EXIST);
-    expect(noGroup.remark).toBe(`Group ${group} not exist!`);
-    await f.client.pull({ group, topic });
+    const newGroup = await update(group, topic, 1);
+    expect(newGroup.code).toBe(ResponseCode.SUCCESS);
+    expect((await query(group, topic)).header.offset).toBe(1);
+    const badName = await update('../g', topic, 1);
+    expect(badName.code).toBe(ResponseCode.SUBSCRIPTION_GROUP_NOT_EXIST);
+    expect(badName.remark).toBe('Group ../g not exist!');
     const missing = uniqueName('Missing');
     const noTopic = await update(group, missing, 1);
     expect(noTopic.code).toBe(ResponseCode.TOPIC_NOT_EXIST);

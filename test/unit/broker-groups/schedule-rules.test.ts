@@ -83,7 +83,7 @@ describe('delivery (RocketMQ: ScheduleMessageService)', () => {
     expect(correctDeliverTimestamp(5000, 9000, 200)).toBe(5000);
   });
 
-  test('messageTimeUp restores the real topic and queue, removes DELAY, sets WAIT=false, keeps the rest', () => {
+  test('messageTimeUp restores the real topic and queue, keeps DELAY and the other properties as RocketMQ 4.9.8 stores them', () => {
     const stored: MessageExt = {
       topic: 'SCHEDULE_TOPIC_XXXX',
       flag: 7,
@@ -109,7 +109,7 @@ describe('delivery (RocketMQ: ScheduleMessageService)', () => {
       queueId: 3,
       flag: 7,
       body: Buffer.from('hi'),
-      properties: { REAL_TOPIC: 'T', REAL_QID: '3', TAGS: 'a', UNIQ_KEY: 'u', WAIT: 'false' },
+      properties: { REAL_TOPIC: 'T', REAL_QID: '3', TAGS: 'a', UNIQ_KEY: 'u', DELAY: '3' },
       sysFlag: 0,
       bornTimestamp: 11,
       bornHost: { ip: '10.0.0.1', port: 1 },

@@ -116,16 +116,16 @@ describe('a flood of new names', () => {
       clusterName: 'DefaultCluster',
       autoCreateTopicEnable: true,
       defaultTopicQueueNums: 8,
-      autoCreateTopicLimit: 8,
+      autoCreateTopicLimit: 12,
       scheduleTopicQueueNums: 18,
       logger: silentLogger,
     });
     const system = m.allTopics().length;
-    const room = 8 - system;
+    const room = 12 - system;
     expect(room).toBeGreaterThan(0);
     for (let i = 0; i < room; i++) expect(m.createTopicInSendMessageMethod(`t${i}`, 'TBW102', 4, 0)).toBeDefined();
     expect(m.createTopicInSendMessageMethod('one-more', 'TBW102', 4, 0)).toBeUndefined();
-    expect(m.autoCreateLimitRemark()).toMatch(/8 topics.*autoCreateTopicLimit 8.*UPDATE_AND_CREATE_TOPIC/);
+    expect(m.autoCreateLimitRemark()).toMatch(/12 topics.*autoCreateTopicLimit 12.*UPDATE_AND_CREATE_TOPIC/);
     await m.persist();
   });
 });
