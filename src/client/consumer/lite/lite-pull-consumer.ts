@@ -74,6 +74,7 @@ export class LitePullConsumer implements AsyncIterable<MessageExt> {
   readonly events: SafeEventEmitter<LitePullConsumerEvents>;
   readonly #logger: Logger;
   readonly #ready = new Deferred<void>();
+  readonly #startAbort = new AbortController();
   readonly #cache = new ConsumeRequestCache();
   readonly #core: LiteCore;
   /** Which queues are ours: subscriptions, assignment, the queues held. */
@@ -123,6 +124,7 @@ export class LitePullConsumer implements AsyncIterable<MessageExt> {
       parts: { assignment: this.#assignment, fetcher: this.#fetcher, offsets: this.#offsets },
       cache: this.#cache,
       ready: this.#ready,
+      startSignal: this.#startAbort.signal,
       setState: (state) => (this.#state = state),
       setRun: (run) => (this.#run = run),
     };
@@ -207,7 +209,13 @@ export class LitePullConsumer implements AsyncIterable<MessageExt> {
     return this.#running('fetchMessageQueues').instance.fetchSubscribeMessageQueues(topic);
   }
 
-  /** Starts pulling. Resolves once registered and (in `assign` mode) the queues are checked. */
+  /**
+   * Starts pulling. Resolves once the client has reached its broker(s) — the routes of the subscribed
+   * (or assigned) topics fetched, every subscription that is not a tag expression accepted, the
+   * heartbeat accepted — and, in `assign` mode, the queues are checked. An unreachable broker is tried
+   * again until `startTimeoutMs`, then the promise rejects with a retriable `StartTimeoutError`
+   * naming the address and the cause. Idempotent while starting or running; rejects after `shutdown()`.
+   */
   start(): Promise<void> {
     if (this.#startPromise) return this.#startPromise;
     if (this.#state !== 'CREATE_JUST')
@@ -355,6 +363,8 @@ export class LitePullConsumer implements AsyncIterable<MessageExt> {
 
   async #shutdown(): Promise<void> {
     this.options.signal?.removeEventListener('abort', this.#onAbort);
+    // A start still waiting for its brokers gives up now.
+    this.#startAbort.abort();
     if (this.#startPromise) await this.#startPromise.catch(() => {});
     const notReady = new StateError('the LitePullConsumer was shut down before it was ready');
     this.#ready.reject(notReady);

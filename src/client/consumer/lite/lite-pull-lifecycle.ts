@@ -1,14 +1,17 @@
 /**
  * Starting and stopping a LitePullConsumer (RocketMQ: DefaultLitePullConsumerImpl.start / shutdown).
- * Start: the run's parts, registration with the client instance, then the queues — `subscribe` mode
- * heartbeats and lets the rebalance (after the start-up settle) divide them, `assign` mode checks and
- * takes the queues asked for. A failed start gives everything back. Shutdown, every step run even when
+ * Start: the run's parts, registration with the client instance, the brokers reached as a
+ * PushConsumer reaches them (an unreachable one tried again until `startTimeoutMs`, then a
+ * StartTimeoutError), then the queues — `subscribe` mode lets the rebalance (after the start-up
+ * settle) divide them, `assign` mode checks and takes the queues asked for. A failed start gives
+ * everything back. Shutdown, every step run even when
  * an earlier one fails: stop pulling (held pulls aborted), let a rebalance in progress end, commit
  * (under auto-commit), drop every queue, persist the offsets, unregister and release the instance.
  */
 import { StateError } from '../../../common/errors.js';
 import { MessageModel } from '../consumer-constants.js';
 import { createConsumerStartup, type ConsumerStartup, type Deferred } from '../consumer-startup.js';
+import { reachBrokers } from '../../instance/client-start.js';
 import type { MQClientInstance } from '../../instance/mq-client-instance.js';
 import type { OffsetStore } from '../offset-store.js';
 import type { ConsumeRequestCache } from './lite-pull-cache.js';
@@ -21,6 +24,8 @@ export interface LiteLifecycleHost {
   readonly parts: LiteParts;
   readonly cache: ConsumeRequestCache;
   readonly ready: Deferred<void>;
+  /** Aborted by shutdown(): a start still waiting for its brokers gives up. */
+  readonly startSignal: AbortSignal;
   setState(state: LitePullConsumerState): void;
   setRun(run: LiteRun | undefined): void;
 }
@@ -39,19 +44,28 @@ export async function startRun(
   instance.events.on('routeChanged', assignment.routes.onRouteChanged);
   instance.registerConsumer(o.consumerGroup, liteConsumerInner(core, parts));
   await instance.start();
+  // Running only once the brokers know this member: the routes of its topics fetched, subscriptions
+  // that are not tag expressions accepted, heartbeat accepted (or a StartTimeoutError after
+  // startTimeoutMs, the broker tried again meanwhile).
+  await reachBrokers({
+    instance,
+    what: 'LitePullConsumer',
+    group: o.consumerGroup,
+    subscriptions: () => assignment.heartbeatSubscriptions(),
+    startTimeoutMs: o.startTimeoutMs,
+    clock: o.clock,
+    logger: core.logger,
+    signal: h.startSignal,
+  });
   h.setState('RUNNING');
-  const mode = assignment.mode;
-  if (mode === 'subscribe') {
-    await Promise.all([...assignment.subscriptions.keys()].map((t) => assignment.routes.refreshRoute(t)));
-    await instance.sendHeartbeatToAllBrokers();
+  if (assignment.mode === 'subscribe') {
     // The brokers count this member now: it settles before its first division of the queues.
     run.startup = createStartup(h, instance, o.messageModel === MessageModel.CLUSTERING);
     instance.rebalanceImmediately();
   } else {
     run.startup = createStartup(h, instance, false);
-    if (mode === 'assign') await assignment.applyAssigned();
+    if (assignment.mode === 'assign') await assignment.applyAssigned();
     run.startup.afterPass(true, assignment.queues.values());
-    if (mode === 'assign') await instance.sendHeartbeatToAllBrokers();
   }
 }
 
