@@ -4,9 +4,9 @@
  * PushConsumer reaches them (an unreachable one tried again until `startTimeoutMs`, then a
  * StartTimeoutError), then the queues — `subscribe` mode lets the rebalance (after the start-up
  * settle) divide them, `assign` mode checks and takes the queues asked for. A failed start gives
- * everything back. Shutdown, every step run even when
- * an earlier one fails: stop pulling (held pulls aborted), let a rebalance in progress end, commit
- * (under auto-commit), drop every queue, persist the offsets, unregister and release the instance.
+ * everything back. Shutdown, every step run even when an earlier one fails: stop pulling (held pulls
+ * aborted), let a rebalance in progress end, commit (under auto-commit), drop every queue, persist the
+ * offsets, unregister and release the instance.
  */
 import { StateError } from '../../../common/errors.js';
 import { MessageModel } from '../consumer-constants.js';
