@@ -1,4 +1,5 @@
 /** Helpers for the LitePullConsumer integration tests. */
+import { createServer } from 'node:net';
 import { LitePullConsumer } from '../../../src/client/consumer/lite/lite-pull-consumer.js';
 import type { LitePullConsumerOptions } from '../../../src/client/consumer/lite/lite-pull-consumer-options.js';
 import type { MessageExt } from '../../../src/common/message.js';
@@ -32,4 +33,13 @@ export async function pollUntil(
     for (const m of await c.poll({ timeoutMs: 100 })) into.push(bodyOf(m));
   }
   return into;
+}
+
+/** A port nothing listens on (taken from the OS on 127.0.0.1, then released). */
+export async function freePort(): Promise<number> {
+  const s = createServer();
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+  const port = (s.address() as { port: number }).port;
+  await new Promise((r) => s.close(r));
+  return port;
 }

@@ -66,6 +66,11 @@ export interface LitePullConsumerOptions extends ClientOptions {
   startSettleMs?: number;
   /** The longest a start-up settle waits while the membership keeps changing, ms. Default 3000. */
   startSettleMaxMs?: number;
+  /**
+   * How long `start()` keeps trying to reach the broker(s) before it rejects with a
+   * `StartTimeoutError`, ms. Default 10000.
+   */
+  startTimeoutMs?: number;
   /** Aborting this signal shuts the consumer down (as `shutdown()`). */
   signal?: AbortSignal;
 }
@@ -86,6 +91,7 @@ export const DEFAULT_LITE_PULL_CONSUMER_OPTIONS = Object.freeze({
   consumerTimeoutMsWhenSuspend: 30_000,
   startSettleMs: 300,
   startSettleMaxMs: 3000,
+  startTimeoutMs: 10_000,
 });
 
 const D = DEFAULT_LITE_PULL_CONSUMER_OPTIONS;
@@ -130,6 +136,7 @@ const schema = z.object({
   offsetStoreDir: z.string().min(1).optional(),
   startSettleMs: intIn(0, 10_000).default(D.startSettleMs),
   startSettleMaxMs: intIn(0, 60_000).default(D.startSettleMaxMs),
+  startTimeoutMs: intIn(1, 3_600_000).default(D.startTimeoutMs),
   signal: z.custom<AbortSignal>((v) => v instanceof AbortSignal, { message: 'must be an AbortSignal' }).optional(),
 });
 
@@ -153,6 +160,7 @@ export interface ResolvedLitePullConsumerOptions extends ResolvedClientOptions {
   offsetStoreDir: string;
   startSettleMs: number;
   startSettleMaxMs: number;
+  startTimeoutMs: number;
   signal: AbortSignal | undefined;
 }
 

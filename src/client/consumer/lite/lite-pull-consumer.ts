@@ -12,52 +12,43 @@
  * offsets to the consumed ones and the client persists them. With `autoCommit: false`, `commit()`
  * commits and persists on demand. The committed offset of a queue is never past a message that was
  * not handed out. See lite-pull-iterator.ts for the commit point of `for await`.
+ *
+ * This file holds the public API; the parts live beside it: `lite-pull-assignment.ts` (subscribe,
+ * assign, the queues held), `lite-pull-fetch.ts` (the pull tasks feeding the buffer, poll, pause),
+ * `lite-pull-offsets.ts` (commit, committed offsets, seek), `lite-pull-lifecycle.ts` (start and
+ * shutdown) and `lite-pull-run.ts` (what they share).
  */
-import { InvalidArgumentError, RocketMQError, StateError } from '../../../common/errors.js';
+import { InvalidArgumentError, StateError } from '../../../common/errors.js';
 import type { Logger } from '../../../common/logger.js';
-import { compareMessageQueue, messageQueueKey, type MessageExt, type MessageQueue } from '../../../common/message.js';
+import type { MessageExt, MessageQueue } from '../../../common/message.js';
 import { topicNameProblem } from '../../../common/names.js';
-import { buildSubscriptionDataWithType, type SubscriptionData } from '../../../filter/index.js';
-import { AbortError } from '../../../remoting/remoting-errors.js';
-import { computePullFromWhere } from '../compute-pull-from-where.js';
-import { MessageModel } from '../consumer-constants.js';
-import { ConsumeRequestCache, isLive, type ConsumeRequest, type LiteQueue } from './lite-pull-cache.js';
+import { Deferred, type ReadyEvent } from '../consumer-startup.js';
+import type { MessageSelector } from '../message-selector.js';
+import { MQClientInstance } from '../../instance/mq-client-instance.js';
+import { SafeEventEmitter } from '../../instance/safe-emitter.js';
+import type { OffsetPersistedEvent } from '../offset-store.js';
+import { createOffsetStore } from '../offset-store-factory.js';
+import { ConsumerRoutes } from '../consumer-routes.js';
+import { LiteAssignment } from './lite-pull-assignment.js';
+import { ConsumeRequestCache } from './lite-pull-cache.js';
 import {
   resolveLitePullConsumerOptions,
   type LitePullConsumerOptions,
   type ResolvedLitePullConsumerOptions,
 } from './lite-pull-consumer-options.js';
-import { OffsetOutOfRangeError } from './lite-pull-errors.js';
-import {
-  LitePullBatchIterator,
-  LitePullMessageIterator,
-  type LitePullIterateOptions,
-  type LitePullSource,
-} from './lite-pull-iterator.js';
-import {
-  litePullMessage,
-  type LiteFlowControlEvent,
-  type LitePullErrorEvent,
-  type LitePullHost,
-} from './lite-pull-message.js';
-import { MessageSelector } from '../message-selector.js';
-import { MQClientInstance } from '../../instance/mq-client-instance.js';
-import type { MQConsumerInner } from '../../instance/mq-consumer-inner.js';
-import { ReadOffsetType, type OffsetPersistedEvent, type OffsetStore } from '../offset-store.js';
-import { ProcessQueue } from '../process-queue.js';
-import { PullAPIWrapper } from '../pull-api-wrapper.js';
-import { createConsumerStartup, Deferred, type ConsumerStartup, type ReadyEvent } from '../consumer-startup.js';
-import { PullMessageService } from '../pull-message-service.js';
-import { createPullRequest, type PullRequest } from '../pull-request.js';
-import { createOffsetStore } from '../offset-store-factory.js';
-import { ConsumerRoutes } from '../consumer-routes.js';
-import type { RebalanceImpl } from '../rebalance-impl.js';
-import { createRebalanceLitePullImpl, type AssignmentChangedEvent } from './rebalance-lite-pull-impl.js';
-import { SafeEventEmitter } from '../../instance/safe-emitter.js';
+import { LiteFetcher, type PollOptions } from './lite-pull-fetch.js';
+import { LitePullBatchIterator, LitePullMessageIterator, type LitePullIterateOptions } from './lite-pull-iterator.js';
+import { LiteOffsets, type CommitOffsets } from './lite-pull-offsets.js';
+import { releaseAfterFailedStart, shutdownRun, startRun, type LiteLifecycleHost } from './lite-pull-lifecycle.js';
+import type { LiteFlowControlEvent, LitePullErrorEvent } from './lite-pull-message.js';
+import type { LiteCore, LiteRun } from './lite-pull-run.js';
+import type { AssignmentChangedEvent } from './rebalance-lite-pull-impl.js';
 
 export type { AssignmentChangedEvent } from './rebalance-lite-pull-impl.js';
 export type { LiteFlowControlEvent, LitePullErrorEvent } from './lite-pull-message.js';
 export type { LitePullIterateOptions } from './lite-pull-iterator.js';
+export type { PollOptions } from './lite-pull-fetch.js';
+export type { CommitOffsets } from './lite-pull-offsets.js';
 
 export type LitePullConsumerState =
   'CREATE_JUST' | 'STARTING' | 'RUNNING' | 'SHUTTING_DOWN' | 'SHUTDOWN' | 'START_FAILED';
@@ -72,43 +63,6 @@ export interface LitePullConsumerEvents {
   ready: [event: ReadyEvent];
 }
 
-export interface PollOptions {
-  /** How long to wait for messages, ms. Default `pollTimeoutMs` (5000). */
-  timeoutMs?: number | undefined;
-  /** Aborting it ends the wait: `poll` then rejects with an AbortError (code ERR_ABORTED). */
-  signal?: AbortSignal | undefined;
-}
-
-/** Offsets for `commit(offsets)`: a Map or pairs of queue and offset (the next offset to consume). */
-export type CommitOffsets = Iterable<readonly [MessageQueue, number]>;
-
-/** What one start() creates. */
-interface Run {
-  instance: MQClientInstance;
-  wrapper: PullAPIWrapper;
-  offsetStore: OffsetStore;
-  pulls: PullMessageService;
-  rebalance: RebalanceImpl;
-  host: LitePullHost;
-}
-
-function checkOffset(offset: number, field = 'offset'): void {
-  if (!Number.isSafeInteger(offset) || offset < 0)
-    throw new InvalidArgumentError(field, `must be an integer >= 0, got ${String(offset)}`);
-}
-
-function checkQueue(mq: MessageQueue, field = 'mq'): void {
-  if (mq === null || typeof mq !== 'object') throw new InvalidArgumentError(field, 'must be a MessageQueue');
-  if (typeof mq.topic !== 'string' || mq.topic === '')
-    throw new InvalidArgumentError(`${field}.topic`, 'must be a topic name');
-  if (typeof mq.brokerName !== 'string' || mq.brokerName === '')
-    throw new InvalidArgumentError(`${field}.brokerName`, 'must be a broker name');
-  if (!Number.isInteger(mq.queueId) || mq.queueId < 0)
-    throw new InvalidArgumentError(`${field}.queueId`, 'must be an integer >= 0');
-}
-
-const queueName = (mq: MessageQueue): string => `${mq.topic}/${mq.brokerName}/${mq.queueId}`;
-
 /**
  * A consumer that lets the application set the pace: background pulls fill a bounded buffer and
  * `poll()` — or `for await (const message of consumer)` — takes from it. Either `subscribe()` (the
@@ -119,47 +73,60 @@ export class LitePullConsumer implements AsyncIterable<MessageExt> {
   readonly options: ResolvedLitePullConsumerOptions;
   readonly events: SafeEventEmitter<LitePullConsumerEvents>;
   readonly #logger: Logger;
-  /** `subscribe` mode: topic → subscription. */
-  readonly #subscriptions = new Map<string, SubscriptionData>();
-  /** `assign` mode: topic → subscription (`setSubExpressionForAssign`, default `*`). */
-  readonly #assignSubscriptions = new Map<string, SubscriptionData>();
-  #mode: 'none' | 'subscribe' | 'assign' = 'none';
-  /** `assign` mode: the queues asked for (applied at start, or at once when running). */
-  #assignedWanted: MessageQueue[] = [];
-  readonly #queues = new Map<string, LiteQueue>();
   readonly #ready = new Deferred<void>();
-  #startup: ConsumerStartup | undefined;
-  readonly #queueByRequest = new WeakMap<PullRequest, LiteQueue>();
-  readonly #paused = new Set<string>();
+  readonly #startAbort = new AbortController();
   readonly #cache = new ConsumeRequestCache();
-  readonly #pullAbort = new AbortController();
-  readonly #routes: ConsumerRoutes;
+  readonly #core: LiteCore;
+  /** Which queues are ours: subscriptions, assignment, the queues held. */
+  readonly #assignment: LiteAssignment;
+  /** The pull tasks feeding the buffer, and poll, pause and resume. */
+  readonly #fetcher: LiteFetcher;
+  /** Commits, committed offsets, seek. */
+  readonly #offsets: LiteOffsets;
+  /** What start() and shutdown() work on. */
+  readonly #lifecycle: LiteLifecycleHost;
   #state: LitePullConsumerState = 'CREATE_JUST';
-  #run: Run | undefined;
-  #lastAutoCommit: number;
+  #run: LiteRun | undefined;
   #startPromise: Promise<void> | undefined;
   #shutdownPromise: Promise<void> | undefined;
-  readonly #source: LitePullSource;
 
   constructor(options: LitePullConsumerOptions) {
     this.options = resolveLitePullConsumerOptions(options);
     this.#logger = this.options.logger;
-    this.#lastAutoCommit = this.options.clock.now();
     this.events = new SafeEventEmitter<LitePullConsumerEvents>((err, event) =>
       this.#logger.error({ err, event }, 'a LitePullConsumer event handler threw'),
     );
-    this.#routes = new ConsumerRoutes({
-      logger: this.#logger,
+    this.#core = {
       options: this.options,
-      subscriptions: this.#subscriptions,
+      logger: this.#logger,
+      events: this.events,
+      state: () => this.#state,
       isRunning: () => this.#state === 'RUNNING',
       run: () => this.#run,
-    });
-    this.#source = {
-      take: (signal) => this.#take(this.options.pollTimeoutMs, signal),
-      isRunning: () => this.#state === 'RUNNING',
-      markConsumed: (r, from, to) => this.#markConsumed(r, from, to),
-      giveBack: (r, from) => this.#giveBack(r, from),
+      running: (what) => this.#running(what),
+    };
+    this.#assignment = new LiteAssignment(
+      this.#core,
+      this.#cache,
+      (subscriptions) =>
+        new ConsumerRoutes({
+          logger: this.#logger,
+          options: this.options,
+          subscriptions,
+          isRunning: () => this.#state === 'RUNNING',
+          run: () => this.#run,
+        }),
+    );
+    this.#offsets = new LiteOffsets(this.#core, this.#cache, this.#assignment);
+    this.#fetcher = new LiteFetcher(this.#core, this.#cache, this.#assignment, this.#offsets);
+    this.#lifecycle = {
+      core: this.#core,
+      parts: { assignment: this.#assignment, fetcher: this.#fetcher, offsets: this.#offsets },
+      cache: this.#cache,
+      ready: this.#ready,
+      startSignal: this.#startAbort.signal,
+      setState: (state) => (this.#state = state),
+      setRun: (run) => (this.#run = run),
     };
     this.options.signal?.addEventListener('abort', this.#onAbort, { once: true });
   }
@@ -191,15 +158,12 @@ export class LitePullConsumer implements AsyncIterable<MessageExt> {
 
   /** Messages pulled and waiting in the buffer (not yet handed out), all queues together. */
   get bufferedMessageCount(): number {
-    return this.#cache.messageCount;
+    return this.#fetcher.bufferedMessageCount;
   }
 
   /** The queues this consumer pulls now, sorted. */
   assignment(): MessageQueue[] {
-    return [...this.#queues.values()]
-      .filter((q) => !q.pq.dropped)
-      .map((q) => ({ ...q.mq }))
-      .sort(compareMessageQueue);
+    return this.#assignment.assignment();
   }
 
   /**
@@ -212,39 +176,19 @@ export class LitePullConsumer implements AsyncIterable<MessageExt> {
     selector: MessageSelector | string = '*',
     onAssignmentChange?: (event: AssignmentChangedEvent) => void,
   ): this {
-    if (this.#mode === 'assign')
-      throw new StateError('subscribe and assign are mutually exclusive: this consumer uses assign()');
-    const problem = topicNameProblem(topic);
-    if (problem) throw new InvalidArgumentError('topic', problem);
-    if (this.#state === 'SHUTDOWN' || this.#state === 'SHUTTING_DOWN')
-      throw new StateError('the LitePullConsumer has been shut down');
-    const sel = MessageSelector.from(selector);
-    const sd = buildSubscriptionDataWithType(topic, sel.expression, sel.expressionType);
-    sd.subVersion = this.options.clock.now();
-    this.#mode = 'subscribe';
-    this.#subscriptions.set(topic, sd);
-    if (onAssignmentChange)
-      this.events.on('assignmentChanged', (e) => {
-        if (e.topic === topic) onAssignmentChange(e);
-      });
-    if (this.#state === 'RUNNING') this.#routes.subscriptionChanged(topic);
+    this.#assignment.subscribe(topic, selector, onAssignmentChange);
     return this;
   }
 
   /** `subscribe` mode: stop consuming `topic` (its queues are committed and dropped at the next rebalance, run now). */
   unsubscribe(topic: string): this {
-    if (this.#subscriptions.delete(topic) && this.#state === 'RUNNING') this.#routes.subscriptionChanged();
+    this.#assignment.unsubscribe(topic);
     return this;
   }
 
   /** `assign` mode: the filter used for the assigned queues of `topic` (default `*`). Before start only. */
   setSubExpressionForAssign(topic: string, selector: MessageSelector | string): this {
-    const problem = topicNameProblem(topic);
-    if (problem) throw new InvalidArgumentError('topic', problem);
-    if (this.#state !== 'CREATE_JUST')
-      throw new StateError('setSubExpressionForAssign() is allowed only before start()');
-    const sel = MessageSelector.from(selector);
-    this.#assignSubscriptions.set(topic, buildSubscriptionDataWithType(topic, sel.expression, sel.expressionType));
+    this.#assignment.setSubExpressionForAssign(topic, selector);
     return this;
   }
 
@@ -255,15 +199,7 @@ export class LitePullConsumer implements AsyncIterable<MessageExt> {
    * topic does not have, and a StateError after `subscribe`.
    */
   async assign(queues: readonly MessageQueue[]): Promise<void> {
-    if (this.#mode === 'subscribe')
-      throw new StateError('subscribe and assign are mutually exclusive: this consumer uses subscribe()');
-    if (!Array.isArray(queues)) throw new InvalidArgumentError('queues', 'must be an array of MessageQueue');
-    queues.forEach((mq, i) => checkQueue(mq, `queues[${i}]`));
-    if (this.#state === 'SHUTDOWN' || this.#state === 'SHUTTING_DOWN')
-      throw new StateError('the LitePullConsumer has been shut down');
-    this.#mode = 'assign';
-    this.#assignedWanted = queues.map((mq) => ({ topic: mq.topic, brokerName: mq.brokerName, queueId: mq.queueId }));
-    if (this.#state === 'RUNNING') await this.#applyAssignment(this.#assignedWanted);
+    await this.#assignment.assign(queues);
   }
 
   /** The readable queues of `topic`, sorted; ERR_TOPIC_NOT_EXIST when the topic does not exist. */
@@ -273,7 +209,13 @@ export class LitePullConsumer implements AsyncIterable<MessageExt> {
     return this.#running('fetchMessageQueues').instance.fetchSubscribeMessageQueues(topic);
   }
 
-  /** Starts pulling. Resolves once registered and (in `assign` mode) the queues are checked. */
+  /**
+   * Starts pulling. Resolves once the client has reached its broker(s) — the routes of the subscribed
+   * (or assigned) topics fetched, every subscription that is not a tag expression accepted, the
+   * heartbeat accepted — and, in `assign` mode, the queues are checked. An unreachable broker is tried
+   * again until `startTimeoutMs`, then the promise rejects with a retriable `StartTimeoutError`
+   * naming the address and the cause. Idempotent while starting or running; rejects after `shutdown()`.
+   */
   start(): Promise<void> {
     if (this.#startPromise) return this.#startPromise;
     if (this.#state !== 'CREATE_JUST')
@@ -288,7 +230,6 @@ export class LitePullConsumer implements AsyncIterable<MessageExt> {
     this.#state = 'STARTING';
     const instance = MQClientInstance.acquire(o);
     try {
-      const wrapper = new PullAPIWrapper(instance, o.consumerGroup);
       const offsetStore = createOffsetStore(
         o,
         instance,
@@ -296,210 +237,19 @@ export class LitePullConsumer implements AsyncIterable<MessageExt> {
         (e) => void this.events.emit('offsetPersisted', e),
       );
       await offsetStore.load();
-      const pulls = new PullMessageService(
-        (req) => {
-          if (this.#startup?.pending) this.#startup.pullStarted(req.processQueue);
-          return litePullMessage(host, req);
-        },
-        o.clock,
-        this.#logger,
-      );
-      const host: LitePullHost = {
-        options: o,
-        logger: this.#logger,
-        cache: this.#cache,
-        signal: this.#pullAbort.signal,
-        wrapper,
-        pulls,
-        isRunning: () => this.#state === 'RUNNING',
-        isPaused: (q) => this.#paused.has(q.key),
-        queueOf: (req) => this.#queueByRequest.get(req),
-        subscriptionOf: (topic) =>
-          this.#mode === 'subscribe' ? this.#subscriptions.get(topic) : this.#assignSubscriptionOf(topic),
-        computePullFromWhere: (mq) => this.#computePullFromWhere(mq),
-        onPullError: (e) => void this.events.emit('pullError', e),
-        onFlowControl: (e) => void this.events.emit('flowControl', e),
-      };
-      const rebalance = createRebalanceLitePullImpl(
-        {
-          consumerGroup: o.consumerGroup,
-          messageModel: o.messageModel,
-          strategy: o.allocateMessageQueueStrategy,
-          clock: o.clock,
-          logger: this.#logger,
-          subscriptions: this.#subscriptions,
-          computePullFromWhere: (mq) => this.#computePullFromWhere(mq),
-          addQueue: (req) => this.#addQueue(req),
-          removeQueue: (mq) => this.#removeQueue(mq),
-          assignmentChanged: (e) => void this.events.emit('assignmentChanged', e),
-        },
-        this.#routes,
-        instance,
-        offsetStore,
-      );
-      this.#run = { instance, wrapper, offsetStore, pulls, rebalance, host };
-      instance.events.on('routeChanged', this.#routes.onRouteChanged);
-      instance.registerConsumer(o.consumerGroup, this.#consumerInner());
-      await instance.start();
-      this.#state = 'RUNNING';
-      const startup = (settle: boolean): ConsumerStartup =>
-        createConsumerStartup({
-          instance,
-          group: o.consumerGroup,
-          settle,
-          quietMs: o.startSettleMs,
-          maxMs: o.startSettleMaxMs,
-          clock: o.clock,
-          logger: this.#logger,
-          ready: this.#ready,
-          onReady: (e) => void this.events.emit('ready', e),
-        });
-      if (this.#mode === 'subscribe') {
-        await Promise.all([...this.#subscriptions.keys()].map((t) => this.#routes.refreshRoute(t)));
-        await instance.sendHeartbeatToAllBrokers();
-        // The brokers count this member now: it settles before its first division of the queues.
-        this.#startup = startup(o.messageModel === MessageModel.CLUSTERING);
-        instance.rebalanceImmediately();
-      } else {
-        this.#startup = startup(false);
-        if (this.#mode === 'assign') await this.#applyAssignment(this.#assignedWanted);
-        this.#startup.afterPass(true, this.#queues.values());
-        if (this.#mode === 'assign') await instance.sendHeartbeatToAllBrokers();
-      }
+      await startRun(this.#lifecycle, instance, offsetStore);
     } catch (err) {
-      this.#state = 'START_FAILED';
-      this.#ready.reject(err);
-      this.#startup?.end(err);
-      instance.events.off('routeChanged', this.#routes.onRouteChanged);
-      await this.#run?.pulls.shutdown();
-      for (const q of this.#queues.values()) q.pq.dropped = true;
-      this.#queues.clear();
-      this.#cache.clear();
-      this.#run = undefined;
-      await instance.unregisterConsumer(o.consumerGroup).catch(() => {});
-      await instance.release().catch(() => {});
+      await releaseAfterFailedStart(this.#lifecycle, instance, err);
       throw err;
     }
   }
 
-  #consumerInner(): MQConsumerInner {
-    const o = this.options;
-    return {
-      groupName: () => o.consumerGroup,
-      messageModel: () => o.messageModel,
-      consumeType: () => 'CONSUME_ACTIVELY',
-      consumeFromWhere: () => o.consumeFromWhere,
-      subscriptions: () =>
-        this.#mode === 'subscribe'
-          ? [...this.#subscriptions.values()]
-          : [...new Set(this.#assignedWanted.map((mq) => mq.topic))].map((t) => this.#assignSubscriptionOf(t)),
-      doRebalance: async () => {
-        const run = this.#run;
-        if (!run || this.#state !== 'RUNNING' || this.#mode !== 'subscribe') return true;
-        // A paused queue is not pulled on purpose: keep the rebalance from treating it as idle.
-        const now = o.clock.now();
-        for (const q of this.#queues.values()) if (this.#paused.has(q.key)) q.pq.lastPullTimestamp = now;
-        // Members starting together divide the queues only once the membership is quiet.
-        const startup = this.#startup;
-        if (!startup) return true; // start() has not sent its heartbeat yet: it rebalances right after
-        await startup.settled;
-        if (this.#state !== 'RUNNING') return true;
-        const balanced = await run.rebalance.doRebalance();
-        startup.afterPass(balanced, run.rebalance.processQueueTable.values());
-        return balanced;
-      },
-      persistConsumerOffset: async () => {
-        const run = this.#run;
-        if (!run || this.#state !== 'RUNNING') return;
-        if (o.autoCommit) this.#maybeAutoCommit();
-        await run.offsetStore.persistAll(this.#assignedQueues());
-      },
-      updateTopicSubscribeInfo: (topic, mqs) => this.#routes.updateTopicSubscribeInfo(topic, mqs),
-      isSubscribeTopicNeedUpdate: (topic) =>
-        this.#subscriptions.has(topic) || this.#assignedWanted.some((mq) => mq.topic === topic),
-    };
-  }
-
-  #assignSubscriptionOf(topic: string): SubscriptionData {
-    let sd = this.#assignSubscriptions.get(topic);
-    if (!sd) this.#assignSubscriptions.set(topic, (sd = buildSubscriptionDataWithType(topic, '*', 'TAG')));
-    return sd;
-  }
-
-  #assignedQueues(): MessageQueue[] {
-    // A queue of a topic no longer subscribed is dropped by the rebalance without a removal call.
-    for (const [key, q] of this.#queues) if (q.pq.dropped && this.#state === 'RUNNING') this.#queues.delete(key);
-    return [...this.#queues.values()].map((q) => q.mq);
-  }
-
-  #running(what: string): Run {
+  #running(what: string): LiteRun {
     const run = this.#run;
     if (this.#state === 'RUNNING' && run) return run;
     if (this.#state === 'CREATE_JUST' || this.#state === 'STARTING')
       throw new StateError(`${what}() before start(): start the LitePullConsumer first`);
     throw new StateError(`${what}(): the LitePullConsumer is ${this.#state}`);
-  }
-
-  async #computePullFromWhere(mq: MessageQueue): Promise<number> {
-    const run = this.#running('computePullFromWhere');
-    const { instance, offsetStore } = run;
-    return computePullFromWhere(mq, {
-      consumeFromWhere: this.options.consumeFromWhere,
-      consumeTimestamp: this.options.consumeTimestamp,
-      readOffsetFromStore: (q) => offsetStore.readOffset(q, ReadOffsetType.READ_FROM_STORE),
-      maxOffset: async (q) => instance.api.getMaxOffset((await instance.findBrokerAddressForQueue(q)).brokerAddr, q),
-      searchOffset: async (q, ts) =>
-        instance.api.searchOffset((await instance.findBrokerAddressForQueue(q)).brokerAddr, q, ts),
-    });
-  }
-
-  /** Starts consuming the queue of `req` (rebalance) or a queue just assigned (offset -1: computed by the task). */
-  #addQueue(req: PullRequest): void {
-    const run = this.#run;
-    if (!run) return;
-    const mq = req.messageQueue;
-    const key = messageQueueKey(mq);
-    const q: LiteQueue = { mq, key, pq: req.processQueue, request: req, consumeOffset: -1, parked: undefined };
-    this.#queues.set(key, q);
-    this.#queueByRequest.set(req, q);
-    run.pulls.executePullRequestImmediately(req);
-  }
-
-  /** Stops consuming `mq`: under auto-commit its consumed offset is committed; then persisted and forgotten. */
-  async #removeQueue(mq: MessageQueue): Promise<void> {
-    const run = this.#run;
-    const key = messageQueueKey(mq);
-    const q = this.#queues.get(key);
-    if (!run || !q) return;
-    q.pq.dropped = true;
-    this.#queues.delete(key);
-    this.#cache.removeQueue(q);
-    if (this.options.autoCommit && q.consumeOffset >= 0) run.offsetStore.updateOffset(mq, q.consumeOffset, false);
-    await run.offsetStore.persist(mq);
-    run.offsetStore.removeOffset(mq);
-  }
-
-  async #applyAssignment(wanted: readonly MessageQueue[]): Promise<void> {
-    const run = this.#running('assign');
-    const topics = [...new Set(wanted.map((mq) => mq.topic))];
-    const readable = new Map<string, Set<string>>();
-    for (const topic of topics) {
-      const mqs = await run.instance.fetchSubscribeMessageQueues(topic);
-      readable.set(topic, new Set(mqs.map(messageQueueKey)));
-    }
-    for (const mq of wanted) {
-      if (!readable.get(mq.topic)?.has(messageQueueKey(mq)))
-        throw new InvalidArgumentError('queues', `${queueName(mq)} is not a readable queue of topic ${mq.topic}`);
-    }
-    if (this.#assignedWanted !== wanted) return; // a later assign() replaced this one
-    const want = new Set(wanted.map(messageQueueKey));
-    for (const q of [...this.#queues.values()]) if (!want.has(q.key)) await this.#removeQueue(q.mq);
-    for (const mq of wanted) {
-      const key = messageQueueKey(mq);
-      if (this.#queues.has(key)) continue;
-      run.offsetStore.removeOffset(mq);
-      this.#addQueue(createPullRequest(this.options.consumerGroup, mq, new ProcessQueue(this.options.clock.now()), -1));
-    }
   }
 
   // ---- poll and iteration ------------------------------------------------------------------------
@@ -511,17 +261,7 @@ export class LitePullConsumer implements AsyncIterable<MessageExt> {
    */
   async poll(opts: PollOptions = {}): Promise<MessageExt[]> {
     this.#running('poll');
-    const timeoutMs = opts.timeoutMs ?? this.options.pollTimeoutMs;
-    if (!Number.isFinite(timeoutMs) || timeoutMs < 0)
-      throw new InvalidArgumentError('timeoutMs', 'must be a number of ms >= 0');
-    const r = await this.#take(timeoutMs, opts.signal);
-    if (opts.signal?.aborted) {
-      if (r) this.#giveBack(r, 0);
-      throw new AbortError('poll aborted', { cause: opts.signal.reason });
-    }
-    if (!r) return [];
-    this.#markConsumed(r, 0, r.messages.length);
-    return r.messages;
+    return this.#fetcher.poll(opts);
   }
 
   /** `for await (const message of consumer)`: see `messages()`. */
@@ -536,66 +276,16 @@ export class LitePullConsumer implements AsyncIterable<MessageExt> {
    */
   messages(opts: LitePullIterateOptions = {}): AsyncIterableIterator<MessageExt> {
     this.#running('messages');
-    return new LitePullMessageIterator(this.#source, opts.signal);
+    return new LitePullMessageIterator(this.#fetcher.source, opts.signal);
   }
 
   /** As `messages()`, one pull's messages (up to `pullBatchSize`) per step; a batch is consumed as a whole. */
   batches(opts: LitePullIterateOptions = {}): AsyncIterableIterator<MessageExt[]> {
     this.#running('batches');
-    return new LitePullBatchIterator(this.#source, opts.signal);
-  }
-
-  async #take(timeoutMs: number, signal: AbortSignal | undefined): Promise<ConsumeRequest | null> {
-    const clock = this.options.clock;
-    if (this.options.autoCommit) this.#maybeAutoCommit();
-    const deadline = clock.now() + timeoutMs;
-    const available = (q: LiteQueue): boolean => this.#paused.size === 0 || !this.#paused.has(q.key);
-    // Let pending I/O run first: a loop that keeps finding buffered messages would otherwise run on
-    // promise callbacks alone, and the answers of the pulls in flight (and so the next pulls) would wait
-    // until the buffer ran dry. One turn per batch: a for-await drain went from ~83% to ~110% of the
-    // push consumer's rate on the same backlog (bench/lite-pull.bench.mjs).
-    await new Promise<void>((resolve) => setImmediate(resolve));
-    for (;;) {
-      if (this.#state !== 'RUNNING' || signal?.aborted) return null;
-      const r = this.#cache.take(available);
-      if (r) return r;
-      const left = deadline - clock.now();
-      if (left <= 0) return null;
-      await this.#cache.wait(left, clock, signal);
-    }
-  }
-
-  #markConsumed(r: ConsumeRequest, from: number, to: number): void {
-    if (!isLive(r) || from >= to) return;
-    const msgs = from === 0 && to === r.messages.length ? r.messages : r.messages.slice(from, to);
-    const offset = r.queue.pq.removeMessage(msgs, this.options.clock.now());
-    if (offset >= 0) r.queue.consumeOffset = offset;
-  }
-
-  #giveBack(r: ConsumeRequest, from: number): void {
-    if (!isLive(r) || from >= r.messages.length) return;
-    this.#cache.unshift({
-      queue: r.queue,
-      request: r.request,
-      messages: from === 0 ? r.messages : r.messages.slice(from),
-    });
+    return new LitePullBatchIterator(this.#fetcher.source, opts.signal);
   }
 
   // ---- offsets -----------------------------------------------------------------------------------
-
-  #maybeAutoCommit(): void {
-    const now = this.options.clock.now();
-    if (now - this.#lastAutoCommit < this.options.autoCommitIntervalMs) return;
-    this.#lastAutoCommit = now;
-    this.#commitAll();
-  }
-
-  /** RocketMQ: commitAll — every assigned queue's consumed offset into the offset store (memory). */
-  #commitAll(): void {
-    const store = this.#run?.offsetStore;
-    if (!store) return;
-    for (const q of this.#queues.values()) if (q.consumeOffset >= 0) store.updateOffset(q.mq, q.consumeOffset, false);
-  }
 
   /**
    * Commits and persists, resolving once the broker (or the local offset file) has the offsets:
@@ -603,44 +293,7 @@ export class LitePullConsumer implements AsyncIterable<MessageExt> {
    * (queue → the next offset to consume). Rejects when a write fails.
    */
   async commit(offsets?: CommitOffsets): Promise<void> {
-    const run = this.#running('commit');
-    let queues: MessageQueue[];
-    if (offsets === undefined) {
-      this.#commitAll();
-      queues = this.#assignedQueues();
-    } else {
-      const list = [...offsets].map(([mq, offset], i) => {
-        checkQueue(mq, `offsets[${i}]`);
-        checkOffset(offset, `offsets[${i}]`);
-        return [mq, offset] as const;
-      });
-      for (const [mq, offset] of list) run.offsetStore.updateOffset(mq, offset, false);
-      queues = list.map(([mq]) => mq);
-    }
-    await this.#persistNow(run, queues);
-  }
-
-  async #persistNow(run: Run, queues: readonly MessageQueue[]): Promise<void> {
-    if (this.options.messageModel === MessageModel.BROADCASTING) {
-      await run.offsetStore.persistAll(this.#assignedQueues());
-      return;
-    }
-    const { instance, offsetStore } = run;
-    await Promise.all(
-      queues.map(async (mq) => {
-        const offset = offsetStore.readOffsetFromMemory(mq);
-        if (offset < 0) return;
-        const { brokerAddr } = await instance.findBrokerAddressForQueue(mq);
-        await instance.api.updateConsumerOffset(brokerAddr, {
-          consumerGroup: this.options.consumerGroup,
-          topic: mq.topic,
-          queueId: mq.queueId,
-          commitOffset: offset,
-          bname: mq.brokerName,
-        });
-        this.events.emit('offsetPersisted', { messageQueue: { ...mq }, offset });
-      }),
-    );
+    await this.#offsets.commit(offsets);
   }
 
   /**
@@ -648,14 +301,7 @@ export class LitePullConsumer implements AsyncIterable<MessageExt> {
    * else the broker's (or the local file's); -1 when there is none.
    */
   async committed(mq: MessageQueue): Promise<number> {
-    checkQueue(mq);
-    const run = this.#running('committed');
-    const offset = await run.offsetStore.readOffset(mq, ReadOffsetType.MEMORY_FIRST_THEN_STORE);
-    if (offset === -2)
-      throw new RocketMQError('ERR_OFFSET_READ', `reading the committed offset of ${queueName(mq)} failed`, {
-        retriable: true,
-      });
-    return offset;
+    return this.#offsets.committed(mq);
   }
 
   // ---- seek, pause, resume ---------------------------------------------------------------------------
@@ -666,99 +312,37 @@ export class LitePullConsumer implements AsyncIterable<MessageExt> {
    * OffsetOutOfRangeError (ERR_OFFSET_OUT_OF_RANGE).
    */
   async seek(mq: MessageQueue, offset: number): Promise<void> {
-    checkQueue(mq);
-    checkOffset(offset);
-    const q = this.#assignedQueue(mq, 'seek');
-    const [min, max] = await Promise.all([this.#minOffset(mq), this.#maxOffset(mq)]);
-    if (offset < min || offset > max) throw new OffsetOutOfRangeError(mq, offset, min, max);
-    this.#seekTo(this.#assignedQueue(mq, 'seek', q), offset);
+    await this.#offsets.seek(mq, offset);
   }
 
   /** Moves `mq` to its first stored message. */
   async seekToBegin(mq: MessageQueue): Promise<void> {
-    checkQueue(mq);
-    const q = this.#assignedQueue(mq, 'seekToBegin');
-    const min = await this.#minOffset(mq);
-    this.#seekTo(this.#assignedQueue(mq, 'seekToBegin', q), min);
+    await this.#offsets.seekToBegin(mq);
   }
 
   /** Moves `mq` past its last stored message: only new messages come. */
   async seekToEnd(mq: MessageQueue): Promise<void> {
-    checkQueue(mq);
-    const q = this.#assignedQueue(mq, 'seekToEnd');
-    const max = await this.#maxOffset(mq);
-    this.#seekTo(this.#assignedQueue(mq, 'seekToEnd', q), max);
+    await this.#offsets.seekToEnd(mq);
   }
 
   /** The offset of the first message of `mq` stored at or after `timestamp` (ms since the epoch). */
   async offsetForTimestamp(mq: MessageQueue, timestamp: number): Promise<number> {
-    checkQueue(mq);
-    if (!Number.isSafeInteger(timestamp))
-      throw new InvalidArgumentError('timestamp', 'must be an integer (ms since the epoch)');
-    const { instance } = this.#running('offsetForTimestamp');
-    const { brokerAddr } = await instance.findBrokerAddressForQueue(mq);
-    return instance.api.searchOffset(brokerAddr, mq, timestamp);
-  }
-
-  async #minOffset(mq: MessageQueue): Promise<number> {
-    const { instance } = this.#running('seek');
-    return instance.api.getMinOffset((await instance.findBrokerAddressForQueue(mq)).brokerAddr, mq);
-  }
-
-  async #maxOffset(mq: MessageQueue): Promise<number> {
-    const { instance } = this.#running('seek');
-    return instance.api.getMaxOffset((await instance.findBrokerAddressForQueue(mq)).brokerAddr, mq);
-  }
-
-  #assignedQueue(mq: MessageQueue, what: string, expected?: LiteQueue): LiteQueue {
-    this.#running(what);
-    const q = this.#queues.get(messageQueueKey(mq));
-    if (!q || (expected && q !== expected))
-      throw new StateError(
-        `${what}: ${queueName(mq)} is not assigned to this consumer` +
-          (this.#mode === 'subscribe' ? ' (it may be rebalancing)' : ''),
-      );
-    return q;
-  }
-
-  /** Drops the queue's buffer and in-flight pull, and pulls again from `offset`. */
-  #seekTo(q: LiteQueue, offset: number): void {
-    const run = this.#running('seek');
-    this.#cache.removeQueue(q);
-    q.pq.clear();
-    const req = createPullRequest(this.options.consumerGroup, q.mq, q.pq, offset);
-    q.request = req;
-    q.parked = undefined;
-    q.consumeOffset = offset;
-    this.#queueByRequest.set(req, q);
-    run.pulls.executePullRequestImmediately(req);
+    return this.#offsets.offsetForTimestamp(mq, timestamp);
   }
 
   /** Stops pulling `queues` and holds back their buffered messages from `poll` until `resume`. */
   pause(queues: readonly MessageQueue[]): void {
-    queues.forEach((mq, i) => checkQueue(mq, `queues[${i}]`));
-    for (const mq of queues) this.#paused.add(messageQueueKey(mq));
+    this.#fetcher.pause(queues);
   }
 
   /** Pulls `queues` again and releases their buffered messages. */
   resume(queues: readonly MessageQueue[]): void {
-    queues.forEach((mq, i) => checkQueue(mq, `queues[${i}]`));
-    for (const mq of queues) {
-      const key = messageQueueKey(mq);
-      this.#paused.delete(key);
-      const q = this.#queues.get(key);
-      const parked = q?.parked;
-      if (q && parked) {
-        q.parked = undefined;
-        if (parked === q.request) this.#run?.pulls.executePullRequestImmediately(parked);
-      }
-    }
-    this.#cache.wakeAll();
+    this.#fetcher.resume(queues);
   }
 
   /** Whether `mq` is paused. */
   isPaused(mq: MessageQueue): boolean {
-    return this.#paused.has(messageQueueKey(mq));
+    return this.#fetcher.isPaused(mq);
   }
 
   // ---- shutdown ----------------------------------------------------------------------------------
@@ -779,37 +363,17 @@ export class LitePullConsumer implements AsyncIterable<MessageExt> {
 
   async #shutdown(): Promise<void> {
     this.options.signal?.removeEventListener('abort', this.#onAbort);
+    // A start still waiting for its brokers gives up now.
+    this.#startAbort.abort();
     if (this.#startPromise) await this.#startPromise.catch(() => {});
     const notReady = new StateError('the LitePullConsumer was shut down before it was ready');
     this.#ready.reject(notReady);
-    this.#startup?.end(notReady);
+    this.#run?.startup?.end(notReady);
     const run = this.#run;
     if (!run || this.#state !== 'RUNNING') {
       this.#state = 'SHUTDOWN';
       return;
     }
-    this.#state = 'SHUTTING_DOWN';
-    this.#cache.wakeAll();
-    const step = async (name: string, fn: () => Promise<unknown> | void): Promise<void> => {
-      try {
-        await fn();
-      } catch (err) {
-        this.#logger.warn({ err, step: name }, 'LitePullConsumer shutdown step failed');
-      }
-    };
-    await step('stop pulling', async () => {
-      this.#pullAbort.abort(new StateError('the LitePullConsumer is shutting down'));
-      await run.pulls.shutdown();
-    });
-    await step('wait for rebalance', () => run.rebalance.idle());
-    if (this.options.autoCommit) this.#commitAll();
-    const queues = this.#assignedQueues();
-    for (const q of this.#queues.values()) q.pq.dropped = true;
-    this.#cache.clear();
-    await step('persist offsets', () => this.#persistNow(run, queues));
-    run.instance.events.off('routeChanged', this.#routes.onRouteChanged);
-    await step('unregister', () => run.instance.unregisterConsumer(this.options.consumerGroup));
-    await step('release client instance', () => run.instance.release());
-    this.#state = 'SHUTDOWN';
+    await shutdownRun(this.#lifecycle, run);
   }
 }
