@@ -10,6 +10,7 @@ import { compareMessageQueue, type MessageQueue } from '../../common/message.js'
 import { ResponseCode } from '../../protocol/response-code.js';
 import { errorFromResponse } from '../../protocol/response-error.js';
 import { isReadable, isWriteable, type TopicRouteData } from '../../protocol/commands/index.js';
+import { unreachableError } from './connection-errors.js';
 import type { MQClientAPI } from './mq-client-api.js';
 import type { MQConsumerInner } from './mq-consumer-inner.js';
 
@@ -132,7 +133,9 @@ export class TopicRouteTable {
   }
 
   async #fetchRoute(topic: string): Promise<TopicRouteData | null> {
-    const route = await this.#queryEndpoints((addr) => this.#d.api.getTopicRouteInfo(addr, topic));
+    const route = await this.#queryEndpoints(`to fetch the route of ${topic}`, (addr) =>
+      this.#d.api.getTopicRouteInfo(addr, topic),
+    );
     if (route === null || this.#d.isShutdown()) return route;
     const key = routeKey(route);
     if (this.#routeKeys.get(topic) !== key) {
@@ -162,23 +165,25 @@ export class TopicRouteTable {
 
   /**
    * Tries `call` on each endpoint (or NameServer) in turn, starting with the last that worked, until
-   * one answers.
+   * one answers. When none could be reached, the error names them all and each one's failure.
    */
-  async #queryEndpoints<T>(call: (addr: string) => Promise<T>): Promise<T> {
-    const eps = this.#d.namesrvAddr.length > 0 ? this.#d.namesrvAddr : this.#d.endpoints;
-    let lastErr: unknown;
+  async #queryEndpoints<T>(purpose: string, call: (addr: string) => Promise<T>): Promise<T> {
+    const nameServers = this.#d.namesrvAddr.length > 0;
+    const eps = nameServers ? this.#d.namesrvAddr : this.#d.endpoints;
+    const failures: Array<[string, unknown]> = [];
     for (let i = 0; i < eps.length; i++) {
       const idx = (this.#endpointCursor + i) % eps.length;
+      const addr = eps[idx]!;
       try {
-        const r = await call(eps[idx]!);
+        const r = await call(addr);
         this.#endpointCursor = idx;
         return r;
       } catch (err) {
-        lastErr = err;
+        failures.push([addr, err]);
         if (!(err instanceof RocketMQError) || !err.retriable) throw err;
       }
     }
-    throw lastErr;
+    throw unreachableError(nameServers ? 'NameServer' : 'broker', purpose, failures);
   }
 
   /** The cached route of `topic`, if any. */
