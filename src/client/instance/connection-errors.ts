@@ -50,3 +50,43 @@ export function unreachableError(
     ...(last.responseCode === undefined ? {} : { responseCode: last.responseCode }),
   });
 }
+
+/** What `connectionError` carries: the address that could not be reached and the failure. */
+export interface ConnectionErrorEvent {
+  /** The NameServer or broker address (the HTTP base URL for the bundled broker). */
+  address: string;
+  /** The failure: connection refused or reset, a connect that timed out. */
+  error: unknown;
+}
+
+/** A client that wants to hear about connection errors (the producers' and consumers' inner objects). */
+export interface ConnectionErrorListener {
+  connectionError?(event: ConnectionErrorEvent): void;
+}
+
+/**
+ * Tells each client once per address that the address could not be reached, the first time it fails
+ * before it ever answered: a start that retries, or sends that keep failing, report it once, not once
+ * per attempt. A client registered later hears about it at the next failure.
+ */
+export class ConnectionErrorReporter {
+  readonly #told = new Map<string, WeakSet<ConnectionErrorListener>>();
+
+  constructor(private readonly clients: () => Iterable<ConnectionErrorListener>) {}
+
+  /** A call to `addr`, which has not answered yet, could not reach it. */
+  failed(addr: string, error: unknown): void {
+    let told = this.#told.get(addr);
+    if (!told) this.#told.set(addr, (told = new WeakSet()));
+    for (const c of this.clients()) {
+      if (!c.connectionError || told.has(c)) continue;
+      told.add(c);
+      c.connectionError({ address: addr, error });
+    }
+  }
+
+  /** `addr` answered: its later outages are reported as disconnections instead. */
+  answered(addr: string): void {
+    this.#told.delete(addr);
+  }
+}

@@ -22,6 +22,7 @@ import type { TopicRouteData } from '../../protocol/commands/index.js';
 import type { RemotingClient } from '../../remoting/remoting-client.js';
 import { BrokerHealth, ObservedRemotingClient } from './broker-health.js';
 import { ClientHeartbeat } from './client-heartbeat.js';
+import { ConnectionErrorReporter } from './connection-errors.js';
 import { ClientRemotingProcessor, CLIENT_REQUEST_CODES } from './client-remoting-processor.js';
 import { createRemotingClient, serverRequestHost } from './transport.js';
 import { buildClientId, type ResolvedClientOptions } from './client-options.js';
@@ -123,9 +124,17 @@ export class MQClientInstance {
     this.events = new SafeEventEmitter<ClientInstanceEvents>((err, event) =>
       this.#logger.error({ err, event }, 'a client event listener threw'),
     );
+    const connectionErrors = new ConnectionErrorReporter(() => [
+      ...this.#consumers.values(),
+      ...this.#producers.values(),
+    ]);
     this.brokerHealth = new BrokerHealth(options.clock, options.logger, options.brokerUnreachableWarnMs, {
-      connected: (addr) => this.events.emit('brokerConnected', addr),
+      connected: (addr) => {
+        connectionErrors.answered(addr);
+        this.events.emit('brokerConnected', addr);
+      },
       disconnected: (addr, err) => this.events.emit('brokerDisconnected', addr, err),
+      notReachedYet: (addr, err) => connectionErrors.failed(addr, err),
     });
     this.api = new MQClientAPI(new ObservedRemotingClient(this.remoting, this.brokerHealth), {
       requestTimeoutMs: options.requestTimeoutMs,

@@ -5,6 +5,7 @@
  * @pure
  */
 import type { MessageExt, MessageQueue } from '../../common/message.js';
+import type { ConnectionErrorListener } from './connection-errors.js';
 import type { ConsumeMessageDirectlyResult, ConsumerRunningInfo } from './consumer-running-info.js';
 
 /** RocketMQ's MessageModel. */
@@ -26,7 +27,8 @@ export interface SubscriptionDataLike {
   classFilterMode?: boolean | undefined;
 }
 
-export interface MQConsumerInner {
+/** `connectionError` (optional): an address it needs could not be reached, told once per address. */
+export interface MQConsumerInner extends ConnectionErrorListener {
   groupName(): string;
   messageModel(): MessageModelName;
   consumeType(): ConsumeTypeName;
@@ -53,7 +55,7 @@ export interface MQConsumerInner {
   consumeMessageDirectly?(msg: MessageExt, brokerName: string | undefined): Promise<ConsumeMessageDirectlyResult>;
 }
 
-/** What MQClientInstance needs from a producer: its group (heartbeat, unregister). */
-export interface MQProducerInner {
+/** What MQClientInstance needs from a producer: its group (heartbeat, unregister); `connectionError` as above. */
+export interface MQProducerInner extends ConnectionErrorListener {
   groupName(): string;
 }

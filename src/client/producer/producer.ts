@@ -34,6 +34,7 @@ import type { SendStatus } from '../instance/mq-client-api.js';
 import { MQClientInstance, type TopicPublishInfo } from '../instance/mq-client-instance.js';
 import { resolveProducerOptions, type ProducerOptions, type ResolvedProducerOptions } from './producer-options.js';
 import { SafeEventEmitter } from '../instance/safe-emitter.js';
+import type { ConnectionErrorEvent } from '../instance/connection-errors.js';
 import { runSelector, SelectMessageQueueByHash, type MessageQueueSelector } from './message-queue-selector.js';
 import { LatencyFaultTolerance } from './latency-fault-tolerance.js';
 import { SendAccumulator } from './send-accumulator.js';
@@ -73,6 +74,8 @@ export interface SendOptions {
 export interface ProducerEvents {
   /** One attempt failed; the send may still succeed on another queue. A batch emits once per attempt. */
   sendError: [err: unknown, info: { topic: string; messageQueue: MessageQueue | undefined; attempt: number }];
+  /** A NameServer or broker that has not answered yet could not be reached (once per address). */
+  connectionError: [event: ConnectionErrorEvent];
 }
 
 /** RocketMQ's retryResponseCodes: broker answers after which a send is tried again elsewhere. */
@@ -199,7 +202,10 @@ export class Producer {
     this.#state = 'STARTING';
     const instance = MQClientInstance.acquire(this.options);
     try {
-      instance.registerProducer(this.options.producerGroup, { groupName: () => this.options.producerGroup });
+      instance.registerProducer(this.options.producerGroup, {
+        groupName: () => this.options.producerGroup,
+        connectionError: (e) => void this.events.emit('connectionError', e),
+      });
       await instance.start();
     } catch (err) {
       await instance.unregisterProducer(this.options.producerGroup).catch(() => undefined);

@@ -43,6 +43,7 @@ import {
 import { MessageSelector } from '../message-selector.js';
 import { MQClientInstance } from '../../instance/mq-client-instance.js';
 import type { MQConsumerInner } from '../../instance/mq-consumer-inner.js';
+import type { ConnectionErrorEvent } from '../../instance/connection-errors.js';
 import { ReadOffsetType, type OffsetPersistedEvent, type OffsetStore } from '../offset-store.js';
 import { ProcessQueue } from '../process-queue.js';
 import { PullAPIWrapper } from '../pull-api-wrapper.js';
@@ -70,6 +71,8 @@ export interface LitePullConsumerEvents {
   offsetPersisted: [event: OffsetPersistedEvent];
   /** The consumer holds its queues and their first pulls are held by the broker (as `ready` resolves). */
   ready: [event: ReadyEvent];
+  /** A NameServer or broker that has not answered yet could not be reached (once per address); it keeps trying. */
+  connectionError: [event: ConnectionErrorEvent];
 }
 
 export interface PollOptions {
@@ -388,6 +391,7 @@ export class LitePullConsumer implements AsyncIterable<MessageExt> {
       groupName: () => o.consumerGroup,
       messageModel: () => o.messageModel,
       consumeType: () => 'CONSUME_ACTIVELY',
+      connectionError: (e) => void this.events.emit('connectionError', e),
       consumeFromWhere: () => o.consumeFromWhere,
       subscriptions: () =>
         this.#mode === 'subscribe'
