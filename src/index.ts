@@ -63,6 +63,7 @@ export {
 } from './client/consumer/push/push-consumer-options.js';
 export type { FlowControlReason } from './client/consumer/flow-control.js';
 export type { SafeEventEmitter } from './client/instance/safe-emitter.js';
+export type { ConnectionErrorEvent } from './client/instance/connection-errors.js';
 export { ConsumeConcurrentlyStatus, ConsumeFromWhere, MessageModel } from './client/consumer/consumer-constants.js';
 export type {
   ConsumeConcurrentlyContext,

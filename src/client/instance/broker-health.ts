@@ -3,7 +3,9 @@
  * (whatever its response code) means reachable; a transport failure (refused, reset, timed out) means
  * not. A broker's first answer and every recovery emit `connected`; the first failure after an answer
  * emits `disconnected`; a broker unreachable for longer than `warnAfterMs` is logged as a warning once
- * per outage, so that a consumer whose broker went away is not silent by default.
+ * per outage, so that a consumer whose broker went away is not silent by default. An address that has
+ * never answered is warned about at its first failure, and every failure of it goes to `notReachedYet`:
+ * a NameServer or broker that is not there shows in the first second of a start, not at its timeout.
  * @pure
  */
 import type { Clock } from '../../common/clock.js';
@@ -14,6 +16,8 @@ import type { InvokeOptions, RemotingClient } from '../../remoting/remoting-clie
 
 interface BrokerState {
   reachable: boolean;
+  /** It answered at least once. */
+  answeredOnce: boolean;
   /** When the current outage began (clock ms); undefined while reachable. */
   downSince: number | undefined;
   warned: boolean;
@@ -23,6 +27,8 @@ interface BrokerState {
 export interface BrokerHealthHooks {
   connected(addr: string): void;
   disconnected(addr: string, error: unknown): void;
+  /** A call to an address that has never answered could not reach it (every such failure). */
+  notReachedYet(addr: string, error: unknown): void;
 }
 
 /** A failure that says the broker could not be reached (not a refusal or a protocol answer). */
@@ -43,7 +49,7 @@ export class BrokerHealth {
   #state(addr: string): BrokerState {
     let s = this.#brokers.get(addr);
     if (!s) {
-      s = { reachable: false, downSince: undefined, warned: false, lastError: undefined };
+      s = { reachable: false, answeredOnce: false, downSince: undefined, warned: false, lastError: undefined };
       this.#brokers.set(addr, s);
     }
     return s;
@@ -55,6 +61,7 @@ export class BrokerHealth {
     if (s.reachable) return;
     if (s.warned) this.logger.info({ addr }, 'broker reachable again');
     s.reachable = true;
+    s.answeredOnce = true;
     s.downSince = undefined;
     s.warned = false;
     s.lastError = undefined;
@@ -73,6 +80,14 @@ export class BrokerHealth {
       this.hooks.disconnected(addr, err);
     } else {
       s.downSince ??= now;
+    }
+    if (!s.answeredOnce) {
+      if (!s.warned) {
+        s.warned = true;
+        this.logger.warn({ addr, err }, 'cannot connect (this address has not answered yet)');
+      }
+      this.hooks.notReachedYet(addr, err);
+      return;
     }
     const downMs = now - s.downSince;
     if (!s.warned && downMs >= this.warnAfterMs) {

@@ -3,13 +3,15 @@
  * fetched, every broker of those routes willing to serve the subscriptions that are not tag
  * expressions (RocketMQ's CHECK_CLIENT_CONFIG), and the heartbeat accepted by each of them. A broker
  * that cannot be reached is tried again (after 100 ms, doubling up to 1 s) until `startTimeoutMs`;
- * then the start fails with a retriable `StartTimeoutError` naming the address and the last failure.
+ * then the start fails with a retriable `StartTimeoutError` naming what could not be reached (the
+ * NameServers, or the broker's name and address) and the last failure.
  * A refusal that waiting cannot change (a SQL92 subscription the broker cannot serve, a wrong access
  * token) fails the start at once.
  */
 import { delay, type Clock, type TimerHandle } from '../../common/clock.js';
 import { InvalidArgumentError, RocketMQError, StartTimeoutError, StateError } from '../../common/errors.js';
 import type { Logger } from '../../common/logger.js';
+import { describeFailure, nameAddresses } from './connection-errors.js';
 import { AddressedFailure, MASTER_ID, type MQClientInstance } from './mq-client-instance.js';
 import type { SubscriptionDataLike } from './mq-consumer-inner.js';
 
@@ -40,8 +42,32 @@ function retriable(err: unknown): boolean {
 }
 
 function message(err: unknown): string {
-  const e = err instanceof AddressedFailure ? err.error : err;
-  return e instanceof Error ? e.message : String(e);
+  return describeFailure(err instanceof AddressedFailure ? err.error : err);
+}
+
+/** What a start that ended on `lastErr` could not reach: for the message, and the address(es) alone. */
+function unreached(o: ReachBrokersOptions, lastErr: unknown): { what: string; address: string } {
+  if (lastErr instanceof AddressedFailure) {
+    const name = brokerNameOf(o, lastErr.addr);
+    return {
+      what: `broker ${name === undefined ? '' : `${name} (`}${lastErr.addr}${name === undefined ? '' : ')'}`,
+      address: lastErr.addr,
+    };
+  }
+  // The routes could not be fetched: from the NameServers, or from the endpoints (the brokers themselves).
+  const { namesrvAddr, endpoints } = o.instance.options;
+  const addrs = namesrvAddr.length > 0 ? namesrvAddr : endpoints;
+  return { what: nameAddresses(namesrvAddr.length > 0 ? 'NameServer' : 'broker', addrs), address: addrs.join(', ') };
+}
+
+/** The name of the broker at `addr`, from the routes of the subscribed topics. */
+function brokerNameOf(o: ReachBrokersOptions, addr: string): string | undefined {
+  for (const sd of o.subscriptions()) {
+    const route = o.instance.getTopicRouteData(sd.topic);
+    const bd = route?.brokerDatas.find((b) => Object.values(b.brokerAddrs).includes(addr));
+    if (bd) return bd.brokerName;
+  }
+  return undefined;
 }
 
 /** Resolves once the brokers of the subscriptions know this client; see the file comment. */
@@ -66,12 +92,12 @@ export async function reachBrokers(o: ReachBrokersOptions): Promise<void> {
     await delay(Math.min(wait, left), o.signal, o.clock).catch(() => undefined);
     wait = Math.min(wait * 2, MAX_RETRY_MS);
   }
-  const addr = lastErr instanceof AddressedFailure ? lastErr.addr : o.instance.options.endpoints.join(', ');
+  const { what, address } = unreached(o, lastErr);
   const cause = lastErr instanceof AddressedFailure ? lastErr.error : lastErr;
   throw new StartTimeoutError(
-    `${o.what} ${o.group} could not reach its broker ${addr} within ${o.startTimeoutMs} ms` +
+    `${o.what} ${o.group} could not reach its ${what} within ${o.startTimeoutMs} ms` +
       (lastErr === undefined ? '' : `: ${message(lastErr)}`),
-    addr,
+    address,
     { cause },
   );
 }

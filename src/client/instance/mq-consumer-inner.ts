@@ -5,6 +5,7 @@
  * @pure
  */
 import type { MessageExt, MessageQueue } from '../../common/message.js';
+import type { ConnectionErrorListener } from './connection-errors.js';
 import type { ConsumeMessageDirectlyResult, ConsumerRunningInfo } from './consumer-running-info.js';
 import type { SubscriptionDataLike } from './subscription-data-like.js';
 
@@ -15,7 +16,8 @@ export type MessageModelName = 'CLUSTERING' | 'BROADCASTING';
 /** RocketMQ's ConsumeType: pull/lite consumers are ACTIVELY, push consumers PASSIVELY. */
 export type ConsumeTypeName = 'CONSUME_ACTIVELY' | 'CONSUME_PASSIVELY';
 
-export interface MQConsumerInner {
+/** `connectionError` (optional): an address it needs could not be reached, told once per address. */
+export interface MQConsumerInner extends ConnectionErrorListener {
   groupName(): string;
   messageModel(): MessageModelName;
   consumeType(): ConsumeTypeName;
@@ -42,7 +44,7 @@ export interface MQConsumerInner {
   consumeMessageDirectly?(msg: MessageExt, brokerName: string | undefined): Promise<ConsumeMessageDirectlyResult>;
 }
 
-/** What MQClientInstance needs from a producer: its group (heartbeat, unregister). */
-export interface MQProducerInner {
+/** What MQClientInstance needs from a producer: its group (heartbeat, unregister); `connectionError` as above. */
+export interface MQProducerInner extends ConnectionErrorListener {
   groupName(): string;
 }

@@ -4,6 +4,7 @@
  * without importing the class.
  */
 import type { MessageQueue } from '../../common/message.js';
+import type { ConnectionErrorEvent } from '../instance/connection-errors.js';
 import type { SendStatus } from '../instance/mq-client-api.js';
 import type { MessageQueueSelector } from './message-queue-selector.js';
 
@@ -41,4 +42,6 @@ export interface SendOptions {
 export interface ProducerEvents {
   /** One attempt failed; the send may still succeed on another queue. A batch emits once per attempt. */
   sendError: [err: unknown, info: { topic: string; messageQueue: MessageQueue | undefined; attempt: number }];
+  /** A NameServer or broker that has not answered yet could not be reached (once per address). */
+  connectionError: [event: ConnectionErrorEvent];
 }

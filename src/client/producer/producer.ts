@@ -97,7 +97,10 @@ export class Producer {
     this.#state = 'STARTING';
     const instance = MQClientInstance.acquire(this.options);
     try {
-      instance.registerProducer(this.options.producerGroup, { groupName: () => this.options.producerGroup });
+      instance.registerProducer(this.options.producerGroup, {
+        groupName: () => this.options.producerGroup,
+        connectionError: (e) => void this.events.emit('connectionError', e),
+      });
       await instance.start();
     } catch (err) {
       await instance.unregisterProducer(this.options.producerGroup).catch(() => undefined);

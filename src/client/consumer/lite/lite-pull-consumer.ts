@@ -43,6 +43,7 @@ import { releaseAfterFailedStart, shutdownRun, startRun, type LiteLifecycleHost 
 import type { LiteFlowControlEvent, LitePullErrorEvent } from './lite-pull-message.js';
 import type { LiteCore, LiteRun } from './lite-pull-run.js';
 import type { AssignmentChangedEvent } from './rebalance-lite-pull-impl.js';
+import type { ConnectionErrorEvent } from '../../instance/connection-errors.js';
 
 export type { AssignmentChangedEvent } from './rebalance-lite-pull-impl.js';
 export type { LiteFlowControlEvent, LitePullErrorEvent } from './lite-pull-message.js';
@@ -61,6 +62,8 @@ export interface LitePullConsumerEvents {
   offsetPersisted: [event: OffsetPersistedEvent];
   /** The consumer holds its queues and their first pulls are held by the broker (as `ready` resolves). */
   ready: [event: ReadyEvent];
+  /** A NameServer or broker that has not answered yet could not be reached (once per address); it keeps trying. */
+  connectionError: [event: ConnectionErrorEvent];
 }
 
 /**

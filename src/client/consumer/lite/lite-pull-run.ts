@@ -90,6 +90,7 @@ export function liteConsumerInner(core: LiteCore, { assignment, fetcher, offsets
     groupName: () => o.consumerGroup,
     messageModel: () => o.messageModel,
     consumeType: () => 'CONSUME_ACTIVELY',
+    connectionError: (e) => void core.events.emit('connectionError', e),
     consumeFromWhere: () => o.consumeFromWhere,
     subscriptions: () => assignment.heartbeatSubscriptions(),
     doRebalance: async () => {

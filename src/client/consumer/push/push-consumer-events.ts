@@ -9,6 +9,7 @@ import type { OrderlySuspendEvent } from './consume-message-orderly-service.js';
 import type { FlowControlReason } from '../flow-control.js';
 import type { OffsetPersistedEvent } from '../offset-store.js';
 import type { ReadyEvent } from '../consumer-startup.js';
+import type { ConnectionErrorEvent } from '../../instance/connection-errors.js';
 
 export interface RebalanceEvent {
   topic: string;
@@ -92,6 +93,8 @@ export interface PushConsumerEvents {
   connected: [event: BrokerConnectionEvent];
   /** A broker that had answered could not be reached; the consumer keeps trying. */
   disconnected: [event: BrokerDisconnectionEvent];
+  /** A NameServer or broker that has not answered yet could not be reached (once per address); it keeps trying. */
+  connectionError: [event: ConnectionErrorEvent];
   rebalance: [event: RebalanceEvent];
   pullError: [event: PullErrorEvent];
   consumeFailure: [event: ConsumeFailureEvent];

@@ -129,6 +129,7 @@ export function createConsumerInner(
     isSubscribeTopicNeedUpdate: (topic) => host.subscriptions.has(topic),
     runningInfo: () => pushRunningInfo(host, startedAt),
     consumeMessageDirectly: (msg, brokerName) => consumeMessageDirectly(host, listener, msg, brokerName),
+    connectionError: (e) => void host.events.emit('connectionError', e),
   };
 }
 
