@@ -13,7 +13,7 @@ const maps = [
   { title: 'PushConsumer', file: 'src/client/consumer/push/push-consumer-events.ts', iface: 'PushConsumerEvents' },
   {
     title: 'LitePullConsumer',
-    file: 'src/client/consumer/lite/lite-pull-consumer.ts',
+    file: 'src/client/consumer/lite/lite-pull-core.ts',
     iface: 'LitePullConsumerEvents',
   },
 ];

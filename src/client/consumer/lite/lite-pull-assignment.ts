@@ -17,7 +17,7 @@ import { ProcessQueue } from '../process-queue.js';
 import { createPullRequest, type PullRequest } from '../pull-request.js';
 import type { RebalanceImpl } from '../rebalance-impl.js';
 import type { ConsumeRequestCache, LiteQueue } from './lite-pull-cache.js';
-import { checkQueue, queueName, type LiteCore } from './lite-pull-run.js';
+import { checkQueue, queueName, type LiteCore } from './lite-pull-core.js';
 import { createRebalanceLitePullImpl, type AssignmentChangedEvent } from './rebalance-lite-pull-impl.js';
 
 export type LiteMode = 'none' | 'subscribe' | 'assign';

@@ -16,17 +16,16 @@
  * This file holds the public API; the parts live beside it: `lite-pull-assignment.ts` (subscribe,
  * assign, the queues held), `lite-pull-fetch.ts` (the pull tasks feeding the buffer, poll, pause),
  * `lite-pull-offsets.ts` (commit, committed offsets, seek), `lite-pull-lifecycle.ts` (start and
- * shutdown) and `lite-pull-run.ts` (what they share).
+ * shutdown) `lite-pull-core.ts` (what they share) and `lite-pull-run.ts` (what start() builds from them).
  */
 import { InvalidArgumentError, StateError } from '../../../common/errors.js';
 import type { Logger } from '../../../common/logger.js';
 import type { MessageExt, MessageQueue } from '../../../common/message.js';
 import { topicNameProblem } from '../../../common/names.js';
-import { Deferred, type ReadyEvent } from '../consumer-startup.js';
+import { Deferred } from '../consumer-startup.js';
 import type { MessageSelector } from '../message-selector.js';
 import { MQClientInstance } from '../../instance/mq-client-instance.js';
 import { SafeEventEmitter } from '../../instance/safe-emitter.js';
-import type { OffsetPersistedEvent } from '../offset-store.js';
 import { createOffsetStore } from '../offset-store-factory.js';
 import { ConsumerRoutes } from '../consumer-routes.js';
 import { LiteAssignment } from './lite-pull-assignment.js';
@@ -40,10 +39,8 @@ import { LiteFetcher, type PollOptions } from './lite-pull-fetch.js';
 import { LitePullBatchIterator, LitePullMessageIterator, type LitePullIterateOptions } from './lite-pull-iterator.js';
 import { LiteOffsets, type CommitOffsets } from './lite-pull-offsets.js';
 import { releaseAfterFailedStart, shutdownRun, startRun, type LiteLifecycleHost } from './lite-pull-lifecycle.js';
-import type { LiteFlowControlEvent, LitePullErrorEvent } from './lite-pull-message.js';
-import type { LiteCore, LiteRun } from './lite-pull-run.js';
 import type { AssignmentChangedEvent } from './rebalance-lite-pull-impl.js';
-import type { ConnectionErrorEvent } from '../../instance/connection-errors.js';
+import type { LiteCore, LitePullConsumerEvents, LitePullConsumerState, LiteRun } from './lite-pull-core.js';
 
 export type { AssignmentChangedEvent } from './rebalance-lite-pull-impl.js';
 export type { LiteFlowControlEvent, LitePullErrorEvent } from './lite-pull-message.js';
@@ -51,20 +48,7 @@ export type { LitePullIterateOptions } from './lite-pull-iterator.js';
 export type { PollOptions } from './lite-pull-fetch.js';
 export type { CommitOffsets } from './lite-pull-offsets.js';
 
-export type LitePullConsumerState =
-  'CREATE_JUST' | 'STARTING' | 'RUNNING' | 'SHUTTING_DOWN' | 'SHUTDOWN' | 'START_FAILED';
-
-export interface LitePullConsumerEvents {
-  /** `subscribe` mode: the queues of a topic held by this member changed. */
-  assignmentChanged: [event: AssignmentChangedEvent];
-  pullError: [event: LitePullErrorEvent];
-  flowControl: [event: LiteFlowControlEvent];
-  offsetPersisted: [event: OffsetPersistedEvent];
-  /** The consumer holds its queues and their first pulls are held by the broker (as `ready` resolves). */
-  ready: [event: ReadyEvent];
-  /** A NameServer or broker that has not answered yet could not be reached (once per address); it keeps trying. */
-  connectionError: [event: ConnectionErrorEvent];
-}
+export type { LitePullConsumerEvents, LitePullConsumerState } from './lite-pull-core.js';
 
 /**
  * A consumer that lets the application set the pace: background pulls fill a bounded buffer and

@@ -15,7 +15,7 @@ import type { LiteAssignment } from './lite-pull-assignment.js';
 import type { LitePullSource } from './lite-pull-iterator.js';
 import { litePullMessage, type LitePullHost } from './lite-pull-message.js';
 import type { LiteOffsets } from './lite-pull-offsets.js';
-import { checkQueue, type LiteCore } from './lite-pull-run.js';
+import { checkQueue, type LiteCore } from './lite-pull-core.js';
 
 export interface PollOptions {
   /** How long to wait for messages, ms. Default `pollTimeoutMs` (5000). */

@@ -15,8 +15,8 @@ import { reachBrokers } from '../../instance/client-start.js';
 import type { MQClientInstance } from '../../instance/mq-client-instance.js';
 import type { OffsetStore } from '../offset-store.js';
 import type { ConsumeRequestCache } from './lite-pull-cache.js';
-import type { LitePullConsumerState } from './lite-pull-consumer.js';
-import { createLiteRun, liteConsumerInner, type LiteCore, type LiteParts, type LiteRun } from './lite-pull-run.js';
+import type { LiteCore, LitePullConsumerState, LiteRun } from './lite-pull-core.js';
+import { createLiteRun, liteConsumerInner, type LiteParts } from './lite-pull-run.js';
 
 /** What start() and shutdown() change on the consumer. */
 export interface LiteLifecycleHost {

@@ -16,7 +16,7 @@ import { createPullRequest } from '../pull-request.js';
 import type { LiteAssignment } from './lite-pull-assignment.js';
 import type { ConsumeRequestCache, LiteQueue } from './lite-pull-cache.js';
 import { OffsetOutOfRangeError } from './lite-pull-errors.js';
-import { checkOffset, checkQueue, queueName, type LiteCore, type LiteRun } from './lite-pull-run.js';
+import { checkOffset, checkQueue, queueName, type LiteCore, type LiteRun } from './lite-pull-core.js';
 
 /** Offsets for `commit(offsets)`: a Map or pairs of queue and offset (the next offset to consume). */
 export type CommitOffsets = Iterable<readonly [MessageQueue, number]>;

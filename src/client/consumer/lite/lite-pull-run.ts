@@ -1,48 +1,16 @@
 /**
- * The inside of a started LitePullConsumer, shared by the files that make it up (assignment, fetching,
- * offsets): the parts one start() creates, the view of the consumer they read, the argument checks
- * they share, and the two adapters start() builds — the run itself and the MQConsumerInner the client
- * instance drives (RocketMQ: DefaultLitePullConsumerImpl as an MQConsumerInner).
+ * The two adapters a LitePullConsumer's start() builds from its parts: the run (pull service and
+ * rebalance around the offset store) and the MQConsumerInner the client instance drives (RocketMQ:
+ * DefaultLitePullConsumerImpl as an MQConsumerInner).
  */
-import { InvalidArgumentError } from '../../../common/errors.js';
-import type { Logger } from '../../../common/logger.js';
-import type { MessageQueue } from '../../../common/message.js';
-import type { ConsumerStartup } from '../consumer-startup.js';
 import type { MQClientInstance } from '../../instance/mq-client-instance.js';
 import type { MQConsumerInner } from '../../instance/mq-consumer-inner.js';
 import type { OffsetStore } from '../offset-store.js';
 import { PullAPIWrapper } from '../pull-api-wrapper.js';
-import type { PullMessageService } from '../pull-message-service.js';
-import type { RebalanceImpl } from '../rebalance-impl.js';
-import type { SafeEventEmitter } from '../../instance/safe-emitter.js';
 import type { LiteAssignment } from './lite-pull-assignment.js';
-import type { ResolvedLitePullConsumerOptions } from './lite-pull-consumer-options.js';
-import type { LitePullConsumerEvents, LitePullConsumerState } from './lite-pull-consumer.js';
+import type { LiteCore, LiteRun } from './lite-pull-core.js';
 import type { LiteFetcher } from './lite-pull-fetch.js';
 import type { LiteOffsets } from './lite-pull-offsets.js';
-
-/** What one start() creates. */
-export interface LiteRun {
-  instance: MQClientInstance;
-  wrapper: PullAPIWrapper;
-  offsetStore: OffsetStore;
-  pulls: PullMessageService;
-  rebalance: RebalanceImpl;
-  /** The settle and the `ready` signal, once the brokers know this member. */
-  startup: ConsumerStartup | undefined;
-}
-
-/** The consumer as its parts see it. */
-export interface LiteCore {
-  readonly options: ResolvedLitePullConsumerOptions;
-  readonly logger: Logger;
-  readonly events: SafeEventEmitter<LitePullConsumerEvents>;
-  state(): LitePullConsumerState;
-  isRunning(): boolean;
-  run(): LiteRun | undefined;
-  /** The run of a RUNNING consumer; else a StateError saying `what()` needs one. */
-  running(what: string): LiteRun;
-}
 
 /** The three parts of a LitePullConsumer. */
 export interface LiteParts {
@@ -50,23 +18,6 @@ export interface LiteParts {
   fetcher: LiteFetcher;
   offsets: LiteOffsets;
 }
-
-export function checkOffset(offset: number, field = 'offset'): void {
-  if (!Number.isSafeInteger(offset) || offset < 0)
-    throw new InvalidArgumentError(field, `must be an integer >= 0, got ${String(offset)}`);
-}
-
-export function checkQueue(mq: MessageQueue, field = 'mq'): void {
-  if (mq === null || typeof mq !== 'object') throw new InvalidArgumentError(field, 'must be a MessageQueue');
-  if (typeof mq.topic !== 'string' || mq.topic === '')
-    throw new InvalidArgumentError(`${field}.topic`, 'must be a topic name');
-  if (typeof mq.brokerName !== 'string' || mq.brokerName === '')
-    throw new InvalidArgumentError(`${field}.brokerName`, 'must be a broker name');
-  if (!Number.isInteger(mq.queueId) || mq.queueId < 0)
-    throw new InvalidArgumentError(`${field}.queueId`, 'must be an integer >= 0');
-}
-
-export const queueName = (mq: MessageQueue): string => `${mq.topic}/${mq.brokerName}/${mq.queueId}`;
 
 /** The parts of one start() around its offset store: the pull service and the rebalance. */
 export function createLiteRun(
