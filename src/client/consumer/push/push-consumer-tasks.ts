@@ -6,14 +6,11 @@
  *   holds none and is not pulled, is logged and reported once with a `stall` event until it recovers.
  */
 import type { TimerHandle } from '../../../common/clock.js';
-import { RocketMQError } from '../../../common/errors.js';
 import type { MessageExt, MessageQueue } from '../../../common/message.js';
 import type { ProcessQueue } from '../process-queue.js';
+import { cleanExpiredMessages } from './consume-core.js';
 import type { StallEvent } from './push-consumer-events.js';
 import type { PushConsumerHost } from './push-consumer-run.js';
-
-/** RocketMQ: an expired message is sent back with delay level 3. */
-const EXPIRED_SEND_BACK_DELAY_LEVEL = 3;
 
 /** Which queues newly stalled; each is reported once until it moves again. */
 export class StallDetector {
@@ -89,23 +86,13 @@ export class PushConsumerTasks {
   async #cleanExpiredMsg(consumeTimeoutMs: number): Promise<void> {
     const run = this.host.run();
     if (!run || !this.host.isRunning()) return;
-    const { clock } = this.host.options;
-    for (const { mq, pq } of [...run.rebalance.processQueueTable.values()]) {
-      try {
-        const removed = await pq.cleanExpiredMsg(
-          consumeTimeoutMs,
-          () => clock.now(),
-          async (msg) => {
-            if (!(await this.sendMessageBack(msg, EXPIRED_SEND_BACK_DELAY_LEVEL, mq)))
-              throw new RocketMQError('ERR_SEND_BACK', 'send back failed');
-          },
-        );
-        if (removed.length)
-          this.host.logger.warn({ mq, count: removed.length }, 'messages past consumeTimeout sent back for retry');
-      } catch (err) {
-        this.host.logger.warn({ err, mq }, 'cleanExpiredMsg failed');
-      }
-    }
+    await cleanExpiredMessages(
+      run.rebalance.processQueueTable.values(),
+      consumeTimeoutMs,
+      this.host.options.clock,
+      this.sendMessageBack,
+      this.host.logger,
+    );
   }
 
   #checkStalls(stalls: StallDetector): void {
