@@ -1,7 +1,8 @@
 /**
  * The push consumer's periodic tasks, started once it runs and stopped first at shutdown:
- * - RocketMQ's cleanExpiredMsg: messages consumed for longer than `consumeTimeoutMinutes` are sent
- *   back for a retry (delay level 3) and removed from their ProcessQueue;
+ * - RocketMQ's cleanExpiredMsg, for concurrent consumption only: messages consumed for longer than
+ *   `consumeTimeoutMinutes` are sent back for a retry (delay level 3) and removed from their
+ *   ProcessQueue. An orderly queue's messages stay with their running batch, however long it runs;
  * - the stall watch (`stallTimeoutMs`, ours): a queue that holds messages with no consume progress, or
  *   holds none and is not pulled, is logged and reported once with a `stall` event until it recovers.
  */
@@ -9,6 +10,7 @@ import type { TimerHandle } from '../../../common/clock.js';
 import type { MessageExt, MessageQueue } from '../../../common/message.js';
 import type { ProcessQueue } from '../process-queue.js';
 import { cleanExpiredMessages } from './consume-core.js';
+import { ConsumeMessageConcurrentlyService } from './consume-message-concurrently-service.js';
 import type { StallEvent } from './push-consumer-events.js';
 import type { PushConsumerHost } from './push-consumer-run.js';
 
@@ -59,8 +61,11 @@ export class PushConsumerTasks {
   start(): void {
     const { clock, consumeTimeoutMinutes, stallTimeoutMs } = this.host.options;
     const consumeTimeoutMs = consumeTimeoutMinutes * 60_000;
-    // RocketMQ: cleanExpiredMsg every consumeTimeout minutes, first after the same delay.
-    this.#timers.push(clock.setInterval(() => void this.#cleanExpiredMsg(consumeTimeoutMs), consumeTimeoutMs));
+    // RocketMQ: ConsumeMessageConcurrentlyService (and only it) runs cleanExpireMsg every consumeTimeout
+    // minutes, first after the same delay. Sent back from an orderly queue, a message still being
+    // consumed would be consumed again out of order, alongside its running batch.
+    if (this.host.run()?.consume instanceof ConsumeMessageConcurrentlyService)
+      this.#timers.push(clock.setInterval(() => void this.#cleanExpiredMsg(consumeTimeoutMs), consumeTimeoutMs));
     const locker = this.host.run()?.orderly?.locker;
     if (locker) {
       // RocketMQ: ConsumeMessageOrderlyService renews every queue lock every 20 s (rebalanceLockIntervalMs).
