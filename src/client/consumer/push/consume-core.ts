@@ -76,8 +76,6 @@ export interface ListenerRules<S extends string> {
   readonly failure: S;
   /** Names the listener in logs ("listener", "orderly listener"). */
   readonly what: string;
-  /** Answering `null` counts as success (the orderly service's old reading). */
-  readonly nullIsSuccess?: boolean;
 }
 
 /** Who calls the listener, for the logs. */
@@ -87,8 +85,9 @@ export interface ListenerLog {
 }
 
 /**
- * The listener's answer as a status: nothing is `success`, a known status is itself, and anything else
- * is a listener bug, logged and read as `failure` so no message is lost because of it.
+ * The listener's answer as a status, the same rule for both services: nothing (`undefined`) is
+ * `success`, a known status is itself, and anything else (`null` included) is a listener bug, logged
+ * and read as `failure` so no message is lost because of it.
  */
 export function listenerStatus<S extends string>(
   answer: unknown,
@@ -96,7 +95,8 @@ export function listenerStatus<S extends string>(
   log: ListenerLog,
   mq: MessageQueue,
 ): S {
-  if (answer === undefined || (answer === null && rules.nullIsSuccess)) return rules.success;
+  // `null` is not nothing: a listener answering null (Java's "no status") has not consumed its messages.
+  if (answer === undefined) return rules.success;
   if (rules.statuses.includes(answer as S)) return answer as S;
   log.logger.warn(
     { mq, returned: answer },

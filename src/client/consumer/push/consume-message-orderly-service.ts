@@ -12,7 +12,8 @@
  *
  * In both modes the offset committed for a queue is the smallest offset not yet finished (the
  * ProcessQueue's rule), so a crash re-delivers a suffix and never skips. A listener that resolves with
- * nothing has succeeded; a throw or a rejection is SUSPEND_CURRENT_QUEUE_A_MOMENT. A suspended batch is
+ * nothing has succeeded; a throw, a rejection or a value that is not a status (`null` included) is
+ * SUSPEND_CURRENT_QUEUE_A_MOMENT. A suspended batch is
  * consumed again after `suspendCurrentQueueTimeMillis`; after `maxReconsumeTimes` failures a message
  * is sent to the group's dead-letter queue and counts as consumed.
  */
@@ -57,7 +58,6 @@ const ORDERLY_RULES: ListenerRules<ConsumeOrderlyStatus> = {
   success: ConsumeOrderlyStatus.SUCCESS,
   failure: ConsumeOrderlyStatus.SUSPEND_CURRENT_QUEUE_A_MOMENT,
   what: 'orderly listener',
-  nullIsSuccess: true,
 };
 
 export class ConsumeMessageOrderlyService {

@@ -35,7 +35,10 @@ export interface ConsumeOrderlyContext {
   suspendCurrentQueueTimeMillis: number;
 }
 
-/** The orderly listener: resolving with nothing is SUCCESS; a throw or rejection is SUSPEND. */
+/**
+ * The orderly listener: resolving with nothing (`undefined`) is SUCCESS; a throw, a rejection or a value
+ * that is not a status (`null` included) is logged and counts as SUSPEND_CURRENT_QUEUE_A_MOMENT.
+ */
 export type MessageListenerOrderly = (
   messages: MessageExt[],
   context: ConsumeOrderlyContext,
