@@ -101,3 +101,55 @@ describe('orderly listener results', () => {
     await svc.shutdown(clock.now());
   });
 });
+
+describe('where the orderly service differs from RocketMQ on purpose (it keeps messages rather than lose them)', () => {
+  it('ROLLBACK with autoCommit is a suspension, not a commit (RocketMQ commits it with a warning)', async () => {
+    const seen: string[] = [];
+    const { svc, pq, store, clock, suspends, msgs } = setup(scripted([ConsumeOrderlyStatus.ROLLBACK], seen));
+    svc.submitConsumeRequest(msgs, pq, mq);
+    await until(() => suspends.length === 1);
+    expect(store.readOffsetFromMemory(mq)).toBe(-1);
+    expect(pq.msgCount).toBe(2);
+    await clock.advanceAsync(SUSPEND_MS);
+    await until(() => store.readOffsetFromMemory(mq) === 2);
+    // The same batch again, in order, one failure more.
+    expect(seen).toEqual(['0@0', '1@0', '0@1', '1@1']);
+    await svc.shutdown(clock.now());
+  });
+
+  it('a batch with a dead-lettered message: that message is committed, the rest is consumed again without it (RocketMQ consumes the whole batch again)', async () => {
+    const seen: string[] = [];
+    const { svc, pq, store, clock, suspends, deadLetters, msgs } = setup(
+      scripted([ConsumeOrderlyStatus.SUSPEND_CURRENT_QUEUE_A_MOMENT], seen),
+      { maxReconsumeTimes: 1 },
+    );
+    (msgs[0] as { reconsumeTimes: number }).reconsumeTimes = 1;
+    svc.submitConsumeRequest(msgs, pq, mq);
+    await until(() => suspends.length === 1);
+    expect(deadLetters).toEqual([0]);
+    expect(suspends[0]).toMatchObject({ deadLettered: 1, suspendMs: SUSPEND_MS });
+    // Offset 0 is stored in the dead-letter queue: done. Offset 1 holds the committed offset.
+    expect(store.readOffsetFromMemory(mq)).toBe(1);
+    await clock.advanceAsync(SUSPEND_MS);
+    await until(() => store.readOffsetFromMemory(mq) === 2);
+    expect(seen).toEqual(['0@1', '1@0', '1@1']);
+    expect(deadLetters).toEqual([0]);
+    await svc.shutdown(clock.now());
+  });
+
+  it('a message whose dead-lettering failed stays in the batch and is consumed again', async () => {
+    const seen: string[] = [];
+    const { svc, pq, store, clock, suspends, msgs } = setup(
+      scripted([ConsumeOrderlyStatus.SUSPEND_CURRENT_QUEUE_A_MOMENT], seen),
+      { maxReconsumeTimes: 0, sendToDeadLetterQueue: async () => false },
+    );
+    svc.submitConsumeRequest(msgs, pq, mq);
+    await until(() => suspends.length === 1);
+    expect(suspends[0]).toMatchObject({ deadLettered: 0 });
+    expect(store.readOffsetFromMemory(mq)).toBe(-1);
+    await clock.advanceAsync(SUSPEND_MS);
+    await until(() => seen.length === 4);
+    expect(seen).toEqual(['0@0', '1@0', '0@1', '1@1']);
+    await svc.shutdown(clock.now());
+  });
+});
