@@ -52,13 +52,19 @@ export class DecodeError extends RocketMQError {
   }
 }
 
-/** A transport-level failure (connection refused, reset, timeout): retriable. */
+export interface TransportErrorOptions extends RocketMQErrorOptions {
+  /** The call outlived its deadline: the code is `ERR_TIMEOUT` (else `ERR_TRANSPORT`). */
+  timeout?: boolean;
+}
+
+/**
+ * A transport-level failure: `ERR_TIMEOUT` when the caller says the call timed out, else
+ * `ERR_TRANSPORT` (connection refused or reset, a non-command answer). Retriable.
+ */
 export class TransportError extends RocketMQError {
-  constructor(message: string, options: RocketMQErrorOptions = {}) {
-    super(options.responseCode === undefined ? 'ERR_TRANSPORT' : 'ERR_TIMEOUT', message, {
-      retriable: true,
-      ...options,
-    });
+  constructor(message: string, options: TransportErrorOptions = {}) {
+    const { timeout, ...rest } = options;
+    super(timeout ? 'ERR_TIMEOUT' : 'ERR_TRANSPORT', message, { retriable: true, ...rest });
   }
 }
 

@@ -50,7 +50,7 @@ export interface HttpRemotingClientOptions {
 
 /** undici's own timeouts sit this far above the call's deadline, so ours always fires first. */
 const UNDICI_TIMEOUT_MARGIN_MS = 1000;
-/** RocketMQ's client-side RPC_TIME_OUT code (RemotingSysResponseCode); marks a TransportError as ERR_TIMEOUT. */
+/** RocketMQ's client-side RPC_TIME_OUT code (RemotingSysResponseCode), carried by a timed-out call's error. */
 const RPC_TIME_OUT = -1006;
 
 /** The documented codes of the HTTP refusals; any other 4xx is ERR_BAD_REQUEST. */
@@ -310,6 +310,7 @@ export class HttpRemotingClient implements RemotingClient {
     } catch (e) {
       if (ended === 'timeout')
         throw new TransportError(`${spec.name} to ${addr} timed out after ${opts.timeoutMs} ms`, {
+          timeout: true,
           responseCode: RPC_TIME_OUT,
           cause: e,
         });

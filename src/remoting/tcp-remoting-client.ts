@@ -89,7 +89,7 @@ export interface ServerResponse {
 /** Answers a server request; resolving with nothing answers SUCCESS with no header or body. */
 export type ServerRequestHandler = (request: ServerRequest) => ServerResponse | void | Promise<ServerResponse | void>;
 
-/** RocketMQ's client-side RPC_TIME_OUT code (RemotingSysResponseCode); marks a TransportError as ERR_TIMEOUT. */
+/** RocketMQ's client-side RPC_TIME_OUT code (RemotingSysResponseCode), carried by a timed-out call's error. */
 const RPC_TIME_OUT = -1006;
 /** RocketMQ 4.9.8's MQVersion ordinal. */
 const DEFAULT_VERSION = 405;
@@ -249,7 +249,12 @@ export class TcpRemotingClient implements RemotingClient {
         };
         timer = this.#clock.setTimeout(
           () =>
-            fail(new TransportError(`${what} timed out after ${opts.timeoutMs} ms`, { responseCode: RPC_TIME_OUT })),
+            fail(
+              new TransportError(`${what} timed out after ${opts.timeoutMs} ms`, {
+                timeout: true,
+                responseCode: RPC_TIME_OUT,
+              }),
+            ),
           opts.timeoutMs,
         );
         if (signal)

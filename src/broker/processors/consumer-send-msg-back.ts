@@ -15,27 +15,20 @@
  *    goes through the send path (so DELAY moves it to SCHEDULE_TOPIC_XXXX): PUT_OK → SUCCESS, else
  *    SYSTEM_ERROR with the PutMessageStatus name as remark.
  *
- * The DLQ topic is created write-only, so it cannot be consumed until an admin makes it readable
- * (UPDATE_AND_CREATE_TOPIC with perm 6) — RocketMQ up to 4.8 did this; RocketMQ 4.9+ creates it RW. The
- * broker option `dlqReadable: true` creates it RW.
+ * The dead-letter rule (the threshold, the topic and its perm) is the send path's too: see
+ * dead-letter-queue.ts.
  */
 import { createMessageId } from '../../common/codec/index.js';
-import { MessageConst, dlqTopic, retryTopic, type MessageExt } from '../../common/message.js';
+import { MessageConst, retryTopic, type MessageExt } from '../../common/message.js';
 import { FAQ_SUFFIX, PermName, ResponseCode, type ConsumerSendMsgBackRequestHeader } from '../../protocol/index.js';
 import type { MessageToStore } from '../../store/index.js';
-import type { BrokerContext, Processor } from '../broker-context.js';
+import type { Processor } from '../broker-context.js';
+import { deadLetterQueueOf, pastMaxReconsumeTimes } from './dead-letter-queue.js';
 import { fail, ok } from './responses.js';
 
-/** RocketMQ: AbstractSendMessageProcessor.DLQ_NUMS_PER_GROUP. */
-export const DLQ_NUMS_PER_GROUP = 1;
 const FLAG_UNIT_SUB = 0x2;
 
 const randomQueueId = (n: number): number => Math.floor(Math.random() * n);
-
-/** The perm a new `%DLQ%` topic gets: WRITE, or READ|WRITE with the broker option `dlqReadable`. */
-export function dlqTopicPerm(ctx: BrokerContext): number {
-  return ctx.brokerConfig.dlqReadable ? PermName.READ | PermName.WRITE : PermName.WRITE;
-}
 
 /** RocketMQ's offset message id of a stored message (MessageExt.getMsgId on the broker side). */
 function offsetMsgIdOf(msg: MessageExt): string {
@@ -78,11 +71,9 @@ export const consumerSendMsgBack: Processor = async (ctx, request) => {
 
   let delayLevel = h.delayLevel;
   const maxReconsumeTimes = h.maxReconsumeTimes ?? config.retryMaxTimes;
-  const toDlq = msgExt.reconsumeTimes >= maxReconsumeTimes || delayLevel < 0;
+  const toDlq = pastMaxReconsumeTimes(msgExt.reconsumeTimes, maxReconsumeTimes) || delayLevel < 0;
   if (toDlq) {
-    newTopic = dlqTopic(h.group);
-    queueId = randomQueueId(DLQ_NUMS_PER_GROUP);
-    ctx.topicConfigManager.createTopicIfAbsent(newTopic, DLQ_NUMS_PER_GROUP, dlqTopicPerm(ctx), 0);
+    ({ topic: newTopic, queueId } = deadLetterQueueOf(ctx, h.group));
     properties[MessageConst.DELAY] = '0';
   } else {
     if (delayLevel === 0) delayLevel = 3 + msgExt.reconsumeTimes;

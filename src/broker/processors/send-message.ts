@@ -7,7 +7,7 @@
  * one RW queue — else TOPIC_NOT_EXIST; the queue id is below the topic's queue count (SYSTEM_ERROR).
  * Then the message: a random queue when queueId < 0, the MULTI_TAGS sysFlag for a MULTI_TAG topic,
  * UNIQ_KEY added when the producer sent none, CLUSTER set; a plain send to `%RETRY%group` whose
- * reconsumeTimes is past the group's maximum goes to `%DLQ%group`. Single messages go through the
+ * reconsumeTimes has reached the maximum goes to `%DLQ%group` (the rule of dead-letter-queue.ts). Single messages go through the
  * broker's put (the delay transform applies); a batch is stored as one record per message.
  *
  * Ours beyond RocketMQ: a read-only broker or topic refuses every send (NO_PERMISSION); RocketMQ relies on
@@ -16,7 +16,7 @@
  * with MESSAGE_ILLEGAL rather than stored.
  */
 import { createUniqId, decodeBatchBody, string2messageProperties, MessageSysFlag } from '../../common/codec/index.js';
-import { MessageConst, RETRY_GROUP_TOPIC_PREFIX, dlqTopic } from '../../common/message.js';
+import { MessageConst, RETRY_GROUP_TOPIC_PREFIX } from '../../common/message.js';
 import {
   FAQ_SUFFIX,
   PermName,
@@ -29,12 +29,11 @@ import {
 import type { MessageToStore, PutMessageResult } from '../../store/index.js';
 import type { BrokerContext, ConnectionInfo, Processor, TopicConfig } from '../broker-context.js';
 import { NOT_ALLOWED_SEND_TOPICS } from '../topic-config-manager.js';
+import { deadLetterQueueOf, pastMaxReconsumeTimes } from './dead-letter-queue.js';
 import { compressedBodyProblem, sysFlagProblem } from './message-check.js';
 import { fail, ok, parseHostAddress } from './responses.js';
 import { validateTopicRemark } from './topic-validator.js';
 
-/** RocketMQ: AbstractSendMessageProcessor.DLQ_NUMS_PER_GROUP. */
-const DLQ_NUMS_PER_GROUP = 1;
 const RW = PermName.READ | PermName.WRITE;
 
 /** RocketMQ: TopicSysFlag.buildSysFlag(unit, hasUnitSub). */
@@ -146,7 +145,7 @@ function baseMessage(
   };
 }
 
-/** RocketMQ: handleRetryAndDLQ — a retry past the maximum goes to the DLQ; false means refused. */
+/** RocketMQ: handleRetryAndDLQ — a retry that reached the maximum goes to the DLQ; a response means refused. */
 function handleRetryAndDLQ(
   ctx: BrokerContext,
   h: SendMessageRequestHeader,
@@ -164,11 +163,10 @@ function handleRetryAndDLQ(
   }
   const maxReconsumeTimes = h.maxReconsumeTimes ?? group.retryMaxTimes;
   const reconsumeTimes = h.reconsumeTimes ?? 0;
-  if (reconsumeTimes > maxReconsumeTimes) {
-    const dlq = dlqTopic(groupName);
-    ctx.topicConfigManager.createTopicIfAbsent(dlq, DLQ_NUMS_PER_GROUP, RW, 0);
-    msg.topic = dlq;
-    msg.queueId = Math.floor(Math.random() * DLQ_NUMS_PER_GROUP);
+  if (pastMaxReconsumeTimes(reconsumeTimes, maxReconsumeTimes)) {
+    const dlq = deadLetterQueueOf(ctx, groupName);
+    msg.topic = dlq.topic;
+    msg.queueId = dlq.queueId;
     msg.properties[MessageConst.DELAY] = '0';
   }
   return null;

@@ -51,7 +51,7 @@ export class ProcessQueue {
    * counts its body as stored (compressed, if it was sent so): the bytes it takes while it waits.
    */
   msgSize = 0;
-  /** Largest queue offset ever put (-1 before the first put: Java's 0L default is never read then). */
+  /** Largest queue offset ever put; 0 before the first put (Java's 0L default), when nothing reads it. */
   queueOffsetMax = 0;
   /** Backlog behind the last pulled message (MAX_OFFSET property − its offset). */
   msgAccCnt = 0;

@@ -13,8 +13,6 @@ export interface PullRequest {
   readonly processQueue: ProcessQueue;
   /** The queue offset the next pull reads from. */
   nextOffset: number;
-  /** Orderly consumption only (kept for RocketMQ parity). */
-  previouslyLocked: boolean;
 }
 
 export function createPullRequest(
@@ -23,5 +21,5 @@ export function createPullRequest(
   processQueue: ProcessQueue,
   nextOffset: number,
 ): PullRequest {
-  return { consumerGroup, messageQueue, processQueue, nextOffset, previouslyLocked: false };
+  return { consumerGroup, messageQueue, processQueue, nextOffset };
 }

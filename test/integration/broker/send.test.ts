@@ -106,6 +106,12 @@ describe('SEND_MESSAGE', () => {
     expect(sched.header.offset as number).toBeGreaterThanOrEqual(1);
   });
 
+  /** An admin makes the (write-only) dead-letter topic readable. */
+  const permitDlq = (dlq: string): void => {
+    const cfg = f.broker.topicConfigManager.selectTopicConfig(dlq);
+    if (cfg) f.broker.topicConfigManager.updateTopicConfig({ ...cfg, perm: 6 });
+  };
+
   test('RocketMQ: a plain send to %RETRY%group past maxReconsumeTimes goes to %DLQ%group', async () => {
     const group = uniqueName('g');
     const retry = `%RETRY%${group}`;
@@ -114,9 +120,32 @@ describe('SEND_MESSAGE', () => {
     expect((await pullAll(retry)).map((m) => m.body?.toString())).toEqual(['again']);
     const dead = await f.client.send(retry, 'dead', { reconsumeTimes: 17, maxReconsumeTimes: 16 });
     expect(dead.code).toBe(ResponseCode.SUCCESS);
+    permitDlq(`%DLQ%${group}`);
     const dlq = await pullAll(`%DLQ%${group}`);
     expect(dlq.map((m) => m.body?.toString())).toEqual(['dead']);
     expect(dlq[0]?.reconsumeTimes).toBe(17);
+  });
+
+  test('RocketMQ: a plain send to %RETRY%group dead-letters at reconsumeTimes >= maxReconsumeTimes, as CONSUMER_SEND_MSG_BACK does', async () => {
+    const group = uniqueName('g');
+    const retry = `%RETRY%${group}`;
+    const below = await f.client.send(retry, 'below', { reconsumeTimes: 15, maxReconsumeTimes: 16 });
+    expect(below.code).toBe(ResponseCode.SUCCESS);
+    expect((await pullAll(retry)).map((m) => m.body?.toString())).toEqual(['below']);
+    const at = await f.client.send(retry, 'at', { reconsumeTimes: 16, maxReconsumeTimes: 16 });
+    expect(at.code).toBe(ResponseCode.SUCCESS);
+    expect((await pullAll(retry)).map((m) => m.body?.toString())).toEqual(['below']);
+    permitDlq(`%DLQ%${group}`);
+    expect((await pullAll(`%DLQ%${group}`)).map((m) => m.body?.toString())).toEqual(['at']);
+  });
+
+  test('the %DLQ% topic a plain send creates gets the same perm as one CONSUMER_SEND_MSG_BACK creates: write-only by default', async () => {
+    const group = uniqueName('g');
+    const dlq = `%DLQ%${group}`;
+    await f.client.send(`%RETRY%${group}`, 'dead', { reconsumeTimes: 16, maxReconsumeTimes: 16 });
+    expect(f.broker.topicConfigManager.selectTopicConfig(dlq)).toMatchObject({ readQueueNums: 1, perm: 2 });
+    const refused = await f.client.pull({ group, topic: dlq, offset: 0 });
+    expect(refused.code).toBe(ResponseCode.NO_PERMISSION);
   });
 });
 

@@ -9,26 +9,33 @@
 import type { Clock, TimerHandle } from '../../../common/clock.js';
 import type { Logger } from '../../../common/logger.js';
 import type { MessageExt, MessageQueue } from '../../../common/message.js';
-import { MessageConst, retryTopic } from '../../../common/message.js';
 import { ConsumeConcurrentlyStatus, MessageModel } from '../consumer-constants.js';
 import type { OffsetStore } from '../offset-store.js';
 import type { ProcessQueue } from '../process-queue.js';
 import type { PulledBatch } from '../pulled-batch.js';
+import {
+  CONSUME_SLICE_MS,
+  StartTimeText,
+  commitConsumed,
+  prepareMessages,
+  runListener,
+  waitAtMost,
+  yieldToIo,
+  type ListenerRules,
+} from './consume-core.js';
 
 /** RocketMQ: ConsumeConcurrentlyContext.ackIndex default, Integer.MAX_VALUE. */
 export const ACK_INDEX_ALL = 2147483647;
 /** RocketMQ: failed messages whose send-back also failed are consumed again after 5000 ms. */
 export const LOCAL_RECONSUME_DELAY_MS = 5000;
-/** A worker running sync listeners back to back lets I/O in after this long. */
-const CONSUME_SLICE_MS = 5;
 
-function isThenable(v: unknown): v is PromiseLike<unknown> {
-  return (
-    (typeof v === 'object' || typeof v === 'function') &&
-    v !== null &&
-    typeof (v as { then?: unknown }).then === 'function'
-  );
-}
+/** How the concurrent service reads its listener's answers. */
+const CONCURRENT_RULES: ListenerRules<ConsumeConcurrentlyStatus> = {
+  statuses: [ConsumeConcurrentlyStatus.CONSUME_SUCCESS, ConsumeConcurrentlyStatus.RECONSUME_LATER],
+  success: ConsumeConcurrentlyStatus.CONSUME_SUCCESS,
+  failure: ConsumeConcurrentlyStatus.RECONSUME_LATER,
+  what: 'listener',
+};
 
 /** RocketMQ's ConsumeConcurrentlyContext. */
 export interface ConsumeConcurrentlyContext {
@@ -149,10 +156,11 @@ export class ConsumeMessageConcurrentlyService {
   private busy = 0;
   private readonly timers = new Set<TimerHandle>();
   private stopped = false;
-  private lastStart = -1;
-  private lastStartText = '';
+  private readonly startTime: StartTimeText;
 
-  constructor(private readonly d: ConsumeServiceDeps) {}
+  constructor(private readonly d: ConsumeServiceDeps) {
+    this.startTime = new StartTimeText(d.clock);
+  }
 
   /** Consume requests running now. */
   get running(): number {
@@ -247,7 +255,7 @@ export class ConsumeMessageConcurrentlyService {
         }
         // Sync listeners run back to back; after a slice of that, let I/O (pull answers, timers) in.
         if (this.queued > 0 && this.d.clock.now() - sliceStart >= CONSUME_SLICE_MS) {
-          await new Promise<void>((resolve) => setImmediate(resolve));
+          await yieldToIo();
           sliceStart = this.d.clock.now();
         }
       }
@@ -257,19 +265,6 @@ export class ConsumeMessageConcurrentlyService {
         this.idle = undefined;
       }
     }
-  }
-
-  /**
-   * CONSUME_START_TIME's text for now, one string per millisecond: it stays on its message for as long
-   * as the message is held, so the batches started in the same millisecond share it.
-   */
-  private startTimeText(): string {
-    const now = this.d.clock.now();
-    if (now !== this.lastStart) {
-      this.lastStart = now;
-      this.lastStartText = String(now);
-    }
-    return this.lastStartText;
   }
 
   /** RocketMQ: submitConsumeRequestLater — after 5 s. */
@@ -288,63 +283,26 @@ export class ConsumeMessageConcurrentlyService {
    */
   private consume(msgs: MessageExt[], pq: ProcessQueue, mq: MessageQueue): Promise<void> | undefined {
     if (pq.dropped) return undefined;
-    const now = this.startTimeText();
-    const group = this.d.consumerGroup;
-    const groupTopic = retryTopic(group);
-    for (const msg of msgs) {
-      const props = (msg.properties ??= {});
-      // RocketMQ: resetRetryAndNamespace — a redelivered message gets its real topic back.
-      const realTopic = props[MessageConst.RETRY_TOPIC];
-      if (realTopic !== undefined && msg.topic === groupTopic) msg.topic = realTopic;
-      props[MessageConst.CONSUME_START_TIME] = now;
-    }
+    prepareMessages(msgs, this.d.consumerGroup, this.startTime.now());
     const context: ConsumeConcurrentlyContext = {
       messageQueue: mq,
       delayLevelWhenNextConsume: 0,
       ackIndex: ACK_INDEX_ALL,
     };
-    let answer: unknown;
-    try {
-      answer = this.d.listener(msgs.slice(), context);
-    } catch (err) {
-      return this.consumed(undefined, err, true, context, msgs, pq, mq);
-    }
-    if (isThenable(answer)) {
-      return Promise.resolve(answer).then(
-        (r) => this.consumed(r, undefined, false, context, msgs, pq, mq),
-        (err: unknown) => this.consumed(undefined, err, true, context, msgs, pq, mq),
-      );
-    }
-    return this.consumed(answer, undefined, false, context, msgs, pq, mq);
+    return runListener(this.d.listener, msgs, context, CONCURRENT_RULES, this.d, mq, (status, error) =>
+      this.consumed(status, error, context, msgs, pq, mq),
+    );
   }
 
-  /** The listener's answer (or what it threw) → processConsumeResult; sync unless something failed. */
+  /** The listener's status (and what it threw) → processConsumeResult; sync unless something failed. */
   private consumed(
-    answer: unknown,
+    status: ConsumeConcurrentlyStatus,
     error: unknown,
-    threw: boolean,
     context: ConsumeConcurrentlyContext,
     msgs: MessageExt[],
     pq: ProcessQueue,
     mq: MessageQueue,
   ): Promise<void> | undefined {
-    let status: ConsumeConcurrentlyStatus = ConsumeConcurrentlyStatus.RECONSUME_LATER;
-    if (threw) {
-      this.d.logger.warn({ err: error, mq, group: this.d.consumerGroup }, 'listener threw: treated as RECONSUME_LATER');
-    } else if (answer === undefined) {
-      // A listener that resolves without a value has succeeded (as in Node's other messaging clients).
-      status = ConsumeConcurrentlyStatus.CONSUME_SUCCESS;
-    } else if (
-      answer === ConsumeConcurrentlyStatus.CONSUME_SUCCESS ||
-      answer === ConsumeConcurrentlyStatus.RECONSUME_LATER
-    ) {
-      status = answer;
-    } else {
-      this.d.logger.warn(
-        { mq, returned: answer },
-        'listener returned a value that is not a status: treated as RECONSUME_LATER',
-      );
-    }
     if (pq.dropped) {
       this.d.logger.warn({ mq }, 'queue dropped while consuming: result discarded');
       return undefined;
@@ -437,8 +395,7 @@ export class ConsumeMessageConcurrentlyService {
 
   /** Takes the finished messages out of the ProcessQueue and moves the offset to its smallest held one. */
   private commit(done: readonly MessageExt[], pq: ProcessQueue, mq: MessageQueue): void {
-    const offset = pq.removeMessage(done, this.d.clock.now());
-    if (offset >= 0 && !pq.dropped) this.d.offsetStore.updateOffset(mq, offset, true);
+    commitConsumed(pq, mq, done, this.d.clock.now(), this.d.offsetStore, false);
   }
 
   /**
@@ -455,19 +412,12 @@ export class ConsumeMessageConcurrentlyService {
     this.waiting = 0;
     const left = deadline - this.d.clock.now();
     if (this.workers > 0 && left > 0) {
-      let timer: TimerHandle | undefined;
       if (!this.idle) {
         let resolve!: () => void;
         const promise = new Promise<void>((r) => (resolve = r));
         this.idle = { promise, resolve };
       }
-      await Promise.race([
-        this.idle.promise,
-        new Promise<void>((resolve) => {
-          timer = this.d.clock.setTimeout(resolve, left);
-        }),
-      ]);
-      if (timer !== undefined) this.d.clock.clearTimeout(timer);
+      await waitAtMost(this.idle.promise, left, this.d.clock);
     }
     return { unfinished: this.busy, droppedRequests };
   }

@@ -12,142 +12,53 @@
  *
  * In both modes the offset committed for a queue is the smallest offset not yet finished (the
  * ProcessQueue's rule), so a crash re-delivers a suffix and never skips. A listener that resolves with
- * nothing has succeeded; a throw or a rejection is SUSPEND_CURRENT_QUEUE_A_MOMENT. A suspended batch is
+ * nothing has succeeded; a throw, a rejection or a value that is not a status (`null` included) is
+ * SUSPEND_CURRENT_QUEUE_A_MOMENT. A suspended batch is
  * consumed again after `suspendCurrentQueueTimeMillis`; after `maxReconsumeTimes` failures a message
  * is sent to the group's dead-letter queue and counts as consumed.
  */
-import type { Clock, TimerHandle } from '../../../common/clock.js';
-import type { Logger } from '../../../common/logger.js';
-import { MessageConst, retryTopic, type MessageExt, type MessageQueue } from '../../../common/message.js';
+import type { TimerHandle } from '../../../common/clock.js';
+import { MessageConst, type MessageExt, type MessageQueue } from '../../../common/message.js';
 import { MessageModel } from '../consumer-constants.js';
-import type { OffsetStore } from '../offset-store.js';
 import type { ProcessQueue } from '../process-queue.js';
+import {
+  CONSUME_SLICE_MS,
+  commitConsumed,
+  prepareMessages,
+  runListener,
+  waitAtMost,
+  yieldToIo,
+  type ListenerRules,
+} from './consume-core.js';
+import {
+  ConsumeOrderlyStatus,
+  type ConsumeOrderlyContext,
+  type ConsumeOrderlyServiceDeps,
+  type OrderlySuspendEvent,
+  type QueueState,
+} from './consume-orderly-types.js';
+import { OrderlyKeyLanes } from './orderly-key-lanes.js';
 
-/** What an orderly listener returns (RocketMQ's ConsumeOrderlyStatus). */
-export const ConsumeOrderlyStatus = Object.freeze({
-  /** The batch was consumed; its offsets may be committed. */
-  SUCCESS: 'SUCCESS',
-  /** Consume the same batch again after `suspendCurrentQueueTimeMillis`, holding back the queue (or key). */
-  SUSPEND_CURRENT_QUEUE_A_MOMENT: 'SUSPEND_CURRENT_QUEUE_A_MOMENT',
-  /** With `context.autoCommit = false`: commit every message taken so far. */
-  COMMIT: 'COMMIT',
-  /** With `context.autoCommit = false`: give back every message taken since the last commit and retry them. */
-  ROLLBACK: 'ROLLBACK',
-} as const);
-export type ConsumeOrderlyStatus = (typeof ConsumeOrderlyStatus)[keyof typeof ConsumeOrderlyStatus];
-
-/** RocketMQ's ConsumeOrderlyContext. */
-export interface ConsumeOrderlyContext {
-  readonly messageQueue: MessageQueue;
-  /**
-   * true (default): SUCCESS commits the batch. false: SUCCESS keeps the batch taken and uncommitted;
-   * COMMIT commits everything taken so far and ROLLBACK gives it back (per-queue mode only).
-   */
-  autoCommit: boolean;
-  /** This batch's suspend time when it is suspended, ms; -1 (default) uses the consumer's option. */
-  suspendCurrentQueueTimeMillis: number;
-}
-
-/** The orderly listener: resolving with nothing is SUCCESS; a throw or rejection is SUSPEND. */
-export type MessageListenerOrderly = (
-  messages: MessageExt[],
-  context: ConsumeOrderlyContext,
-) => ConsumeOrderlyStatus | void | Promise<ConsumeOrderlyStatus | void>;
-
-export interface OrderlyListenerOptions {
-  /**
-   * Per-key ordering inside a queue: up to this many keys of one queue are consumed at once, each key
-   * one message at a time in order. Unset: RocketMQ's per-queue ordering.
-   */
-  keyConcurrency?: number | undefined;
-}
-
-/** A batch that was suspended: it is consumed again later, or was sent to the dead-letter queue. */
-export interface OrderlySuspendEvent {
-  messageQueue: MessageQueue;
-  messages: MessageExt[];
-  /** What the listener threw or rejected with, if it did. */
-  error?: unknown;
-  /** Messages that reached `maxReconsumeTimes` and were sent to `%DLQ%<group>`. */
-  deadLettered: number;
-  /** When the remaining messages are consumed again, ms. */
-  suspendMs: number;
-}
-
-export interface ConsumeOrderlyServiceDeps {
-  consumerGroup: string;
-  messageModel: MessageModel;
-  consumeThreadMax: number;
-  consumeMessageBatchMaxSize: number;
-  /** RocketMQ: suspendCurrentQueueTimeMillis, default 1000. */
-  suspendCurrentQueueTimeMillis: number;
-  /** Failures after which a message goes to the dead-letter queue (RocketMQ orderly: -1 → never). */
-  maxReconsumeTimes: number;
-  listener: MessageListenerOrderly;
-  keyConcurrency: number | undefined;
-  /** A queue whose lock was not confirmed for this long is not consumed, ms (RocketMQ: 30 s). */
-  lockMaxLiveTimeMs: number;
-  offsetStore: OffsetStore;
-  clock: Clock;
-  logger: Logger;
-  /** Locks one queue on its broker; resolves true when this client holds the lock. */
-  lockOne(mq: MessageQueue): Promise<boolean>;
-  /** Sends one message to the group's dead-letter queue; resolves true when it was stored. */
-  sendToDeadLetterQueue(msg: MessageExt, mq: MessageQueue): Promise<boolean>;
-  onSuspend(e: OrderlySuspendEvent): void;
-}
+export {
+  ConsumeOrderlyStatus,
+  type ConsumeOrderlyContext,
+  type ConsumeOrderlyServiceDeps,
+  type MessageListenerOrderly,
+  type OrderlyListenerOptions,
+  type OrderlySuspendEvent,
+} from './consume-orderly-types.js';
+export { orderingKeyOf } from './orderly-key-lanes.js';
 
 /** RocketMQ: a queue whose lock is missing is tried again after 10 ms when the lock was taken, else 3 s. */
 const RECONSUME_AFTER_LOCKED_MS = 10;
 const RECONSUME_AFTER_LOCK_FAILED_MS = 3000;
-/** Sync listeners run back to back; after this long a worker lets I/O in. */
-const CONSUME_SLICE_MS = 5;
-
-/** One key's messages in offset order (per-key mode), or the whole queue (per-queue mode: key ''). */
-interface Lane {
-  readonly key: string;
-  pending: MessageExt[];
-  head: number;
-  /** In the ready list or being consumed. */
-  scheduled: boolean;
-  /** Waiting for a suspend timer. */
-  waiting: boolean;
-}
-
-interface QueueState {
-  readonly mq: MessageQueue;
-  readonly pq: ProcessQueue;
-  /** Per-key mode: key → lane. */
-  readonly lanes: Map<string, Lane>;
-  /** Per-key mode: lanes ready to run. */
-  readonly ready: Lane[];
-  /** Highest offset handed to a lane (per-key) — or taken and not yet committed (per-queue). */
-  dispatchedUpTo: number;
-  /** Per-queue mode: messages taken since the last commit (autoCommit false keeps them). */
-  taken: MessageExt[];
-  /** Per-queue mode: in the ready list of queues or being consumed. */
-  scheduled: boolean;
-  /** Listener calls running now for this queue. */
-  inflight: number;
-  workers: number;
-  /** A lock retry is pending. */
-  lockTimer: TimerHandle | undefined;
-  readonly idleWaiters: (() => void)[];
-}
-
-function isThenable(v: unknown): v is PromiseLike<unknown> {
-  return (
-    (typeof v === 'object' || typeof v === 'function') &&
-    v !== null &&
-    typeof (v as { then?: unknown }).then === 'function'
-  );
-}
-
-/** The key a message is ordered by in per-key mode. */
-export function orderingKeyOf(msg: MessageExt): string {
-  const p = msg.properties;
-  return p?.[MessageConst.SHARDING_KEY] ?? p?.[MessageConst.KEYS] ?? '';
-}
+/** How the orderly service reads its listener's answers. */
+const ORDERLY_RULES: ListenerRules<ConsumeOrderlyStatus> = {
+  statuses: Object.values(ConsumeOrderlyStatus),
+  success: ConsumeOrderlyStatus.SUCCESS,
+  failure: ConsumeOrderlyStatus.SUSPEND_CURRENT_QUEUE_A_MOMENT,
+  what: 'orderly listener',
+};
 
 export class ConsumeMessageOrderlyService {
   readonly #d: ConsumeOrderlyServiceDeps;
@@ -159,9 +70,29 @@ export class ConsumeMessageOrderlyService {
   #stopped = false;
   #running = 0;
   readonly #allIdle: (() => void)[] = [];
+  /** Per-key mode's lanes; undefined in per-queue mode. */
+  readonly #keys: OrderlyKeyLanes | undefined;
 
   constructor(deps: ConsumeOrderlyServiceDeps) {
     this.#d = deps;
+    if (deps.keyConcurrency !== undefined)
+      this.#keys = new OrderlyKeyLanes({
+        keyConcurrency: deps.keyConcurrency,
+        clock: deps.clock,
+        logger: deps.logger,
+        stopped: () => this.#stopped,
+        mayConsume: (st) => this.#mayConsume(st),
+        lockLater: (st) => this.#lockLater(st),
+        callListener: (st, msgs, context, then) => this.#callListener(st, msgs, context, then),
+        deadLetterOrSuspend: async (st, msg, context, error) => {
+          const { deadLettered } = await this.#checkReconsumeTimes(st, [msg]);
+          this.#emitSuspend(st, [msg], error, deadLettered.length, this.#suspendMs(context));
+          return deadLettered.length > 0;
+        },
+        afterSuspend: (context, fn) => this.#later(fn, this.#suspendMs(context), () => undefined),
+        commit: (st, done) => this.#commit(st, done),
+        checkIdle: (st) => this.#checkIdle(st),
+      });
   }
 
   /** Listener calls running now. */
@@ -173,20 +104,8 @@ export class ConsumeMessageOrderlyService {
   submitConsumeRequest(msgs: readonly MessageExt[], pq: ProcessQueue, mq: MessageQueue): void {
     if (this.#stopped || pq.dropped) return;
     const st = this.#state(pq, mq);
-    if (this.#d.keyConcurrency !== undefined) {
-      for (const msg of msgs) {
-        if (msg.queueOffset <= st.dispatchedUpTo) continue;
-        st.dispatchedUpTo = msg.queueOffset;
-        const key = orderingKeyOf(msg);
-        let lane = st.lanes.get(key);
-        if (!lane) st.lanes.set(key, (lane = { key, pending: [], head: 0, scheduled: false, waiting: false }));
-        lane.pending.push(msg);
-        this.#scheduleLane(st, lane);
-      }
-      this.#pumpKeys(st);
-    } else {
-      this.#scheduleQueue(st);
-    }
+    if (this.#keys) this.#keys.add(st, msgs);
+    else this.#scheduleQueue(st);
   }
 
   #state(pq: ProcessQueue, mq: MessageQueue): QueueState {
@@ -249,7 +168,7 @@ export class ConsumeMessageOrderlyService {
   /** Starts whatever the queue has waiting (after a lock or a suspend). */
   #resume(st: QueueState): void {
     if (this.#stopped || st.pq.dropped) return;
-    if (this.#d.keyConcurrency !== undefined) this.#pumpKeys(st);
+    if (this.#keys) this.#keys.pump(st);
     else this.#scheduleQueue(st);
   }
 
@@ -293,7 +212,7 @@ export class ConsumeMessageOrderlyService {
         }
         if (more) this.#scheduleQueue(st);
         if (this.#readyQueues.length > 0 && this.#d.clock.now() - sliceStart >= CONSUME_SLICE_MS) {
-          await new Promise<void>((resolve) => setImmediate(resolve));
+          await yieldToIo();
           sliceStart = this.#d.clock.now();
         }
       }
@@ -349,7 +268,7 @@ export class ConsumeMessageOrderlyService {
         return true;
       case S.ROLLBACK:
         this.#rollback(st);
-        this.#suspendLater(st, null, context);
+        this.#suspendLater(st, context);
         return false;
       case S.SUSPEND_CURRENT_QUEUE_A_MOMENT:
         return this.#suspendQueue(st, msgs, context, error);
@@ -393,20 +312,13 @@ export class ConsumeMessageOrderlyService {
     // The dead-lettered messages are done; the rest (and anything taken before) is consumed again.
     if (deadLettered.length) this.#commit(st, deadLettered);
     this.#rollback(st);
-    this.#suspendLater(st, null, context);
+    this.#suspendLater(st, context);
     return false;
   }
 
-  #suspendLater(st: QueueState, lane: Lane | null, context: ConsumeOrderlyContext): void {
-    if (lane) lane.waiting = true;
+  #suspendLater(st: QueueState, context: ConsumeOrderlyContext): void {
     this.#later(
-      () => {
-        if (lane) {
-          lane.waiting = false;
-          this.#scheduleLane(st, lane);
-        }
-        this.#resume(st);
-      },
+      () => this.#resume(st),
       this.#suspendMs(context),
       () => undefined,
     );
@@ -415,90 +327,6 @@ export class ConsumeMessageOrderlyService {
   #suspendMs(context: ConsumeOrderlyContext): number {
     const t = context.suspendCurrentQueueTimeMillis;
     return Number.isFinite(t) && t >= 0 ? t : this.#d.suspendCurrentQueueTimeMillis;
-  }
-
-  // ---- per-key mode --------------------------------------------------------------------------
-
-  #scheduleLane(st: QueueState, lane: Lane): void {
-    if (lane.scheduled || lane.waiting || lane.head >= lane.pending.length) return;
-    lane.scheduled = true;
-    st.ready.push(lane);
-  }
-
-  #pumpKeys(st: QueueState): void {
-    const n = this.#d.keyConcurrency ?? 1;
-    while (!this.#stopped && !st.pq.dropped && st.workers < n && st.workers < st.ready.length) {
-      st.workers++;
-      void this.#keyWorker(st);
-    }
-  }
-
-  async #keyWorker(st: QueueState): Promise<void> {
-    let sliceStart = this.#d.clock.now();
-    try {
-      for (let lane = st.ready.shift(); lane; lane = st.ready.shift()) {
-        if (this.#stopped || st.pq.dropped) {
-          lane.scheduled = false;
-          break;
-        }
-        if (!this.#mayConsume(st)) {
-          // Put it back; everything waits for the lock.
-          st.ready.unshift(lane);
-          this.#lockLater(st);
-          break;
-        }
-        let r: boolean | Promise<boolean>;
-        try {
-          r = this.#consumeKeyMessage(st, lane);
-          if (r !== true && r !== false) r = await r;
-        } catch (err) {
-          this.#d.logger.error({ err, mq: st.mq }, 'an orderly consume request failed unexpectedly');
-          r = false;
-        }
-        lane.scheduled = false;
-        // One message per turn: keys of the queue take turns.
-        if (r) this.#scheduleLane(st, lane);
-        else if (lane.head >= lane.pending.length && !lane.waiting) st.lanes.delete(lane.key);
-        if (st.ready.length > 0 && this.#d.clock.now() - sliceStart >= CONSUME_SLICE_MS) {
-          await new Promise<void>((resolve) => setImmediate(resolve));
-          sliceStart = this.#d.clock.now();
-        }
-      }
-    } finally {
-      st.workers--;
-      this.#checkIdle(st);
-    }
-  }
-
-  /** The head message of one key. Returns whether the key has more to consume now. */
-  #consumeKeyMessage(st: QueueState, lane: Lane): boolean | Promise<boolean> {
-    const msg = lane.pending[lane.head];
-    if (!msg) return false;
-    const context: ConsumeOrderlyContext = {
-      messageQueue: st.mq,
-      autoCommit: true,
-      suspendCurrentQueueTimeMillis: -1,
-    };
-    const done = (): boolean => {
-      lane.pending[lane.head++] = undefined as unknown as MessageExt;
-      if (lane.head >= lane.pending.length) {
-        lane.pending = [];
-        lane.head = 0;
-      }
-      this.#commit(st, [msg]);
-      return lane.head < lane.pending.length;
-    };
-    return this.#callListener(st, [msg], context, (status, error) => {
-      if (status !== ConsumeOrderlyStatus.SUSPEND_CURRENT_QUEUE_A_MOMENT && status !== ConsumeOrderlyStatus.ROLLBACK)
-        return done();
-      return this.#checkReconsumeTimes(st, [msg]).then(({ deadLettered }) => {
-        const suspendMs = this.#suspendMs(context);
-        this.#emitSuspend(st, [msg], error, deadLettered.length, suspendMs);
-        if (deadLettered.length) return done();
-        this.#suspendLater(st, lane, context);
-        return false;
-      });
-    });
   }
 
   // ---- shared --------------------------------------------------------------------------------
@@ -513,57 +341,13 @@ export class ConsumeMessageOrderlyService {
     context: ConsumeOrderlyContext,
     then: (status: ConsumeOrderlyStatus, error: unknown) => boolean | Promise<boolean>,
   ): boolean | Promise<boolean> {
-    this.#prepare(msgs);
+    prepareMessages(msgs, this.#d.consumerGroup, String(this.#d.clock.now()));
     st.inflight++;
     this.#running++;
-    let settled = false;
-    const finish = (): void => {
-      if (settled) return;
-      settled = true;
+    return runListener(this.#d.listener, msgs, context, ORDERLY_RULES, this.#d, st.mq, then, () => {
       st.inflight--;
       this.#running--;
-    };
-    const onAnswer = (answer: unknown): boolean | Promise<boolean> => {
-      finish();
-      return then(this.#status(answer, st.mq), undefined);
-    };
-    const onError = (err: unknown): boolean | Promise<boolean> => {
-      finish();
-      this.#d.logger.warn(
-        { err, mq: st.mq, group: this.#d.consumerGroup },
-        'orderly listener threw: treated as SUSPEND_CURRENT_QUEUE_A_MOMENT',
-      );
-      return then(ConsumeOrderlyStatus.SUSPEND_CURRENT_QUEUE_A_MOMENT, err);
-    };
-    let answer: unknown;
-    try {
-      answer = this.#d.listener(msgs.slice(), context);
-    } catch (err) {
-      return onError(err);
-    }
-    if (isThenable(answer)) return Promise.resolve(answer).then(onAnswer, onError);
-    return onAnswer(answer);
-  }
-
-  /** A listener's answer as a status: nothing is SUCCESS, an unknown value is logged and SUSPEND. */
-  #status(answer: unknown, mq: MessageQueue): ConsumeOrderlyStatus {
-    if (answer === undefined || answer === null) return ConsumeOrderlyStatus.SUCCESS;
-    if (Object.values(ConsumeOrderlyStatus).includes(answer as ConsumeOrderlyStatus))
-      return answer as ConsumeOrderlyStatus;
-    this.#d.logger.warn({ mq, returned: answer }, 'orderly listener returned an unknown status: treated as SUSPEND');
-    return ConsumeOrderlyStatus.SUSPEND_CURRENT_QUEUE_A_MOMENT;
-  }
-
-  /** RocketMQ: resetRetryAndNamespace and CONSUME_START_TIME. */
-  #prepare(msgs: readonly MessageExt[]): void {
-    const now = String(this.#d.clock.now());
-    const groupTopic = retryTopic(this.#d.consumerGroup);
-    for (const msg of msgs) {
-      const props = (msg.properties ??= {});
-      const realTopic = props[MessageConst.RETRY_TOPIC];
-      if (realTopic !== undefined && msg.topic === groupTopic) msg.topic = realTopic;
-      props[MessageConst.CONSUME_START_TIME] = now;
-    }
+    });
   }
 
   /**
@@ -610,8 +394,7 @@ export class ConsumeMessageOrderlyService {
    */
   #commit(st: QueueState, done: readonly MessageExt[]): void {
     if (done.length === 0) return;
-    const offset = st.pq.removeMessage(done, this.#d.clock.now());
-    if (offset >= 0) this.#d.offsetStore.updateOffset(st.mq, offset, true);
+    commitConsumed(st.pq, st.mq, done, this.#d.clock.now(), this.#d.offsetStore, true);
   }
 
   #checkIdle(st: QueueState): void {
@@ -637,15 +420,7 @@ export class ConsumeMessageOrderlyService {
    */
   async waitIdle(pq: ProcessQueue, timeoutMs: number): Promise<boolean> {
     if (!this.isConsuming(pq)) return true;
-    let timer: TimerHandle | undefined;
-    const idle = await Promise.race([
-      this.whenIdle(pq).then(() => true),
-      new Promise<boolean>((resolve) => {
-        timer = this.#d.clock.setTimeout(() => resolve(false), timeoutMs);
-      }),
-    ]);
-    if (timer !== undefined) this.#d.clock.clearTimeout(timer);
-    return idle;
+    return waitAtMost(this.whenIdle(pq), timeoutMs, this.#d.clock);
   }
 
   /** Resolves when no listener call is running for `pq` (no timer: it waits as long as that takes). */
@@ -667,16 +442,8 @@ export class ConsumeMessageOrderlyService {
     this.#readyQueues.length = 0;
     for (const st of this.#states.values()) st.ready.length = 0;
     const left = deadline - this.#d.clock.now();
-    if ((this.#running > 0 || this.#workers > 0) && left > 0) {
-      let timer: TimerHandle | undefined;
-      await Promise.race([
-        new Promise<void>((resolve) => this.#allIdle.push(resolve)),
-        new Promise<void>((resolve) => {
-          timer = this.#d.clock.setTimeout(resolve, left);
-        }),
-      ]);
-      if (timer !== undefined) this.#d.clock.clearTimeout(timer);
-    }
+    if ((this.#running > 0 || this.#workers > 0) && left > 0)
+      await waitAtMost(new Promise<void>((resolve) => this.#allIdle.push(resolve)), left, this.#d.clock);
     return { unfinished: this.#running, droppedRequests };
   }
 }

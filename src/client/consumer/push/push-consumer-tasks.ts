@@ -1,19 +1,18 @@
 /**
  * The push consumer's periodic tasks, started once it runs and stopped first at shutdown:
- * - RocketMQ's cleanExpiredMsg: messages consumed for longer than `consumeTimeoutMinutes` are sent
- *   back for a retry (delay level 3) and removed from their ProcessQueue;
+ * - RocketMQ's cleanExpiredMsg, for concurrent consumption only: messages consumed for longer than
+ *   `consumeTimeoutMinutes` are sent back for a retry (delay level 3) and removed from their
+ *   ProcessQueue. An orderly queue's messages stay with their running batch, however long it runs;
  * - the stall watch (`stallTimeoutMs`, ours): a queue that holds messages with no consume progress, or
  *   holds none and is not pulled, is logged and reported once with a `stall` event until it recovers.
  */
 import type { TimerHandle } from '../../../common/clock.js';
-import { RocketMQError } from '../../../common/errors.js';
 import type { MessageExt, MessageQueue } from '../../../common/message.js';
 import type { ProcessQueue } from '../process-queue.js';
+import { cleanExpiredMessages } from './consume-core.js';
+import { ConsumeMessageConcurrentlyService } from './consume-message-concurrently-service.js';
 import type { StallEvent } from './push-consumer-events.js';
 import type { PushConsumerHost } from './push-consumer-run.js';
-
-/** RocketMQ: an expired message is sent back with delay level 3. */
-const EXPIRED_SEND_BACK_DELAY_LEVEL = 3;
 
 /** Which queues newly stalled; each is reported once until it moves again. */
 export class StallDetector {
@@ -62,8 +61,11 @@ export class PushConsumerTasks {
   start(): void {
     const { clock, consumeTimeoutMinutes, stallTimeoutMs } = this.host.options;
     const consumeTimeoutMs = consumeTimeoutMinutes * 60_000;
-    // RocketMQ: cleanExpiredMsg every consumeTimeout minutes, first after the same delay.
-    this.#timers.push(clock.setInterval(() => void this.#cleanExpiredMsg(consumeTimeoutMs), consumeTimeoutMs));
+    // RocketMQ: ConsumeMessageConcurrentlyService (and only it) runs cleanExpireMsg every consumeTimeout
+    // minutes, first after the same delay. Sent back from an orderly queue, a message still being
+    // consumed would be consumed again out of order, alongside its running batch.
+    if (this.host.run()?.consume instanceof ConsumeMessageConcurrentlyService)
+      this.#timers.push(clock.setInterval(() => void this.#cleanExpiredMsg(consumeTimeoutMs), consumeTimeoutMs));
     const locker = this.host.run()?.orderly?.locker;
     if (locker) {
       // RocketMQ: ConsumeMessageOrderlyService renews every queue lock every 20 s (rebalanceLockIntervalMs).
@@ -89,23 +91,13 @@ export class PushConsumerTasks {
   async #cleanExpiredMsg(consumeTimeoutMs: number): Promise<void> {
     const run = this.host.run();
     if (!run || !this.host.isRunning()) return;
-    const { clock } = this.host.options;
-    for (const { mq, pq } of [...run.rebalance.processQueueTable.values()]) {
-      try {
-        const removed = await pq.cleanExpiredMsg(
-          consumeTimeoutMs,
-          () => clock.now(),
-          async (msg) => {
-            if (!(await this.sendMessageBack(msg, EXPIRED_SEND_BACK_DELAY_LEVEL, mq)))
-              throw new RocketMQError('ERR_SEND_BACK', 'send back failed');
-          },
-        );
-        if (removed.length)
-          this.host.logger.warn({ mq, count: removed.length }, 'messages past consumeTimeout sent back for retry');
-      } catch (err) {
-        this.host.logger.warn({ err, mq }, 'cleanExpiredMsg failed');
-      }
-    }
+    await cleanExpiredMessages(
+      run.rebalance.processQueueTable.values(),
+      consumeTimeoutMs,
+      this.host.options.clock,
+      this.sendMessageBack,
+      this.host.logger,
+    );
   }
 
   #checkStalls(stalls: StallDetector): void {

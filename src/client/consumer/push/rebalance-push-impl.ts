@@ -71,8 +71,11 @@ export function createRebalancePushImpl(
   );
 }
 
-/** RocketMQ: a dropped orderly queue waits this long for its running batch before it is unlocked. */
-export const ORDERLY_RELEASE_WAIT_MS = 500;
+/**
+ * RocketMQ: RebalancePushImpl.removeUnnecessaryMessageQueue waits this long (tryLock of the queue's
+ * consume lock) for a dropped orderly queue's running batch before it gives up unlocking it this round.
+ */
+export const ORDERLY_RELEASE_WAIT_MS = 1000;
 
 const noLocks = (): Promise<Set<string>> => Promise.resolve(new Set());
 
@@ -80,8 +83,8 @@ const noLocks = (): Promise<Set<string>> => Promise.resolve(new Set());
  * RocketMQ: RebalancePushImpl.removeUnnecessaryMessageQueue for orderly CLUSTERING — a dropped queue
  * is given up only when its running batch has ended: then its pull on the way (if any) is aborted and
  * awaited, its offset persisted and only then its broker lock released, so the next owner starts where
- * this one stopped and never overlaps it. When the batch is still running after 500 ms the queue stays
- * (dropped) and a rebalance is asked for as soon as the batch ends.
+ * this one stopped and never overlaps it. When the batch is still running after ORDERLY_RELEASE_WAIT_MS
+ * the queue stays (dropped) and a rebalance is asked for as soon as the batch ends.
  *
  * RocketMQ writes that offset oneway and unlocks regardless. Here the lock is released only once the
  * broker has the offset: when the write fails, the queue stays (dropped, still locked, its offset kept)

@@ -10,6 +10,11 @@ import {
 } from '../../../../src/client/consumer/remote-broker-offset-store.js';
 import { silentLogger } from '../../../../src/common/logger.js';
 import { messageQueueKey, type MessageQueue } from '../../../../src/common/message.js';
+import { MQClientAPI } from '../../../../src/client/instance/mq-client-api.js';
+import { computePullFromWhere } from '../../../../src/client/consumer/compute-pull-from-where.js';
+import { ConsumeFromWhere } from '../../../../src/client/consumer/consumer-constants.js';
+import { ResponseCode } from '../../../../src/protocol/index.js';
+import type { RemotingClient } from '../../../../src/remoting/remoting-client.js';
 import { mqOf } from '../helpers.js';
 
 function remote(broker = new Map<string, number>(), failQuery = false) {
@@ -268,4 +273,47 @@ describe('LocalFileOffsetStore (BROADCASTING; written atomically, .bak fallback)
     expect(a.filePath.startsWith(dir)).toBe(true);
     expect(path.relative(dir, a.filePath).split(path.sep)).toEqual(['.._.._etc', '__', 'offsets.json']);
   });
+});
+
+describe('a store read error is not "no offset" (beyond RocketMQ 4.9.8, which starts a queue over on SYSTEM_BUSY)', () => {
+  /** The push consumer's chain: QUERY_CONSUMER_OFFSET answered `code` → offset store → where the queue starts. */
+  async function startOffset(code: number): Promise<number> {
+    const remoting = {
+      invoke: async () => ({ code, remark: 'answered by the test', header: { offset: 7 }, opaque: 0 }),
+    } as unknown as RemotingClient;
+    const api = new MQClientAPI(remoting, { requestTimeoutMs: 1000 });
+    const store = new RemoteBrokerOffsetStore(
+      {
+        queryConsumerOffset: (mq) =>
+          api.queryConsumerOffset('broker', { consumerGroup: 'g', topic: mq.topic, queueId: mq.queueId }),
+        updateConsumerOffset: async () => {},
+      },
+      silentLogger,
+    );
+    return computePullFromWhere(mqOf(0), {
+      consumeFromWhere: ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET,
+      consumeTimestamp: '20240101000000',
+      readOffsetFromStore: (mq) => store.readOffset(mq, ReadOffsetType.READ_FROM_STORE),
+      maxOffset: async () => 100,
+      searchOffset: async () => 0,
+    });
+  }
+
+  it('QUERY_NOT_FOUND is "no offset": the queue starts where consumeFromWhere says', async () => {
+    await expect(startOffset(ResponseCode.QUERY_NOT_FOUND)).resolves.toBe(0);
+  });
+
+  it('SUCCESS gives the stored offset', async () => {
+    await expect(startOffset(ResponseCode.SUCCESS)).resolves.toBe(7);
+  });
+
+  it.each([
+    ['SYSTEM_BUSY', ResponseCode.SYSTEM_BUSY],
+    ['SYSTEM_ERROR', ResponseCode.SYSTEM_ERROR],
+  ])(
+    '%s is a read error: the queue is not started this round (no offset guessed, nothing re-consumed)',
+    async (_n, code) => {
+      await expect(startOffset(code)).rejects.toThrow(/reading the stored offset/);
+    },
+  );
 });
