@@ -35,7 +35,7 @@ import {
   type RemotingCommandInput,
   type SerializeType,
 } from '../remoting/remoting-command.js';
-import type { ConnectionInfo } from './broker-context.js';
+import { ClientConnection } from './client-connection.js';
 import { releasePullBody } from '../store/index.js';
 
 export interface RemotingServerOptions {
@@ -62,47 +62,20 @@ export interface RemotingServerOptions {
 const OVERLOAD_REMARK = '[OVERLOAD]system busy, start flow control for a while';
 
 /** One client connection as the processors see it (ConnectionInfo) plus what the broker keeps on it. */
-export class RemotingConnection implements ConnectionInfo {
-  readonly remoteAddress: string;
+export class RemotingConnection extends ClientConnection {
   /** Client ids that sent a heartbeat on this connection, with their consumer and producer groups. */
   readonly clients = new Map<string, { consumerGroups: Set<string>; producerGroups: Set<string> }>();
   /** Requests being handled. */
   inFlight = 0;
-  #controller: AbortController | undefined;
-  #listeners: Set<() => void> | undefined;
-  #gone = false;
   readonly #socket: Socket;
   readonly #writer: TickWriter;
   readonly #logger: Logger;
 
   constructor(socket: Socket, logger: Logger) {
+    super(`${socket.remoteAddress ?? 'unknown'}:${socket.remotePort ?? 0}`);
     this.#socket = socket;
     this.#writer = new TickWriter(socket);
     this.#logger = logger;
-    this.remoteAddress = `${socket.remoteAddress ?? 'unknown'}:${socket.remotePort ?? 0}`;
-  }
-
-  get gone(): boolean {
-    return this.#gone;
-  }
-
-  get signal(): AbortSignal {
-    if (!this.#controller) {
-      this.#controller = new AbortController();
-      if (this.#gone) this.#controller.abort(new Error('connection closed'));
-    }
-    return this.#controller.signal;
-  }
-
-  onGone(listener: () => void): () => void {
-    if (this.#gone) {
-      queueMicrotask(listener);
-      return () => undefined;
-    }
-    (this.#listeners ??= new Set()).add(listener);
-    return () => {
-      this.#listeners?.delete(listener);
-    };
   }
 
   /**
@@ -113,7 +86,7 @@ export class RemotingConnection implements ConnectionInfo {
    */
   write(head: Buffer, body?: Uint8Array | null, releaseBody = false): void {
     const socket = this.#socket;
-    if (this.#gone || socket.destroyed) return;
+    if (this.gone || socket.destroyed) return;
     this.#writer.write(head, body, releaseBody && body ? () => releasePullBody(body) : undefined);
     if (socket.writableNeedDrain && !socket.isPaused()) {
       socket.pause();
@@ -133,16 +106,6 @@ export class RemotingConnection implements ConnectionInfo {
   /** Closes the socket (the 'close' handler releases what waits). */
   destroy(): void {
     this.#socket.destroy();
-  }
-
-  /** @internal Marks the connection gone and tells every listener, once. */
-  released(): void {
-    if (this.#gone) return;
-    this.#gone = true;
-    this.#controller?.abort(new Error('connection closed'));
-    const listeners = this.#listeners;
-    this.#listeners = undefined;
-    if (listeners) for (const l of listeners) l();
   }
 }
 
@@ -289,7 +252,7 @@ export class RemotingServer {
     socket.on('close', () => {
       this.sockets.delete(socket);
       this.connections.delete(connection);
-      connection.released();
+      connection.markGone();
       try {
         o.onClose?.(connection);
       } catch (e) {
