@@ -20,6 +20,8 @@ import {
 import type { BrokerRequest, ConnectionInfo } from './broker-context.js';
 import { ClientConnection } from './client-connection.js';
 import type { ConnectionLimits } from './connection-limits.js';
+import { publicRemark } from './remoting/public-remark.js';
+import type { ByteBudget } from './remoting/byte-budget.js';
 import { lookupCommand, requestCodeNotSupported, validateRequest } from './dispatch.js';
 import { releasePullBody } from '../store/index.js';
 
@@ -31,6 +33,11 @@ export interface HttpServerOptions {
   logger: Logger;
   /** Bounds on connections, requests in flight and buffered answers (connection-limits.ts). */
   limits?: ConnectionLimits;
+  /**
+   * The broker-wide byte budget (shared with the remoting listener): request bodies as they arrive and
+   * answers until handed to the OS count against it; while it is spent new requests are answered SYSTEM_BUSY.
+   */
+  budget?: ByteBudget;
   /** Answers a validated request (the broker's handle). Must not throw; a rejection is answered SYSTEM_ERROR. */
   handle(request: BrokerRequest, connection: ConnectionInfo): Promise<RemotingResponse>;
 }
@@ -166,6 +173,15 @@ export class HttpServer {
       await this.drain(req);
       return this.sendFrame(res, { code: ResponseCode.SYSTEM_BUSY, header: {}, remark: busy });
     }
+    const budget = this.options.budget;
+    if (budget?.exhausted) {
+      await this.drain(req);
+      return this.sendFrame(res, {
+        code: ResponseCode.SYSTEM_BUSY,
+        header: {},
+        remark: `[OVERLOAD]system busy, start flow control for a while: the broker holds ${budget.used} bytes for its clients (maxBufferedBytes ${budget.limit})`,
+      });
+    }
     const body = await this.readBody(req, res);
     if (body === undefined) return;
 
@@ -215,9 +231,17 @@ export class HttpServer {
         if (close) res.once('finish', () => req.destroy());
         resolve(undefined);
       };
+      const budget = this.options.budget;
+      let held = 0;
+      if (budget) res.once('close', () => budget.release(held));
       req.on('data', (chunk: Buffer) => {
         size += chunk.length;
         if (size > limit) tooLarge = true;
+        if (budget && !tooLarge) {
+          // Held until the answer is sent: the body is in memory that long.
+          budget.take(chunk.length);
+          held += chunk.length;
+        }
         if (tooLarge) {
           chunks.length = 0;
           if (size > limit * DRAIN_FACTOR + 1024 * 1024) tooLargeAnswer(true);
@@ -267,12 +291,25 @@ export class HttpServer {
       code: response.code,
       header: response.header ?? {},
     };
-    if (response.remark !== undefined) head.remark = response.remark;
+    if (response.remark !== undefined)
+      head.remark = publicRemark(response.remark, this.options.logger, { code: response.code });
     // The frame's head and the body go out as two buffers: a pull's body (the stored records) is not copied again.
     const headFrame = encodeFrame(head);
     const body = response.body;
     const length = headFrame.length + (body?.length ?? 0);
     if (socket) this.options.limits?.countResponse(socket, res, length);
+    const budget = this.options.budget;
+    if (budget) {
+      budget.take(length);
+      let counted = true;
+      const release = (): void => {
+        if (!counted) return;
+        counted = false;
+        budget.release(length);
+      };
+      res.once('finish', release);
+      res.once('close', release);
+    }
     res.writeHead(200, { 'Content-Type': FRAME_CONTENT_TYPE, 'Content-Length': length });
     if (body && body.length > 0) {
       res.cork();
