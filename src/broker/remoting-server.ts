@@ -1,4 +1,7 @@
 /**
+ * One piece past 500 lines because reading, budgets, answering and closing of a connection are one state
+ * machine: each step decides whether the connection is read again (options and counters are apart).
+ *
  * The broker's RocketMQ remoting listener (RocketMQ: NettyRemotingServer), on node:net only: a thin
  * shell that splits a connection's bytes into RocketMQ frames, hands each request to `onRequest`, and
  * writes the answer back with the request's `opaque`, the response flag and the request's header
@@ -24,7 +27,6 @@
  *   `idleTimeoutMs` (RocketMQ: serverChannelMaxIdleTimeSeconds).
  */
 import net, { type AddressInfo, type Socket } from 'node:net';
-import type { Logger } from '../common/logger.js';
 import { ResponseCode } from '../protocol/index.js';
 import {
   decodeRemotingCommand,
@@ -39,71 +41,16 @@ import {
 } from '../remoting/remoting-command.js';
 import { RemotingDecodeError } from '../remoting/remoting-decode-error.js';
 import { releasePullBody } from '../store/index.js';
-import { ByteBudget, ConnectionBudget } from './remoting/byte-budget.js';
+import { ConnectionBudget } from './remoting/byte-budget.js';
 import { FrameIntake, type Reservation } from './remoting/frame-intake.js';
 import { publicRemark } from './remoting/public-remark.js';
 import { RemotingConnection } from './remoting/remoting-connection.js';
+import type { Counter, RemotingListenerStats, RemotingServerOptions } from './remoting/remoting-server-options.js';
 import { encodeResponseParts } from './remoting/response-frame.js';
 
 export { RemotingConnection } from './remoting/remoting-connection.js';
+export type { RemotingListenerStats, RemotingServerOptions } from './remoting/remoting-server-options.js';
 export { encodeResponseParts, nextOpaque } from './remoting/response-frame.js';
-
-export interface RemotingServerOptions {
-  host: string;
-  port: number;
-  /** Largest frame accepted, bytes (length prefix included). */
-  maxFrameBytes: number;
-  maxConnections: number;
-  /** Connections from one IP address at most (below `maxConnections`). */
-  maxConnectionsPerAddress: number;
-  /** Requests of one connection being handled at once before new ones are answered SYSTEM_BUSY. */
-  maxInFlightPerConnection: number;
-  /** A connection idle this long with nothing in flight is closed, ms. */
-  idleTimeoutMs: number;
-  /** A connection that has not sent one complete request this long after opening is closed, ms. */
-  firstRequestTimeoutMs: number;
-  /** A frame in progress must arrive at least this fast, bytes per second (after a short grace). */
-  minFrameBytesPerSecond: number;
-  /** Bytes one connection may hold (frames arriving, requests not answered, answers not sent). */
-  maxBufferedBytesPerConnection: number;
-  /** The broker-wide budget those bytes are also counted against (shared with the HTTP listener). */
-  budget: ByteBudget;
-  /** A connection not read because of its budget, that drains nothing for this long, is closed, ms. */
-  drainTimeoutMs: number;
-  logger: Logger;
-  /**
-   * Answers one request: the response (its opaque, flag and serialization are set here), or null for
-   * none. Must not throw; a rejection is answered SYSTEM_ERROR.
-   */
-  onRequest(command: RemotingCommand, connection: RemotingConnection): Promise<RemotingCommandInput | null>;
-  /** Called once when a connection has closed, after its waiting calls were released. */
-  onClose?(connection: RemotingConnection): void;
-}
-
-/** What the listener holds and what its bounds did, since start (for tests and tools). */
-export interface RemotingListenerStats {
-  connections: number;
-  /** Bytes the listener's connections hold now, and the most one connection holds now. */
-  bufferedBytes: number;
-  maxConnectionBytes: number;
-  /** The most one connection ever held. */
-  peakConnectionBytes: number;
-  /** The broker-wide budget now and at its highest (both listeners). */
-  budgetUsedBytes: number;
-  budgetPeakBytes: number;
-  /** Frames refused when their length came (larger than a connection's budget or `maxFrameBytes`). */
-  refusedFrames: number;
-  /** Requests or answers replaced by SYSTEM_BUSY because of the byte budgets or the in-flight bound. */
-  busyAnswers: number;
-  /** Connections closed: never sent a request in time, evicted to make room, too slow, did not drain, idle. */
-  closedNoRequest: number;
-  evictedConnections: number;
-  closedSlowFrames: number;
-  closedUndrained: number;
-  closedIdle: number;
-  /** New connections refused at once (limits reached, nothing to evict). */
-  refusedConnections: number;
-}
 
 /** RocketMQ: the remark of a request refused because the server is overloaded. */
 const OVERLOAD_REMARK = '[OVERLOAD]system busy, start flow control for a while';
@@ -112,11 +59,6 @@ const FRAME_RATE_GRACE_MS = 2000;
 /** After a bad frame, the requests read before it get this long to be answered before the connection closes. */
 const CLOSE_GRACE_MS = 5000;
 const LOG_EVERY_MS = 10_000;
-
-type Counter = Exclude<
-  keyof RemotingListenerStats,
-  'connections' | 'bufferedBytes' | 'maxConnectionBytes' | 'peakConnectionBytes' | 'budgetUsedBytes' | 'budgetPeakBytes'
->;
 
 export class RemotingServer {
   private readonly server: net.Server;

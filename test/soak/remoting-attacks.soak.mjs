@@ -10,10 +10,13 @@
 // Pass: the broker-wide budget peak stays within maxBufferedBytes (plus small SYSTEM_BUSY answers), the other
 // client is served throughout, and everything held is given back. Prints `SOAK {json}` rows (scripts/soak.mjs).
 // Usage: node test/soak/remoting-attacks.soak.mjs [pipelining|partial|heartbeats|idle ...]
+import { Buffer } from 'node:buffer';
 import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { clearInterval, setInterval } from 'node:timers';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Broker } from '../../dist/broker/index.js';
 import { RequestCode } from '../../dist/protocol/index.js';
