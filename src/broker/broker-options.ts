@@ -118,6 +118,51 @@ export interface BrokerOptions {
   remotingMaxFrameBytes?: number;
   /** A remoting connection with no traffic and no call in flight this long is closed, ms. Default 120000 (RocketMQ). */
   remotingIdleTimeoutMs?: number;
+  /**
+   * Remoting connections from one IP address at most; past it the oldest connection of that address that
+   * never sent a complete request is closed to make room, else the new one is. Default 1000 (ours).
+   */
+  remotingMaxConnectionsPerAddress?: number;
+  /**
+   * A remoting connection that has not sent one complete request this long after opening is closed, ms; at
+   * `remotingMaxConnections` such connections are also the first closed to make room. Default 10000 (ours).
+   */
+  remotingFirstRequestTimeoutMs?: number;
+  /**
+   * A remoting frame in progress must arrive at least this fast, bytes per second (judged after two
+   * seconds), else its connection is closed: a client trickling bytes never holds a connection. Default 1024.
+   */
+  remotingMinFrameBytesPerSecond?: number;
+  /**
+   * Bytes one remoting connection may hold: frames arriving (reserved in full when their length arrives),
+   * requests not yet answered and answers not yet sent. Past it the connection is not read, an answer with
+   * a body is replaced by SYSTEM_BUSY, and a frame larger than it is refused (closing the connection).
+   * Keep it above the store's maxMessageSize. Default 8 MiB (ours).
+   */
+  remotingMaxBufferedBytesPerConnection?: number;
+  /**
+   * Bytes both listeners may hold for all their clients together (frames arriving, requests not yet
+   * answered, answers not yet sent); while it is spent no connection is read and new requests or large
+   * answers are refused with SYSTEM_BUSY. Default 256 MiB (ours).
+   */
+  maxBufferedBytes?: number;
+  /** A remoting connection not read because of its byte budget that drains nothing for this long is closed, ms. Default 30000. */
+  remotingDrainTimeoutMs?: number;
+  /**
+   * (Consumer groups) Members one group may have; a heartbeat that would add one more is answered
+   * SYSTEM_ERROR with a remark naming this option. Default 1000 (ours: RocketMQ has no bound).
+   */
+  maxConsumersPerGroup?: number;
+  /**
+   * Client ids that may heartbeat on one remoting connection; one more is answered SYSTEM_ERROR with a
+   * remark naming this option. Default 64 (a RocketMQ client process uses one per instance name).
+   */
+  remotingMaxClientIdsPerConnection?: number;
+  /**
+   * NOTIFY_CONSUMER_IDS_CHANGED goes to each member of a group at most once per this window, ms: the first
+   * change is told at once, the changes during the window in one notice at its end. Default 200.
+   */
+  notifyConsumerIdsChangedWindowMs?: number;
   /** Options of the message store (segment sizes, flush mode, retention ...). */
   store?: BrokerStoreOptions;
   clock?: Clock;
@@ -168,6 +213,15 @@ export const BROKER_DEFAULTS = Object.freeze({
   remotingMaxConnections: 10_000,
   remotingMaxFrameBytes: 16 * MiB,
   remotingIdleTimeoutMs: 120_000,
+  remotingMaxConnectionsPerAddress: 1000,
+  remotingFirstRequestTimeoutMs: 10_000,
+  remotingMinFrameBytesPerSecond: 1024,
+  remotingMaxBufferedBytesPerConnection: 8 * MiB,
+  maxBufferedBytes: 256 * MiB,
+  remotingDrainTimeoutMs: 30_000,
+  maxConsumersPerGroup: 1000,
+  remotingMaxClientIdsPerConnection: 64,
+  notifyConsumerIdsChangedWindowMs: 200,
 });
 
 const positiveInt = z.number().int().positive();
@@ -215,6 +269,15 @@ const schema = z.object({
   remotingMaxConnections: positiveInt,
   remotingMaxFrameBytes: positiveInt.min(1024),
   remotingIdleTimeoutMs: positiveInt,
+  remotingMaxConnectionsPerAddress: positiveInt,
+  remotingFirstRequestTimeoutMs: positiveInt,
+  remotingMinFrameBytesPerSecond: z.number().int().nonnegative(),
+  remotingMaxBufferedBytesPerConnection: positiveInt.min(64 * 1024),
+  maxBufferedBytes: positiveInt.min(64 * 1024),
+  remotingDrainTimeoutMs: positiveInt,
+  maxConsumersPerGroup: positiveInt,
+  remotingMaxClientIdsPerConnection: positiveInt,
+  notifyConsumerIdsChangedWindowMs: z.number().int().nonnegative(),
   store: z.record(z.string(), z.unknown()).optional(),
 });
 

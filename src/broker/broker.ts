@@ -18,7 +18,8 @@ import { ConnectionLimits, type ConnectionStats } from './connection-limits.js';
 import { HttpServer } from './http-server.js';
 import { createProcessorTable } from './processor-table.js';
 import { PullRequestHoldService } from './pull-request-hold-service.js';
-import { RemotingServer } from './remoting-server.js';
+import { RemotingServer, type RemotingListenerStats } from './remoting-server.js';
+import { ByteBudget } from './remoting/byte-budget.js';
 import { RemotingDispatcher } from './remoting/remoting-dispatcher.js';
 import { BrokerStatsManager } from './broker-stats-manager.js';
 import { ClientChannelTable } from './client-channel-table.js';
@@ -219,6 +220,8 @@ export class Broker {
             return [...groups];
           },
           clientChannels,
+          maxClientIdsPerConnection: o.remotingMaxClientIdsPerConnection,
+          notifyWindowMs: o.notifyConsumerIdsChangedWindowMs,
           notifyEnabled: (group) =>
             this.subscriptionGroupManager.findSubscriptionGroupConfig(group)?.notifyConsumerIdsChangedEnable ?? true,
         },
@@ -318,6 +321,7 @@ export class Broker {
   static async start(options: BrokerOptions): Promise<Broker> {
     const o = resolveBrokerOptions(options);
     let broker: Broker | undefined;
+    const budget = new ByteBudget(o.maxBufferedBytes);
     const limits = new ConnectionLimits({
       maxConnections: o.maxConnections,
       maxInFlightRequestsPerConnection: o.maxInFlightRequestsPerConnection,
@@ -326,6 +330,7 @@ export class Broker {
     });
     const http = new HttpServer({
       limits,
+      budget,
       host: o.host,
       port: o.port,
       maxRequestBodyBytes: o.maxRequestBodyBytes,
@@ -355,6 +360,12 @@ export class Broker {
         maxConnections: o.remotingMaxConnections,
         maxInFlightPerConnection: REMOTING_MAX_IN_FLIGHT_PER_CONNECTION,
         idleTimeoutMs: o.remotingIdleTimeoutMs,
+        maxConnectionsPerAddress: o.remotingMaxConnectionsPerAddress,
+        firstRequestTimeoutMs: o.remotingFirstRequestTimeoutMs,
+        minFrameBytesPerSecond: o.remotingMinFrameBytesPerSecond,
+        maxBufferedBytesPerConnection: o.remotingMaxBufferedBytesPerConnection,
+        budget,
+        drainTimeoutMs: o.remotingDrainTimeoutMs,
         logger: o.logger,
         onRequest: (command, connection) =>
           broker?.remotingDispatcher
@@ -433,6 +444,17 @@ export class Broker {
   }
 
   /**
+   * Bytes the remoting listener holds for its clients and what its bounds refused or closed so far, or
+   * undefined when it does not run (for tests and tools; not a stable API).
+   * @internal
+   */
+  remotingStats(): (RemotingListenerStats & { noticesSent: number; noticesSkipped: number }) | undefined {
+    const stats = this.remoting?.stats();
+    const d = this.remotingDispatcher;
+    return stats && d ? { ...stats, noticesSent: d.noticesSent, noticesSkipped: d.noticesSkipped } : undefined;
+  }
+
+  /**
    * Stops accepting calls, answers held pulls and watches, waits (bounded) for calls in flight, closes
    * every connection, persists offsets and configs, and closes the store (releasing its lock). Every
    * step runs even when one fails. Idempotent: returns the same promise.
@@ -458,7 +480,7 @@ export class Broker {
     await step('answer held pulls', () => this.pullRequestHoldService.shutdown());
     await step('consumer manager', () => this.consumerManager.shutdown());
     await step('close HTTP', () => this.http.close(this.options.shutdownTimeoutMs));
-    await step('calls to clients', () => this.remotingDispatcher?.close());
+    await step('calls to clients and notice timers', () => this.remotingDispatcher?.close());
     await step('close remoting', () => this.remoting?.close(this.options.shutdownTimeoutMs));
     await step('consumer change listener', () => this.unsubscribeConsumerChange());
     await step('schedule service', () => this.scheduleMessageService.shutdown());

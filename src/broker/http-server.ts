@@ -18,7 +18,10 @@ import {
   type RemotingResponse,
 } from '../protocol/index.js';
 import type { BrokerRequest, ConnectionInfo } from './broker-context.js';
+import { ClientConnection } from './client-connection.js';
 import type { ConnectionLimits } from './connection-limits.js';
+import { publicRemark } from './remoting/public-remark.js';
+import type { ByteBudget } from './remoting/byte-budget.js';
 import { lookupCommand, requestCodeNotSupported, validateRequest } from './dispatch.js';
 import { releasePullBody } from '../store/index.js';
 
@@ -30,6 +33,11 @@ export interface HttpServerOptions {
   logger: Logger;
   /** Bounds on connections, requests in flight and buffered answers (connection-limits.ts). */
   limits?: ConnectionLimits;
+  /**
+   * The broker-wide byte budget (shared with the remoting listener): request bodies as they arrive and
+   * answers until handed to the OS count against it; while it is spent new requests are answered SYSTEM_BUSY.
+   */
+  budget?: ByteBudget;
   /** Answers a validated request (the broker's handle). Must not throw; a rejection is answered SYSTEM_ERROR. */
   handle(request: BrokerRequest, connection: ConnectionInfo): Promise<RemotingResponse>;
 }
@@ -39,51 +47,6 @@ const PATH_RE = /^\/v1\/([A-Za-z0-9_]{1,64})$/;
 const DRAIN_FACTOR = 4;
 
 const sha256 = (s: string): Buffer => createHash('sha256').update(s, 'utf8').digest();
-
-/**
- * The caller's side of one request, as processors see it. A class, not an object literal with a
- * getter: V8 keeps such a literal's accessor in old space, and the accessor's closure then held the
- * whole request (its IncomingMessage, ServerResponse, body) across young-generation collections:
- * ~2 MB promoted per scavenge at 2,000 sends/s and 5-12 ms scavenge pauses, the send-latency tail.
- * The AbortController is made only when a processor asks for `signal` (watches); held pulls use
- * `onGone`, which costs an array at most.
- */
-class RequestConnection implements ConnectionInfo {
-  #controller: AbortController | undefined;
-  #listeners: Array<() => void> | undefined;
-  #gone = false;
-
-  constructor(readonly remoteAddress: string) {}
-
-  get gone(): boolean {
-    return this.#gone;
-  }
-
-  get signal(): AbortSignal {
-    if (!this.#controller) {
-      this.#controller = new AbortController();
-      if (this.#gone) this.#controller.abort(new Error('client went away'));
-    }
-    return this.#controller.signal;
-  }
-
-  onGone(listener: () => void): () => void {
-    (this.#listeners ??= []).push(listener);
-    return () => {
-      const i = this.#listeners?.indexOf(listener) ?? -1;
-      if (i >= 0) this.#listeners?.splice(i, 1);
-    };
-  }
-
-  clientGone(): void {
-    if (this.#gone) return;
-    this.#gone = true;
-    this.#controller?.abort(new Error('client went away'));
-    const listeners = this.#listeners;
-    this.#listeners = undefined;
-    if (listeners) for (const l of listeners) l();
-  }
-}
 
 export class HttpServer {
   private readonly server: http.Server;
@@ -178,11 +141,11 @@ export class HttpServer {
 
   private async onRequest(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     const socket = req.socket;
-    const connection = new RequestConnection(
+    const connection = new ClientConnection(
       this.sockets.get(socket) ?? `${socket.remoteAddress ?? 'unknown'}:${socket.remotePort ?? 0}`,
     );
     res.on('close', () => {
-      if (!res.writableFinished) connection.clientGone();
+      if (!res.writableFinished) connection.markGone();
     });
     if (this.tokenHash && !this.authorized(req.headers.authorization)) {
       await this.drain(req);
@@ -209,6 +172,15 @@ export class HttpServer {
     if (busy !== undefined) {
       await this.drain(req);
       return this.sendFrame(res, { code: ResponseCode.SYSTEM_BUSY, header: {}, remark: busy });
+    }
+    const budget = this.options.budget;
+    if (budget?.exhausted) {
+      await this.drain(req);
+      return this.sendFrame(res, {
+        code: ResponseCode.SYSTEM_BUSY,
+        header: {},
+        remark: `[OVERLOAD]system busy, start flow control for a while: the broker holds ${budget.used} bytes for its clients (maxBufferedBytes ${budget.limit})`,
+      });
     }
     const body = await this.readBody(req, res);
     if (body === undefined) return;
@@ -259,9 +231,17 @@ export class HttpServer {
         if (close) res.once('finish', () => req.destroy());
         resolve(undefined);
       };
+      const budget = this.options.budget;
+      let held = 0;
+      if (budget) res.once('close', () => budget.release(held));
       req.on('data', (chunk: Buffer) => {
         size += chunk.length;
         if (size > limit) tooLarge = true;
+        if (budget && !tooLarge) {
+          // Held until the answer is sent: the body is in memory that long.
+          budget.take(chunk.length);
+          held += chunk.length;
+        }
         if (tooLarge) {
           chunks.length = 0;
           if (size > limit * DRAIN_FACTOR + 1024 * 1024) tooLargeAnswer(true);
@@ -311,12 +291,25 @@ export class HttpServer {
       code: response.code,
       header: response.header ?? {},
     };
-    if (response.remark !== undefined) head.remark = response.remark;
+    if (response.remark !== undefined)
+      head.remark = publicRemark(response.remark, this.options.logger, { code: response.code });
     // The frame's head and the body go out as two buffers: a pull's body (the stored records) is not copied again.
     const headFrame = encodeFrame(head);
     const body = response.body;
     const length = headFrame.length + (body?.length ?? 0);
     if (socket) this.options.limits?.countResponse(socket, res, length);
+    const budget = this.options.budget;
+    if (budget) {
+      budget.take(length);
+      let counted = true;
+      const release = (): void => {
+        if (!counted) return;
+        counted = false;
+        budget.release(length);
+      };
+      res.once('finish', release);
+      res.once('close', release);
+    }
     res.writeHead(200, { 'Content-Type': FRAME_CONTENT_TYPE, 'Content-Length': length });
     if (body && body.length > 0) {
       res.cork();

@@ -1,4 +1,7 @@
 /**
+ * One piece past 500 lines because reading, budgets, answering and closing of a connection are one state
+ * machine: each step decides whether the connection is read again (options and counters are apart).
+ *
  * The broker's RocketMQ remoting listener (RocketMQ: NettyRemotingServer), on node:net only: a thin
  * shell that splits a connection's bytes into RocketMQ frames, hands each request to `onRequest`, and
  * writes the answer back with the request's `opaque`, the response flag and the request's header
@@ -6,24 +9,25 @@
  *
  * - Many requests run at once on one connection: a held pull does not delay the calls behind it.
  *   Past `maxInFlightPerConnection` a request is answered SYSTEM_BUSY, as RocketMQ does when its
- *   executor queue is full.
- * - A oneway request (flag bit 1) is run and never answered.
+ *   executor queue is full. A oneway request (flag bit 1) is run and never answered.
+ * - Memory is bounded in bytes (byte-budget.ts): a frame is reserved in full when its length arrives
+ *   (or refused, when larger than a connection's budget), a request stays charged until answered, and
+ *   an answer until the OS has taken it. A connection past its budget, or while the broker's is spent,
+ *   is not read; one that does not drain within `drainTimeoutMs` is closed. An answer with a body that
+ *   would pass the budget is replaced by SYSTEM_BUSY (the client pulls again).
  * - A frame that cannot be read (a lying length, a length above `maxFrameBytes`, an unknown serialize
- *   type, a header that does not parse) closes that connection, with the reason logged; the others go on.
+ *   type, a header that does not parse) stops the reading of that connection: the requests read before
+ *   it are answered, then the connection is closed, with the reason logged; the others go on.
  * - When a connection closes, everything it had waiting is released (held pulls are dropped) and
  *   `onClose` runs (the broker forgets the clients that heartbeated on it).
- * - At most `maxConnections` connections; one more is closed at once. A connection with no traffic and
- *   nothing in flight for `idleTimeoutMs` is closed (RocketMQ: serverChannelMaxIdleTimeSeconds).
- * - Answers ready in the same turn of the event loop leave in one write (the socket is corked until the
- *   turn's callbacks are done), and a body is written as it is, after its header, never copied into a
- *   frame. While the client does not read its answers (the socket's buffer is full), its connection is
- *   not read either, so it cannot queue more work.
+ * - Fairness: at most `maxConnections` connections and `maxConnectionsPerAddress` from one IP; at the
+ *   limit, the oldest connection that never sent a complete request makes room for the new one. A
+ *   connection with no complete request within `firstRequestTimeoutMs`, or a frame arriving slower than
+ *   `minFrameBytesPerSecond`, is closed; so is one with no traffic and nothing in flight for
+ *   `idleTimeoutMs` (RocketMQ: serverChannelMaxIdleTimeSeconds).
  */
 import net, { type AddressInfo, type Socket } from 'node:net';
-import type { Logger } from '../common/logger.js';
 import { ResponseCode } from '../protocol/index.js';
-import { FrameReader } from '../remoting/frame-reader.js';
-import { TickWriter } from '../remoting/tick-writer.js';
 import {
   decodeRemotingCommand,
   encodeRemotingCommand,
@@ -35,165 +39,52 @@ import {
   type RemotingCommandInput,
   type SerializeType,
 } from '../remoting/remoting-command.js';
-import type { ConnectionInfo } from './broker-context.js';
+import { RemotingDecodeError } from '../remoting/remoting-decode-error.js';
 import { releasePullBody } from '../store/index.js';
+import { ConnectionBudget } from './remoting/byte-budget.js';
+import { FrameIntake, type Reservation } from './remoting/frame-intake.js';
+import { publicRemark } from './remoting/public-remark.js';
+import { RemotingConnection } from './remoting/remoting-connection.js';
+import type { Counter, RemotingListenerStats, RemotingServerOptions } from './remoting/remoting-server-options.js';
+import { encodeResponseParts } from './remoting/response-frame.js';
 
-export interface RemotingServerOptions {
-  host: string;
-  port: number;
-  /** Largest frame accepted, bytes (length prefix included). */
-  maxFrameBytes: number;
-  maxConnections: number;
-  /** Requests of one connection being handled at once before new ones are answered SYSTEM_BUSY. */
-  maxInFlightPerConnection: number;
-  /** A connection idle this long with nothing in flight is closed, ms. */
-  idleTimeoutMs: number;
-  logger: Logger;
-  /**
-   * Answers one request: the response (its opaque, flag and serialization are set here), or null for
-   * none. Must not throw; a rejection is answered SYSTEM_ERROR.
-   */
-  onRequest(command: RemotingCommand, connection: RemotingConnection): Promise<RemotingCommandInput | null>;
-  /** Called once when a connection has closed, after its waiting calls were released. */
-  onClose?(connection: RemotingConnection): void;
-  /** A client's answer to a request the broker sent it (GET_CONSUMER_RUNNING_INFO forwarded to a consumer). */
-  onResponse?(command: RemotingCommand, connection: RemotingConnection): void;
-}
+export { RemotingConnection } from './remoting/remoting-connection.js';
+export type { RemotingListenerStats, RemotingServerOptions } from './remoting/remoting-server-options.js';
+export { encodeResponseParts, nextOpaque } from './remoting/response-frame.js';
 
 /** RocketMQ: the remark of a request refused because the server is overloaded. */
 const OVERLOAD_REMARK = '[OVERLOAD]system busy, start flow control for a while';
-
-/** One client connection as the processors see it (ConnectionInfo) plus what the broker keeps on it. */
-export class RemotingConnection implements ConnectionInfo {
-  readonly remoteAddress: string;
-  /** Client ids that sent a heartbeat on this connection, with their consumer and producer groups. */
-  readonly clients = new Map<string, { consumerGroups: Set<string>; producerGroups: Set<string> }>();
-  /** Requests being handled. */
-  inFlight = 0;
-  #controller: AbortController | undefined;
-  #listeners: Set<() => void> | undefined;
-  #gone = false;
-  readonly #socket: Socket;
-  readonly #writer: TickWriter;
-  readonly #logger: Logger;
-
-  constructor(socket: Socket, logger: Logger) {
-    this.#socket = socket;
-    this.#writer = new TickWriter(socket);
-    this.#logger = logger;
-    this.remoteAddress = `${socket.remoteAddress ?? 'unknown'}:${socket.remotePort ?? 0}`;
-  }
-
-  get gone(): boolean {
-    return this.#gone;
-  }
-
-  get signal(): AbortSignal {
-    if (!this.#controller) {
-      this.#controller = new AbortController();
-      if (this.#gone) this.#controller.abort(new Error('connection closed'));
-    }
-    return this.#controller.signal;
-  }
-
-  onGone(listener: () => void): () => void {
-    if (this.#gone) {
-      queueMicrotask(listener);
-      return () => undefined;
-    }
-    (this.#listeners ??= new Set()).add(listener);
-    return () => {
-      this.#listeners?.delete(listener);
-    };
-  }
-
-  /**
-   * Writes a frame (`head`, followed by `body` when the frame's body is given apart) unless the connection
-   * is gone. With `releaseBody`, nothing but this write holds the body: a pull body's memory is handed
-   * back for reuse once the socket has taken it. Writes of one event-loop turn are gathered into one system call; when the socket's buffer is
-   * full, reading from the connection pauses until it drains.
-   */
-  write(head: Buffer, body?: Uint8Array | null, releaseBody = false): void {
-    const socket = this.#socket;
-    if (this.#gone || socket.destroyed) return;
-    this.#writer.write(head, body, releaseBody && body ? () => releasePullBody(body) : undefined);
-    if (socket.writableNeedDrain && !socket.isPaused()) {
-      socket.pause();
-      socket.once('drain', () => socket.resume());
-    }
-  }
-
-  /** Sends a server-initiated oneway request (e.g. NOTIFY_CONSUMER_IDS_CHANGED); never throws. */
-  sendOneway(command: RemotingCommandInput, serializeType: SerializeType = 'JSON'): void {
-    try {
-      this.write(encodeRemotingCommand(command, { serializeType }));
-    } catch (e) {
-      this.#logger.warn({ err: e, code: command.code, remote: this.remoteAddress }, 'oneway request not sent');
-    }
-  }
-
-  /** Closes the socket (the 'close' handler releases what waits). */
-  destroy(): void {
-    this.#socket.destroy();
-  }
-
-  /** @internal Marks the connection gone and tells every listener, once. */
-  released(): void {
-    if (this.#gone) return;
-    this.#gone = true;
-    this.#controller?.abort(new Error('connection closed'));
-    const listeners = this.#listeners;
-    this.#listeners = undefined;
-    if (listeners) for (const l of listeners) l();
-  }
-}
-
-/**
- * The frame of the response `command` to the request `opaque` as its head (length, header) and its body
- * apart, so a large body is written as it is rather than copied into one buffer with the header. The
- * response flag is set here; the command itself is left as it is (one object of one shape is encoded,
- * not a spread copy per answer).
- */
-export function encodeResponseParts(
-  command: RemotingCommandInput,
-  opaque: number,
-  serializeType: SerializeType,
-): { head: Buffer; body: Uint8Array | null } {
-  const body = command.body ?? null;
-  const parts = {
-    code: command.code,
-    language: command.language,
-    version: command.version,
-    opaque,
-    flag: markResponse(command.flag ?? 0),
-    remark: command.remark,
-    extFields: command.extFields,
-    body: null as Uint8Array | null,
-  };
-  const head = encodeRemotingCommand(parts, { serializeType });
-  if (body === null || body.length === 0) return { head, body: null };
-  // The total length at the front counts the body too (see remoting-command.ts for the frame's layout).
-  const total = head.readInt32BE(0) + body.length;
-  if (total > 0x7fffffff) {
-    parts.body = body; // refused there, naming the body
-    return { head: encodeRemotingCommand(parts, { serializeType }), body: null };
-  }
-  head.writeInt32BE(total, 0);
-  return { head, body };
-}
-
-let nextServerOpaque = 0;
-/** Opaque for server-initiated requests (RocketMQ: one process-wide counter). */
-export function nextOpaque(): number {
-  nextServerOpaque = (nextServerOpaque + 1) | 0;
-  return nextServerOpaque;
-}
+/** A frame's first second or two may be slow (a prefix split across packets) before its rate is judged. */
+const FRAME_RATE_GRACE_MS = 2000;
+/** After a bad frame, the requests read before it get this long to be answered before the connection closes. */
+const CLOSE_GRACE_MS = 5000;
+const LOG_EVERY_MS = 10_000;
 
 export class RemotingServer {
   private readonly server: net.Server;
   private readonly options: RemotingServerOptions;
   private readonly connections = new Set<RemotingConnection>();
-  private readonly sockets = new Set<Socket>();
+  /** Connections that have not sent a complete request yet, oldest first (the first evicted). */
+  private readonly fresh = new Set<RemotingConnection>();
+  private readonly perAddress = new Map<string, number>();
+  /** Connections whose next frame waits for room in the broker-wide budget. */
+  private readonly waiting = new Set<RemotingConnection>();
+  /** Connections that stopped being read after a bad frame and close once answered. */
+  private readonly closingConnections = new Set<RemotingConnection>();
+  private readonly unsubscribeBudget: () => void;
+  private readonly sweeper: ReturnType<typeof setInterval>;
+  private readonly counters: Record<Counter, number> = {
+    refusedFrames: 0,
+    busyAnswers: 0,
+    closedNoRequest: 0,
+    evictedConnections: 0,
+    closedSlowFrames: 0,
+    closedUndrained: 0,
+    closedIdle: 0,
+    refusedConnections: 0,
+  };
+  private peakConnectionBytes = 0;
+  private readonly lastLog = new Map<string, number>();
   private active = 0;
   private idleWaiters: Array<() => void> = [];
   private closing: Promise<void> | undefined;
@@ -201,13 +92,15 @@ export class RemotingServer {
   constructor(options: RemotingServerOptions) {
     this.options = options;
     this.server = net.createServer({ noDelay: true, keepAlive: true }, (socket) => this.onConnection(socket));
-    this.server.maxConnections = options.maxConnections;
-    this.server.on('drop', (d?: { remoteAddress?: string; remotePort?: number }) =>
-      options.logger.warn(
-        { remote: `${d?.remoteAddress ?? '?'}:${d?.remotePort ?? 0}`, max: options.maxConnections },
-        'remoting connection refused: too many connections',
-      ),
+    this.unsubscribeBudget = options.budget.whenFree(() => {
+      for (const c of [...this.waiting]) this.pump(c);
+    });
+    const every = Math.max(
+      20,
+      Math.min(1000, options.firstRequestTimeoutMs / 4, options.drainTimeoutMs / 4, FRAME_RATE_GRACE_MS / 2),
     );
+    this.sweeper = setInterval(() => this.sweep(), every);
+    this.sweeper.unref();
   }
 
   /** Number of open connections. */
@@ -218,6 +111,25 @@ export class RemotingServer {
   /** Open connections (for server-initiated requests). */
   allConnections(): Iterable<RemotingConnection> {
     return this.connections;
+  }
+
+  stats(): RemotingListenerStats {
+    let buffered = 0;
+    let max = 0;
+    for (const c of this.connections) {
+      buffered += c.budget.used;
+      max = Math.max(max, c.budget.used);
+      this.peakConnectionBytes = Math.max(this.peakConnectionBytes, c.budget.peak);
+    }
+    return {
+      connections: this.connections.size,
+      bufferedBytes: buffered,
+      maxConnectionBytes: max,
+      peakConnectionBytes: this.peakConnectionBytes,
+      budgetUsedBytes: this.options.budget.used,
+      budgetPeakBytes: this.options.budget.peak,
+      ...this.counters,
+    };
   }
 
   /** Binds; resolves with the bound port. */
@@ -249,52 +161,95 @@ export class RemotingServer {
       });
       clearTimeout(timer);
     }
-    for (const s of this.sockets) s.destroy();
+    clearInterval(this.sweeper);
+    this.unsubscribeBudget();
+    for (const c of this.connections) c.destroy();
+    for (const c of this.closingConnections) c.destroy();
     await this.closing;
+  }
+
+  /** Logs at most once per LOG_EVERY_MS per kind, so a flood does not flood the log too. */
+  private warnRarely(kind: string, fields: Record<string, unknown>, message: string): void {
+    const now = Date.now();
+    if (now - (this.lastLog.get(kind) ?? 0) < LOG_EVERY_MS) return;
+    this.lastLog.set(kind, now);
+    this.options.logger.warn(fields, message);
+  }
+
+  /** Makes room for a new connection from `ip`, evicting a connection that never sent a request; false when none can go. */
+  private admit(ip: string): boolean {
+    const o = this.options;
+    const fromIp = this.perAddress.get(ip) ?? 0;
+    const full = this.connections.size >= o.maxConnections;
+    if (fromIp < o.maxConnectionsPerAddress && !full) return true;
+    let victim: RemotingConnection | undefined;
+    for (const c of this.fresh) {
+      // Past the per-address limit only that address's own connections make room.
+      if (fromIp >= o.maxConnectionsPerAddress && c.peerIp !== ip) continue;
+      victim = c;
+      break;
+    }
+    if (!victim) return false;
+    this.counters.evictedConnections++;
+    this.warnRarely(
+      'evict',
+      { remote: victim.remoteAddress, evicted: this.counters.evictedConnections },
+      'remoting connection that never sent a request closed to make room for a new one',
+    );
+    this.forget(victim);
+    victim.destroy();
+    return true;
   }
 
   private onConnection(socket: Socket): void {
     const o = this.options;
-    const connection = new RemotingConnection(socket, o.logger);
-    this.sockets.add(socket);
+    const ip = socket.remoteAddress ?? 'unknown';
+    if (!this.admit(ip)) {
+      this.counters.refusedConnections++;
+      this.warnRarely(
+        'refuse',
+        { remote: ip, max: o.maxConnections, maxPerAddress: o.maxConnectionsPerAddress },
+        'remoting connection refused: too many connections',
+      );
+      socket.on('error', () => undefined);
+      socket.destroy();
+      return;
+    }
+    const budget = new ConnectionBudget(o.maxBufferedBytesPerConnection, o.budget);
+    const connection = new RemotingConnection(socket, budget, o.logger, Date.now(), (c) => this.drained(c));
+    connection.intake = new FrameIntake(o.maxFrameBytes, (bytes) => this.reserve(connection, bytes));
     this.connections.add(connection);
-    const reader = new FrameReader({ maxFrameLength: o.maxFrameBytes });
+    this.fresh.add(connection);
+    this.perAddress.set(ip, (this.perAddress.get(ip) ?? 0) + 1);
     socket.setTimeout(o.idleTimeoutMs);
     socket.on('timeout', () => {
       if (connection.inFlight > 0) return;
+      this.counters.closedIdle++;
       o.logger.info({ remote: connection.remoteAddress }, 'remoting connection idle, closed');
       socket.destroy();
     });
     socket.on('data', (chunk: Buffer) => {
-      let frames: Buffer[];
-      try {
-        frames = reader.push(chunk);
-      } catch (e) {
-        return this.refuse(connection, e);
+      const intake = connection.intake as FrameIntake;
+      if (!intake.inProgress) {
+        connection.frameStartedAt = Date.now();
+        connection.frameBytes = 0;
       }
-      for (const frame of frames) {
-        let command: RemotingCommand;
-        try {
-          command = decodeRemotingCommand(frame);
-        } catch (e) {
-          return this.refuse(connection, e);
-        }
-        // A response goes to whoever waits for it; one to a oneway notification finds nobody.
-        if (isResponse(command.flag)) {
-          o.onResponse?.(command, connection);
-          continue;
-        }
-        this.dispatch(connection, command, frameSerializeType(frame) ?? 'JSON');
-      }
+      connection.frameBytes += chunk.length;
+      intake.push(chunk);
+      this.pump(connection);
     });
+    socket.on('drain', () => this.updateReading(connection));
     socket.on('error', (e: NodeJS.ErrnoException) => {
       if (e.code !== 'ECONNRESET' && e.code !== 'EPIPE')
         o.logger.warn({ err: e, remote: connection.remoteAddress }, 'remoting connection error');
     });
     socket.on('close', () => {
-      this.sockets.delete(socket);
-      this.connections.delete(connection);
-      connection.released();
+      this.forget(connection);
+      this.closingConnections.delete(connection);
+      connection.intake?.clear();
+      connection.budget.close();
+      this.peakConnectionBytes = Math.max(this.peakConnectionBytes, connection.budget.peak);
+      connection.markGone();
       try {
         o.onClose?.(connection);
       } catch (e) {
@@ -303,16 +258,190 @@ export class RemotingServer {
     });
   }
 
-  private refuse(connection: RemotingConnection, e: unknown): void {
+  /** Takes a closed (or closing) connection out of the listener's books. */
+  private forget(connection: RemotingConnection): void {
+    if (!this.connections.delete(connection)) return;
+    this.fresh.delete(connection);
+    this.waiting.delete(connection);
+    const n = (this.perAddress.get(connection.peerIp) ?? 1) - 1;
+    if (n <= 0) this.perAddress.delete(connection.peerIp);
+    else this.perAddress.set(connection.peerIp, n);
+  }
+
+  /** The budget's word on a frame of `bytes` whose length just came on `connection`. */
+  private reserve(connection: RemotingConnection, bytes: number): Reservation {
+    const b = connection.budget;
+    if (bytes > b.limit || bytes > b.shared.limit) {
+      return new RemotingDecodeError(
+        `frame of ${bytes} bytes is larger than the connection's byte budget of ${Math.min(b.limit, b.shared.limit)} (remotingMaxBufferedBytesPerConnection)`,
+        0,
+      );
+    }
+    if (!b.fits(bytes)) {
+      connection.waitingForBudget = true;
+      if (!b.shared.fits(bytes)) this.waiting.add(connection);
+      return 'wait';
+    }
+    connection.waitingForBudget = false;
+    this.waiting.delete(connection);
+    b.take(bytes);
+    return 'ok';
+  }
+
+  /** Reads every complete frame `connection` has buffered, as far as its budget allows. */
+  private pump(connection: RemotingConnection): void {
+    const intake = connection.intake as FrameIntake;
+    while (!connection.closingSince && !connection.gone) {
+      let frame: Buffer | null | 'wait';
+      try {
+        frame = intake.next();
+      } catch (e) {
+        this.counters.refusedFrames++;
+        this.closeAfterAnswers(connection, e);
+        break;
+      }
+      if (frame === null || frame === 'wait') break;
+      const charged = frame.length + 4;
+      if (!intake.inProgress) connection.frameBytes = 0;
+      else {
+        connection.frameStartedAt = Date.now();
+        connection.frameBytes = intake.buffered;
+      }
+      let command: RemotingCommand;
+      try {
+        command = decodeRemotingCommand(frame);
+      } catch (e) {
+        connection.budget.release(charged);
+        this.closeAfterAnswers(connection, e);
+        break;
+      }
+      if (!connection.sentRequest) {
+        connection.sentRequest = true;
+        this.fresh.delete(connection);
+      }
+      // A response goes to whoever waits for it; one to a oneway notification finds nobody.
+      if (isResponse(command.flag)) {
+        connection.budget.release(charged);
+        this.options.onResponse?.(command, connection);
+        continue;
+      }
+      this.dispatch(connection, command, frameSerializeType(frame) ?? 'JSON', charged);
+    }
+    this.updateReading(connection);
+  }
+
+  /** Reads `connection` or not, by its budget, its socket's write buffer and whether it is closing. */
+  private updateReading(connection: RemotingConnection): void {
+    const socket = connection.socket;
+    if (socket.destroyed) return;
+    const stop =
+      connection.closingSince > 0 || connection.waitingForBudget || connection.budget.over || socket.writableNeedDrain;
+    if (stop) {
+      if (!connection.pausedSince) {
+        connection.pausedSince = Date.now();
+        connection.lastDrainAt = connection.pausedSince;
+        socket.pause();
+      }
+    } else if (connection.pausedSince) {
+      connection.pausedSince = 0;
+      // Time spent not being read does not count against the frame's data rate.
+      connection.frameStartedAt = Date.now();
+      connection.frameBytes = 0;
+      socket.resume();
+    }
+  }
+
+  /** An answer of `connection` was handed to the OS: it may be read again, or finish closing. */
+  private drained(connection: RemotingConnection): void {
+    connection.lastDrainAt = Date.now();
+    if (connection.closingSince) {
+      this.endIfAnswered(connection);
+      return;
+    }
+    if (connection.waitingForBudget) this.pump(connection);
+    else this.updateReading(connection);
+  }
+
+  /** Stops reading after a bad frame; the requests read before it are answered, then the connection closes. */
+  private closeAfterAnswers(connection: RemotingConnection, e: unknown): void {
     this.options.logger.error(
       { err: e, remote: connection.remoteAddress },
       `remoting frame refused, connection closed: ${(e as Error)?.message ?? String(e)}`,
     );
-    connection.destroy();
+    connection.closingSince = Date.now();
+    this.forget(connection);
+    this.closingConnections.add(connection);
+    connection.intake?.clear();
+    this.updateReading(connection);
+    this.endIfAnswered(connection);
   }
 
-  private dispatch(connection: RemotingConnection, command: RemotingCommand, serializeType: SerializeType): void {
+  private endIfAnswered(connection: RemotingConnection): void {
+    if (connection.inFlight > 0 || connection.queuedAnswerBytes > 0) return;
+    const socket = connection.socket;
+    if (!socket.writableEnded) socket.end(() => socket.destroy());
+  }
+
+  /** The periodic checks: no request in time, frames too slow, connections that do not drain, closings that hang. */
+  private sweep(): void {
+    const o = this.options;
+    const now = Date.now();
+    for (const c of this.fresh) {
+      if (now - c.openedAt < o.firstRequestTimeoutMs) break; // oldest first
+      this.counters.closedNoRequest++;
+      this.warnRarely('no-request', { remote: c.remoteAddress }, 'remoting connection sent no request in time, closed');
+      this.forget(c);
+      c.destroy();
+    }
+    for (const c of this.connections) {
+      if (c.pausedSince) {
+        if (now - c.lastDrainAt > o.drainTimeoutMs) {
+          this.counters.closedUndrained++;
+          this.warnRarely(
+            'undrained',
+            { remote: c.remoteAddress, heldBytes: c.budget.used },
+            'remoting connection over its byte budget did not drain in time, closed',
+          );
+          this.forget(c);
+          c.destroy();
+        }
+        continue;
+      }
+      const elapsed = now - c.frameStartedAt;
+      if (
+        c.intake?.inProgress &&
+        elapsed > FRAME_RATE_GRACE_MS &&
+        c.frameBytes < (o.minFrameBytesPerSecond * elapsed) / 1000
+      ) {
+        this.counters.closedSlowFrames++;
+        this.warnRarely(
+          'slow',
+          { remote: c.remoteAddress, bytes: c.frameBytes, ms: elapsed },
+          'remoting frame arriving slower than the minimum data rate, connection closed',
+        );
+        this.forget(c);
+        c.destroy();
+      }
+    }
+    // A request read before a bad frame that is still not answered (a held pull) does not keep the connection.
+    for (const c of this.closingConnections) {
+      if (c.socket.destroyed) this.closingConnections.delete(c);
+      else if (now - c.closingSince > CLOSE_GRACE_MS) {
+        this.closingConnections.delete(c);
+        c.destroy();
+      }
+    }
+  }
+
+  private dispatch(
+    connection: RemotingConnection,
+    command: RemotingCommand,
+    serializeType: SerializeType,
+    charged: number,
+  ): void {
     if (connection.inFlight >= this.options.maxInFlightPerConnection) {
+      connection.budget.release(charged);
+      this.counters.busyAnswers++;
       this.answer(connection, command, serializeType, {
         code: ResponseCode.SYSTEM_BUSY,
         opaque: command.opaque,
@@ -322,25 +451,51 @@ export class RemotingServer {
     }
     connection.inFlight++;
     this.active++;
-    void this.run(connection, command, serializeType);
+    void this.run(connection, command, serializeType, charged);
   }
 
   /** Handles one request and answers it (one method per request, no closures or promise chain of its own). */
-  private async run(connection: RemotingConnection, command: RemotingCommand, serializeType: SerializeType) {
+  private async run(
+    connection: RemotingConnection,
+    command: RemotingCommand,
+    serializeType: SerializeType,
+    charged: number,
+  ) {
     try {
       let response: RemotingCommandInput | null;
       try {
         response = await this.options.onRequest(command, connection);
       } catch (e) {
         this.options.logger.error({ err: e, code: command.code }, 'remoting request handling failed');
-        const remark = (e as Error)?.message || 'system error';
-        response = { code: ResponseCode.SYSTEM_ERROR, opaque: command.opaque, remark };
+        response = { code: ResponseCode.SYSTEM_ERROR, opaque: command.opaque, remark: 'system error' };
       }
+      // The request's bytes are given back before its answer is charged.
+      connection.budget.release(charged);
+      charged = 0;
       if (response && !connection.gone) this.answer(connection, command, serializeType, response);
+      else if (response?.body) releasePullBody(response.body);
     } finally {
+      if (charged) connection.budget.release(charged);
       connection.inFlight--;
       if (--this.active === 0) for (const w of this.idleWaiters.splice(0)) w();
+      if (connection.closingSince) this.endIfAnswered(connection);
+      else this.updateReading(connection);
     }
+  }
+
+  /**
+   * Why an answer of `bytes` with a body may not be queued on `connection` now, or undefined. A
+   * connection with nothing queued may always take one answer within its budget.
+   */
+  private overBudget(connection: RemotingConnection, bytes: number): string | undefined {
+    const b = connection.budget;
+    if (connection.queuedAnswerBytes > 0 && connection.queuedAnswerBytes + bytes > b.limit) {
+      return `this connection has ${connection.queuedAnswerBytes} answer bytes waiting to be read (remotingMaxBufferedBytesPerConnection ${b.limit})`;
+    }
+    if (!b.shared.fits(bytes)) {
+      return `the broker holds ${b.shared.used} bytes for its clients (maxBufferedBytes ${b.shared.limit})`;
+    }
+    return undefined;
   }
 
   /** Writes the answer to `command` (nothing for a oneway request). */
@@ -350,12 +505,34 @@ export class RemotingServer {
     serializeType: SerializeType,
     response: RemotingCommandInput,
   ): void {
-    if (isOneway(command.flag)) return;
+    const o = this.options;
+    if (isOneway(command.flag)) {
+      if (response.body) releasePullBody(response.body);
+      return;
+    }
+    const bodyLength = response.body?.length ?? 0;
+    if (bodyLength > 0) {
+      const why = this.overBudget(connection, bodyLength);
+      if (why !== undefined) {
+        releasePullBody(response.body as Uint8Array);
+        this.counters.busyAnswers++;
+        this.warnRarely(
+          'busy',
+          { remote: connection.remoteAddress, reason: why },
+          'remoting answer refused: byte budget',
+        );
+        response = { code: ResponseCode.SYSTEM_BUSY, opaque: command.opaque, remark: `${OVERLOAD_REMARK}: ${why}` };
+      }
+    }
+    if (response.remark) {
+      const remark = publicRemark(response.remark, o.logger, { code: command.code, remote: connection.remoteAddress });
+      if (remark !== response.remark) response = { ...response, remark };
+    }
     let frame: { head: Buffer; body: Uint8Array | null };
     try {
       frame = encodeResponseParts(response, command.opaque, serializeType);
     } catch (e) {
-      this.options.logger.error({ err: e, code: command.code }, 'remoting response could not be encoded');
+      o.logger.error({ err: e, code: command.code }, 'remoting response could not be encoded');
       const error = { code: ResponseCode.SYSTEM_ERROR, opaque: command.opaque, flag: markResponse(0) };
       frame = { head: encodeRemotingCommand({ ...error, remark: 'system error' }, { serializeType }), body: null };
     }

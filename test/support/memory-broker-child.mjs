@@ -12,6 +12,8 @@ const broker = await Broker.start({
   storePath: process.argv[2],
   port: 0,
   remotingPort: 0,
+  // Every test client comes from 127.0.0.1: the per-address bound would stop them before the global one.
+  remotingMaxConnectionsPerAddress: 10_000,
 });
 process.stdout.write(`READY ${JSON.stringify({ http: broker.address, remoting: broker.remotingAddress })}\n`);
 

@@ -3,10 +3,12 @@
  * find (or auto-create) its subscription group — a group that does not exist and cannot be created is
  * skipped, as in RocketMQ —, create `%RETRY%<group>` with the group's retryQueueNums queues (perm RW),
  * and register the consumer (its SQL92 subscriptions reach the ConsumerFilterManager from there). Each
- * producer group is registered too. Always SUCCESS.
+ * producer group is registered too. SUCCESS, except that a client that would make a group larger than the
+ * broker's maxConsumersPerGroup is refused with SYSTEM_ERROR naming that option (nothing of its heartbeat
+ * is registered then).
  */
 import { retryTopic } from '../../common/message.js';
-import { PermName, type HeartbeatData } from '../../protocol/index.js';
+import { PermName, ResponseCode, type HeartbeatData } from '../../protocol/index.js';
 import type { BrokerSubscriptionData, Processor } from '../broker-context.js';
 import { ok } from './responses.js';
 
@@ -15,6 +17,17 @@ const FLAG_UNIT_SUB = 0x2;
 
 export const heartBeat: Processor = async (ctx, request, connection) => {
   const data = request.parsedBody as HeartbeatData;
+  const maxMembers = ctx.brokerConfig.maxConsumersPerGroup;
+  for (const consumer of data.consumerDataSet) {
+    const members = ctx.consumerManager.getConsumerGroupInfo(consumer.groupName)?.getChannels();
+    if (members && members.length >= maxMembers && !members.some((m) => m.clientId === data.clientID)) {
+      return {
+        code: ResponseCode.SYSTEM_ERROR,
+        header: {},
+        remark: `consumer group ${consumer.groupName} already has ${members.length} members (maxConsumersPerGroup ${maxMembers})`,
+      };
+    }
+  }
   for (const consumer of data.consumerDataSet) {
     const group = consumer.groupName;
     const config = ctx.subscriptionGroupManager.findSubscriptionGroupConfig(group);

@@ -30,7 +30,7 @@ import type { MessageToStore, PutMessageResult } from '../../store/index.js';
 import type { BrokerContext, ConnectionInfo, Processor, TopicConfig } from '../broker-context.js';
 import { NOT_ALLOWED_SEND_TOPICS } from '../topic-config-manager.js';
 import { deadLetterQueueOf, pastMaxReconsumeTimes } from './dead-letter-queue.js';
-import { compressedBodyProblem, sysFlagProblem } from './message-check.js';
+import { compressedBodyProblem, maxBodyBytes, sysFlagProblem } from './message-check.js';
 import { fail, ok, parseHostAddress } from './responses.js';
 import { validateTopicRemark } from './topic-validator.js';
 
@@ -183,7 +183,7 @@ async function sendSingle(
   body: Buffer,
   connection: ConnectionInfo,
 ): Promise<RemotingResponse> {
-  const bodyProblem = await compressedBodyProblem(body, h.sysFlag);
+  const bodyProblem = await compressedBodyProblem(body, h.sysFlag, maxBodyBytes(ctx));
   if (bodyProblem) return illegal(bodyProblem);
   const msg = baseMessage(ctx, h, cfg, queueId, connection, body, h.flag, string2messageProperties(h.properties ?? ''));
   const refused = handleRetryAndDLQ(ctx, h, msg);
@@ -214,7 +214,7 @@ async function sendBatch(
   }
   if (decoded.length === 0) return fail(ResponseCode.MESSAGE_ILLEGAL, 'the batch is empty');
   for (let i = 0; i < decoded.length; i++) {
-    const problem = await compressedBodyProblem(decoded[i]?.body ?? Buffer.alloc(0), h.sysFlag);
+    const problem = await compressedBodyProblem(decoded[i]?.body ?? Buffer.alloc(0), h.sysFlag, maxBodyBytes(ctx));
     if (problem) return illegal(`message ${i} of the batch: ${problem}`);
   }
   const msgs = decoded.map((m) => baseMessage(ctx, h, cfg, queueId, connection, m.body, m.flag, m.properties));

@@ -11,7 +11,11 @@
  *   SendMessageRequestHeaderV2 one-letter keys; they are read as SEND_MESSAGE / SEND_BATCH_MESSAGE.
  * - Heartbeats remember which clients live on which connection: NOTIFY_CONSUMER_IDS_CHANGED goes to
  *   their connections when their group changes, and a closed connection takes its clients out of their
- *   groups (RocketMQ: ClientHousekeepingService.doChannelCloseEvent).
+ *   groups (RocketMQ: ClientHousekeepingService.doChannelCloseEvent). A connection may carry at most
+ *   `maxClientIdsPerConnection` client ids; a heartbeat for one more is answered SYSTEM_ERROR.
+ * - Notices are coalesced (clients only need to know that something changed): per group, a connection
+ *   gets at most one notice per `notifyWindowMs` — the first change is told at once, the changes of the
+ *   window in one notice at its end — and none while it is not reading what it is sent.
  */
 import type { Logger } from '../../common/logger.js';
 import {
@@ -27,7 +31,8 @@ import type { RemotingCommand, RemotingCommandInput } from '../../remoting/remot
 import type { BrokerRequest, ConnectionInfo } from '../broker-context.js';
 import type { ConsumerManager } from '../consumer-manager.js';
 import { requestCodeNotSupported, validateRequest } from '../dispatch.js';
-import { nextOpaque, type RemotingConnection } from '../remoting-server.js';
+import type { RemotingConnection } from './remoting-connection.js';
+import { nextOpaque } from './response-frame.js';
 import { requestHeaderFromExtFields, responseHeaderToExtFields } from '../../protocol/ext-fields.js';
 import { InvalidArgumentError } from '../../common/errors.js';
 import type { ClientChannelTable } from '../client-channel-table.js';
@@ -85,6 +90,16 @@ export interface DispatcherBroker {
   notifyEnabled(group: string): boolean;
   /** Where the language and version of heartbeating clients are recorded. */
   readonly clientChannels: ClientChannelTable;
+  /** Client ids one connection may heartbeat for (remotingMaxClientIdsPerConnection). */
+  readonly maxClientIdsPerConnection: number;
+  /** A group's members get at most one notice per this window, ms (notifyConsumerIdsChangedWindowMs). */
+  readonly notifyWindowMs: number;
+}
+
+/** A group's notice window: open while a notice went out less than the window ago; `dirty` when a change waits. */
+interface NoticeWindow {
+  timer: ReturnType<typeof setTimeout>;
+  dirty: boolean;
 }
 
 const response = (code: number, remark: string | null, extFields?: Record<string, string>, body?: Buffer) => ({
@@ -104,6 +119,10 @@ export class RemotingDispatcher {
   private readonly clientConnections = new Map<string, Set<RemotingConnection>>();
   /** Requests sent to clients, waiting for their answers. */
   private readonly invoker = new ClientInvoker();
+  private readonly windows = new Map<string, NoticeWindow>();
+  /** Notices sent and notices not queued to a connection that was not reading, since start. */
+  noticesSent = 0;
+  noticesSkipped = 0;
 
   constructor(broker: DispatcherBroker, logger: Logger) {
     this.broker = broker;
@@ -147,8 +166,25 @@ export class RemotingDispatcher {
     if (!validated.ok) return response(ResponseCode.SYSTEM_ERROR, `bad ${validated.field}: ${validated.message}`);
     const request = validated.request;
     request.code = code;
+    let newClientId: string | undefined;
+    if (code === RequestCode.HEART_BEAT) {
+      const clientId = (request.parsedBody as HeartbeatData).clientID;
+      const max = b.maxClientIdsPerConnection;
+      if (!connection.clients.has(clientId)) {
+        if (connection.clients.size >= max) {
+          return response(
+            ResponseCode.SYSTEM_ERROR,
+            `this connection already carries ${connection.clients.size} client ids (remotingMaxClientIdsPerConnection ${max})`,
+          );
+        }
+        // Counted at once, so heartbeats in flight together cannot pass the bound.
+        connection.clients.set(clientId, { consumerGroups: new Set(), producerGroups: new Set() });
+        newClientId = clientId;
+      }
+    }
     const answer = await b.handle(request, connection);
     if (answer.code === ResponseCode.SUCCESS) this.afterSuccess(request, connection, command);
+    else if (newClientId !== undefined) connection.clients.delete(newClientId);
     let body = answer.body;
     if (code === RequestCode.GET_ROUTEINFO_BY_TOPIC && answer.code === ResponseCode.SUCCESS && body) {
       const route = JSON.parse(body.toString('utf8')) as TopicRouteData;
@@ -216,16 +252,47 @@ export class RemotingDispatcher {
 
   /**
    * RocketMQ: DefaultConsumerIdsChangeListener — a oneway NOTIFY_CONSUMER_IDS_CHANGED to every member of
-   * the group that reached this broker over remoting.
+   * the group that reached this broker over remoting, coalesced per group within the notice window.
    */
   notifyConsumerIdsChanged(group: string): void {
+    const open = this.windows.get(group);
+    if (open) {
+      open.dirty = true;
+      return;
+    }
+    this.sendNotices(group);
+    this.openWindow(group);
+  }
+
+  private openWindow(group: string): void {
+    const window: NoticeWindow = {
+      dirty: false,
+      timer: setTimeout(() => {
+        this.windows.delete(group);
+        if (window.dirty) this.notifyConsumerIdsChanged(group);
+      }, this.broker.notifyWindowMs),
+    };
+    window.timer.unref();
+    this.windows.set(group, window);
+  }
+
+  /** One notice to each connection that carries a member of `group` and reads what it is sent. */
+  private sendNotices(group: string): void {
     const info = this.broker.consumerManager.getConsumerGroupInfo(group);
     if (!info) return;
+    const told = new Set<RemotingConnection>();
     for (const clientId of info.getAllClientIds()) {
       const connections = this.clientConnections.get(clientId);
       if (!connections) continue;
       for (const connection of connections) {
-        if (!connection.clients.get(clientId)?.consumerGroups.has(group)) continue;
+        if (told.has(connection) || !connection.clients.get(clientId)?.consumerGroups.has(group)) continue;
+        told.add(connection);
+        if (!connection.reading) {
+          // It does not read its answers: a notice would only queue up (it rebalances on its own timer).
+          this.noticesSkipped++;
+          continue;
+        }
+        this.noticesSent++;
         connection.sendOneway({
           code: RequestCode.NOTIFY_CONSUMER_IDS_CHANGED,
           opaque: nextOpaque(),
@@ -268,8 +335,11 @@ export class RemotingDispatcher {
   }
 
   /** Fails the calls to clients still waiting (at shutdown). */
+  /** Fails the calls still waiting for clients and stops the notice windows' timers (broker shutdown). */
   close(): void {
     this.invoker.close();
+    for (const w of this.windows.values()) clearTimeout(w.timer);
+    this.windows.clear();
   }
 
   /** The KVTable version entries (exposed for the broker's runtime info). */

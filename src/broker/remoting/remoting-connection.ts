@@ -1,0 +1,127 @@
+/**
+ * One remoting (TCP) client connection as the processors see it (ConnectionInfo), with what the
+ * listener keeps on it: the clients that heartbeated on it, the requests in flight, the bytes it holds
+ * against its budget (frames arriving, requests not yet answered, answers not yet handed to the OS),
+ * and why it is not being read.
+ */
+import type { Socket } from 'node:net';
+import { nextTick } from 'node:process';
+import type { Logger } from '../../common/logger.js';
+import {
+  encodeRemotingCommand,
+  type RemotingCommandInput,
+  type SerializeType,
+} from '../../remoting/remoting-command.js';
+import { releasePullBody } from '../../store/index.js';
+import { ClientConnection } from '../client-connection.js';
+import type { ConnectionBudget } from './byte-budget.js';
+import type { FrameIntake } from './frame-intake.js';
+
+export class RemotingConnection extends ClientConnection {
+  /** Client ids that sent a heartbeat on this connection, with their consumer and producer groups. */
+  readonly clients = new Map<string, { consumerGroups: Set<string>; producerGroups: Set<string> }>();
+  /** Peer IP (no port), for the per-address connection limit. */
+  readonly peerIp: string;
+  readonly budget: ConnectionBudget;
+  /** Set by the listener once the socket is read through it. */
+  intake: FrameIntake | undefined;
+  /** Requests being handled. */
+  inFlight = 0;
+  /** Answer bytes written and not yet handed to the OS. */
+  queuedAnswerBytes = 0;
+  /** Whether a complete request has arrived (a connection that never sent one is the first evicted). */
+  sentRequest = false;
+  readonly openedAt: number;
+  /** When the frame being read began to arrive, and its bytes so far (for the minimum data rate). */
+  frameStartedAt = 0;
+  frameBytes = 0;
+  /** The frame being read waits for room in the budget. */
+  waitingForBudget = false;
+  /** A bad frame came: no more reading; closes once the requests read before it are answered. */
+  closingSince = 0;
+  /** Since when the listener has stopped reading this connection (0 while it reads), and the last time it drained some. */
+  pausedSince = 0;
+  lastDrainAt = 0;
+  readonly #socket: Socket;
+  readonly #logger: Logger;
+  readonly #onDrained: (c: RemotingConnection) => void;
+  #corked = false;
+  readonly #uncork = (): void => {
+    this.#corked = false;
+    this.#socket.uncork();
+  };
+
+  constructor(
+    socket: Socket,
+    budget: ConnectionBudget,
+    logger: Logger,
+    now: number,
+    onDrained: (c: RemotingConnection) => void,
+  ) {
+    super(`${socket.remoteAddress ?? 'unknown'}:${socket.remotePort ?? 0}`);
+    this.peerIp = socket.remoteAddress ?? 'unknown';
+    this.#socket = socket;
+    this.budget = budget;
+    this.#logger = logger;
+    this.openedAt = now;
+    this.#onDrained = onDrained;
+  }
+
+  get socket(): Socket {
+    return this.#socket;
+  }
+
+  /** Whether a server-initiated notice may be queued now: the client reads what it is sent. */
+  get reading(): boolean {
+    const s = this.#socket;
+    return !this.gone && !s.destroyed && !s.writableNeedDrain && !this.budget.over;
+  }
+
+  /**
+   * Writes a frame (`head`, followed by `body` when the frame's body is given apart) unless the connection
+   * is gone; its bytes count against the budget until the socket has handed them to the OS. With
+   * `releaseBody`, nothing but this write holds the body: a pull body's memory is handed back for reuse
+   * then. Writes of one event-loop turn leave in one system call (the socket is corked for the turn).
+   */
+  write(head: Buffer, body?: Uint8Array | null, releaseBody = false): void {
+    const socket = this.#socket;
+    if (this.gone || socket.destroyed || socket.writableEnded) {
+      if (releaseBody && body) releasePullBody(body);
+      return;
+    }
+    if (!this.#corked) {
+      this.#corked = true;
+      socket.cork();
+      nextTick(this.#uncork);
+    }
+    const bytes = head.length + (body?.length ?? 0);
+    this.queuedAnswerBytes += bytes;
+    this.budget.take(bytes);
+    const done = (): void => {
+      this.queuedAnswerBytes -= bytes;
+      this.budget.release(bytes);
+      if (releaseBody && body) releasePullBody(body);
+      this.#onDrained(this);
+    };
+    if (body && body.length > 0) {
+      socket.write(head);
+      socket.write(body, done);
+    } else {
+      socket.write(head, done);
+    }
+  }
+
+  /** Sends a server-initiated oneway request (e.g. NOTIFY_CONSUMER_IDS_CHANGED); never throws. */
+  sendOneway(command: RemotingCommandInput, serializeType: SerializeType = 'JSON'): void {
+    try {
+      this.write(encodeRemotingCommand(command, { serializeType }));
+    } catch (e) {
+      this.#logger.warn({ err: e, code: command.code, remote: this.remoteAddress }, 'oneway request not sent');
+    }
+  }
+
+  /** Closes the socket (the listener's 'close' handler releases what waits). */
+  destroy(): void {
+    this.#socket.destroy();
+  }
+}
