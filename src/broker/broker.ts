@@ -448,10 +448,13 @@ export class Broker {
    * undefined when it does not run (for tests and tools; not a stable API).
    * @internal
    */
-  remotingStats(): (RemotingListenerStats & { noticesSent: number; noticesSkipped: number }) | undefined {
+  remotingStats():
+    (RemotingListenerStats & { noticesSent: number; noticesSkipped: number; noticesPending: number }) | undefined {
     const stats = this.remoting?.stats();
     const d = this.remotingDispatcher;
-    return stats && d ? { ...stats, noticesSent: d.noticesSent, noticesSkipped: d.noticesSkipped } : undefined;
+    return stats && d
+      ? { ...stats, noticesSent: d.noticesSent, noticesSkipped: d.noticesSkipped, noticesPending: d.noticesPending }
+      : undefined;
   }
 
   /**

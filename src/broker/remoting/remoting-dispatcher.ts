@@ -124,6 +124,13 @@ export class RemotingDispatcher {
   noticesSent = 0;
   noticesSkipped = 0;
 
+  /** Groups whose change waits for the end of their notice window to be announced. */
+  get noticesPending(): number {
+    let n = 0;
+    for (const w of this.windows.values()) if (w.dirty) n++;
+    return n;
+  }
+
   constructor(broker: DispatcherBroker, logger: Logger) {
     this.broker = broker;
     this.logger = logger;
