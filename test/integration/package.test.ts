@@ -45,11 +45,22 @@ test('every source map carries its sources', () => {
   expect(empty).toEqual([]);
 });
 
-test('shipped files cite no internal documents', () => {
-  const internal = /facts §|DESIGN §|STYLE habit|DESIGN\.md|STYLE\.md|\bseed \d{3}\b|\bissue \d+\b|brief\.md/;
+test('shipped files cite no internal documents, build machines or work sessions', () => {
+  const internal = [
+    /§/, // a section of an internal document (cite a RocketMQ class, or "RFC N, section M", instead)
+    /DESIGN\.md|STYLE\.md|STYLE habit|brief\.md/,
+    /\bseed \d{3}\b|\bissue \d+\b|\bsession \d+/i,
+    /(?<![\w.~-])\/(?:work|root|home\/[\w.-]+|Users\/[\w.-]+)\//, // an absolute path of the machine that wrote it
+  ];
   const offending = files
     .filter((f) => /\.(d\.ts|js|md)$/.test(f))
-    .filter((f) => internal.test(readFileSync(path.join(root, f), 'utf8')));
+    .flatMap((f) => {
+      const text = readFileSync(path.join(root, f), 'utf8');
+      return internal.flatMap((re) => {
+        const m = re.exec(text);
+        return m ? [`${f}: ${JSON.stringify(text.slice(Math.max(0, m.index - 30), m.index + 30))}`] : [];
+      });
+    });
   expect(offending).toEqual([]);
 });
 
