@@ -34,6 +34,7 @@ import type { SendStatus } from '../instance/mq-client-api.js';
 import { MQClientInstance, type TopicPublishInfo } from '../instance/mq-client-instance.js';
 import { resolveProducerOptions, type ProducerOptions, type ResolvedProducerOptions } from './producer-options.js';
 import { SafeEventEmitter } from '../instance/safe-emitter.js';
+import type { ClientEventListen, ClientEventUnlisten } from '../instance/event-methods.js';
 import { runSelector, SelectMessageQueueByHash, type MessageQueueSelector } from './message-queue-selector.js';
 import { LatencyFaultTolerance } from './latency-fault-tolerance.js';
 import { SendAccumulator } from './send-accumulator.js';
@@ -160,6 +161,12 @@ function chosenQueue(
 export class Producer {
   readonly options: ResolvedProducerOptions;
   readonly events: SafeEventEmitter<ProducerEvents>;
+  /** As `events.on` (KafkaJS's `producer.on`): the same events and payloads; returns the producer. */
+  readonly on: ClientEventListen<ProducerEvents, this> = (event, fn) => (this.events.on(event, fn), this);
+  /** As `events.once`: the listener runs for the next such event only. */
+  readonly once: ClientEventListen<ProducerEvents, this> = (event, fn) => (this.events.once(event, fn), this);
+  /** As `events.off`: removes `fn`, or every listener of the event without it. */
+  readonly off: ClientEventUnlisten<ProducerEvents, this> = (event, fn) => (this.events.off(event, fn), this);
   readonly #logger: Logger;
   #instance: MQClientInstance | undefined;
   #state: State = 'CREATE_JUST';

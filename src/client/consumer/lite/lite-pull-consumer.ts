@@ -54,6 +54,7 @@ import { PushConsumerRoutes } from '../consumer-routes.js';
 import type { RebalanceImpl } from '../rebalance-impl.js';
 import { createRebalanceLitePullImpl, type AssignmentChangedEvent } from './rebalance-lite-pull-impl.js';
 import { SafeEventEmitter } from '../../instance/safe-emitter.js';
+import type { ClientEventListen, ClientEventUnlisten } from '../../instance/event-methods.js';
 
 export type { AssignmentChangedEvent } from './rebalance-lite-pull-impl.js';
 export type { LiteFlowControlEvent, LitePullErrorEvent } from './lite-pull-message.js';
@@ -118,6 +119,12 @@ const queueName = (mq: MessageQueue): string => `${mq.topic}/${mq.brokerName}/${
 export class LitePullConsumer implements AsyncIterable<MessageExt> {
   readonly options: ResolvedLitePullConsumerOptions;
   readonly events: SafeEventEmitter<LitePullConsumerEvents>;
+  /** As `events.on` (KafkaJS's `consumer.on`): the same events and payloads; returns the consumer. */
+  readonly on: ClientEventListen<LitePullConsumerEvents, this> = (event, fn) => (this.events.on(event, fn), this);
+  /** As `events.once`: the listener runs for the next such event only. */
+  readonly once: ClientEventListen<LitePullConsumerEvents, this> = (event, fn) => (this.events.once(event, fn), this);
+  /** As `events.off`: removes `fn`, or every listener of the event without it. */
+  readonly off: ClientEventUnlisten<LitePullConsumerEvents, this> = (event, fn) => (this.events.off(event, fn), this);
   readonly #logger: Logger;
   /** `subscribe` mode: topic → subscription. */
   readonly #subscriptions = new Map<string, SubscriptionData>();

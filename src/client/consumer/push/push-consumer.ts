@@ -36,6 +36,7 @@ import { MessageModel } from '../consumer-constants.js';
 import { PullThresholds } from '../flow-control.js';
 import { MessageSelector } from '../message-selector.js';
 import { AddressedFailure, MQClientInstance } from '../../instance/mq-client-instance.js';
+import type { ClientEventListen, ClientEventUnlisten } from '../../instance/event-methods.js';
 import { PullAPIWrapper } from '../pull-api-wrapper.js';
 import { pullMessage } from './pull-message.js';
 import { PullMessageService } from '../pull-message-service.js';
@@ -100,6 +101,12 @@ const DEAD_LETTER_DELAY_LEVEL = -1;
 export class PushConsumer {
   readonly options: ResolvedPushConsumerOptions;
   readonly events: SafeEventEmitter<PushConsumerEvents>;
+  /** As `events.on` (KafkaJS's `consumer.on`): the same events and payloads; returns the consumer. */
+  readonly on: ClientEventListen<PushConsumerEvents, this> = (event, fn) => (this.events.on(event, fn), this);
+  /** As `events.once`: the listener runs for the next such event only. */
+  readonly once: ClientEventListen<PushConsumerEvents, this> = (event, fn) => (this.events.once(event, fn), this);
+  /** As `events.off`: removes `fn`, or every listener of the event without it. */
+  readonly off: ClientEventUnlisten<PushConsumerEvents, this> = (event, fn) => (this.events.off(event, fn), this);
   readonly #logger: Logger;
   readonly #subscriptions = new Map<string, SubscriptionData>();
   readonly #pullAbort = new AbortController();
