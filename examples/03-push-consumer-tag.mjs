@@ -1,13 +1,16 @@
-// 03 — A push consumer subscribed by tag: only the 'Paid' orders reach the listener.
+// 03 — A push consumer subscribed by tag: only the 'Paid' orders reach the listener. The group's
+// offsets are kept on the broker, so a second run receives only the orders sent since the first.
 // Run after 02: node examples/03-push-consumer-tag.mjs
 import { ConsumeFromWhere, MessageSelector, PushConsumer } from 'rocketmq-ts';
-import { runIfMain, until } from './_run.mjs';
+import { requireTopic, runIfMain, untilCaughtUp } from './_run.mjs';
 
-export async function main(endpoints, { topic = 'ExampleOrders', expected = 3, timeoutMs = 30_000 } = {}) {
+export async function main(endpoints, { topic = 'ExampleOrders', timeoutMs = 30_000 } = {}) {
+  await requireTopic(endpoints, topic); // created by 02
+  const group = `example_paid_${topic}`;
   const consumer = new PushConsumer({
-    consumerGroup: `example_paid_${topic}`,
+    consumerGroup: group,
     endpoints,
-    consumeFromWhere: ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET,
+    consumeFromWhere: ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET, // a new group starts at the oldest order
   });
   const received = [];
   consumer.subscribe(topic, MessageSelector.byTag('Paid'));
@@ -20,10 +23,15 @@ export async function main(endpoints, { topic = 'ExampleOrders', expected = 3, t
   });
   await consumer.start();
   try {
-    await until(() => received.length >= expected, timeoutMs, `${expected} messages`);
+    await untilCaughtUp(consumer, timeoutMs);
   } finally {
-    await consumer.shutdown();
+    await consumer.shutdown(); // commits the group's offsets
   }
+  console.log(
+    received.length > 0
+      ? `${received.length} Paid orders; group ${group} has consumed ${topic} to the end`
+      : `no new Paid orders: group ${group} consumed them in an earlier run (examples/02-produce.mjs sends more)`,
+  );
   return received;
 }
 

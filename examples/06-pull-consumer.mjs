@@ -1,10 +1,12 @@
 // 06 — PullConsumer: you choose the queue, the offset and the batch, and commit offsets yourself.
+// The offsets committed here stay on the broker: a second run reads only what was sent since.
 // Run after 02: node examples/06-pull-consumer.mjs
 import { PullConsumer, PullStatus } from 'rocketmq-ts';
 import { runIfMain } from './_run.mjs';
 
 export async function main(endpoints, { topic = 'ExampleOrders' } = {}) {
-  const consumer = new PullConsumer({ consumerGroup: `example_pull_${topic}`, endpoints });
+  const group = `example_pull_${topic}`;
+  const consumer = new PullConsumer({ consumerGroup: group, endpoints });
   await consumer.start();
   const received = [];
   try {
@@ -24,6 +26,8 @@ export async function main(endpoints, { topic = 'ExampleOrders' } = {}) {
   } finally {
     await consumer.shutdown();
   }
+  if (received.length === 0)
+    console.log(`nothing new: group ${group} has committed ${topic} to the end (examples/02-produce.mjs sends more)`);
   return received;
 }
 

@@ -1,7 +1,8 @@
 /**
  * The admin commands of the `rocketmq-ts` CLI, with RocketMQ `mqadmin`'s names and flags, over an
  * AdminClient. Each prints a readable table, or one JSON document with `--json`; a failure prints the
- * reason on stderr and exits 1 (2 for a usage error).
+ * reason on stderr (with `--json`: `{ "error": { "code", "message" } }` on stdout, see cli.ts) and exits 1
+ * (2 for a usage error).
  */
 import { parseArgs } from 'node:util';
 import { AdminClient } from './client/admin/admin-client.js';

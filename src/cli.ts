@@ -8,7 +8,8 @@
  *                      [--log-level debug|info|warn|error|silent]
  *                      [--remoting-port N]
  * Prints `rocketmq-ts broker listening on <address>` once the broker serves, and shuts down cleanly on
- * SIGINT / SIGTERM (exit code 0). Bad flags exit with code 2 and a message on stderr.
+ * SIGINT / SIGTERM (exit code 0), or when started through npm (`npx`) once npm is gone (cli-launcher.ts).
+ * Bad flags exit with code 2 and a message on stderr.
  *   rocketmq-ts --version
  *   rocketmq-ts <admin command> [flags] [--endpoints URL] [--json]   (cli-admin.ts: mqadmin's names and flags)
  */
@@ -17,6 +18,7 @@ import { parseArgs } from 'node:util';
 import { Broker } from './broker/index.js';
 import { LOG_LEVELS, createLineLogger, isLogLevel } from './common/line-logger.js';
 import { UsageError as AdminUsageError, adminUsage, isAdminCommand, runAdminCommand } from './cli-admin.js';
+import { startedThroughNpm, watchLauncher } from './cli-launcher.js';
 
 const USAGE = `Usage: rocketmq-ts <command> [options]
 
@@ -158,10 +160,12 @@ async function runBroker(args: string[]): Promise<void> {
   const bound = broker.options.host.includes(':') ? `[${broker.options.host}]` : broker.options.host;
   const listening = `http://${bound}:${broker.port}`;
   await new Promise<void>((resolve) => {
-    const stop = (signal: NodeJS.Signals): void => {
+    let unwatch = (): void => undefined;
+    const stop = (why: string): void => {
       process.off('SIGINT', stop);
       process.off('SIGTERM', stop);
-      process.stderr.write(`rocketmq-ts broker: ${signal}, shutting down\n`);
+      unwatch();
+      process.stderr.write(`rocketmq-ts broker: ${why}, shutting down\n`);
       broker.shutdown().then(resolve, (e: unknown) => {
         process.stderr.write(`rocketmq-ts broker: shutdown failed: ${(e as Error).message}\n`);
         process.exitCode = 1;
@@ -170,6 +174,7 @@ async function runBroker(args: string[]): Promise<void> {
     };
     process.on('SIGINT', stop);
     process.on('SIGTERM', stop);
+    if (startedThroughNpm()) unwatch = watchLauncher(() => stop('its launcher (npm) exited'));
     // Only now say where it listens: whoever reads these lines may signal at once, and a signal that
     // arrived before the handlers were installed would kill the process without a clean shutdown.
     process.stdout.write(`rocketmq-ts broker listening on ${listening}\n`);
@@ -196,8 +201,15 @@ async function runAdmin(command: Parameters<typeof runAdminCommand>[0], args: st
     const err = e as Error & { code?: string };
     const usage =
       e instanceof AdminUsageError || (typeof err.code === 'string' && err.code.startsWith('ERR_PARSE_ARGS'));
-    process.stderr.write(`rocketmq-ts ${command}: ${err.message}\n`);
-    if (usage) process.stderr.write(`Run \`rocketmq-ts ${command} --help\` for the options.\n`);
+    // A script that asked for JSON reads the failure as JSON too (on stdout, where it reads results),
+    // even when the flags themselves could not be parsed.
+    if (args.includes('--json')) {
+      const code = e instanceof AdminUsageError ? 'ERR_USAGE' : typeof err.code === 'string' ? err.code : 'ERR_UNKNOWN';
+      process.stdout.write(JSON.stringify({ error: { code, message: err.message } }, null, 2) + '\n');
+    } else {
+      process.stderr.write(`rocketmq-ts ${command}: ${err.message}\n`);
+      if (usage) process.stderr.write(`Run \`rocketmq-ts ${command} --help\` for the options.\n`);
+    }
     return usage || err.code === 'ERR_INVALID_ARGUMENT' ? 2 : 1;
   }
 }

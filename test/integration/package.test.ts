@@ -6,7 +6,7 @@
  * app, loaded with `import` and `require`, and the `rocketmq-ts` command run through npx.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -45,11 +45,22 @@ test('every source map carries its sources', () => {
   expect(empty).toEqual([]);
 });
 
-test('shipped files cite no internal documents', () => {
-  const internal = /facts §|DESIGN §|STYLE habit|DESIGN\.md|STYLE\.md|\bseed \d{3}\b|\bissue \d+\b|brief\.md/;
+test('shipped files cite no internal documents, build machines or work sessions', () => {
+  const internal = [
+    /§/, // a section of an internal document (cite a RocketMQ class, or "RFC N, section M", instead)
+    /DESIGN\.md|STYLE\.md|STYLE habit|brief\.md/,
+    /\bseed \d{3}\b|\bissue \d+\b|\bsession \d+/i,
+    /(?<![\w.~-])\/(?:work|root|home\/[\w.-]+|Users\/[\w.-]+)\//, // an absolute path of the machine that wrote it
+  ];
   const offending = files
     .filter((f) => /\.(d\.ts|js|md)$/.test(f))
-    .filter((f) => internal.test(readFileSync(path.join(root, f), 'utf8')));
+    .flatMap((f) => {
+      const text = readFileSync(path.join(root, f), 'utf8');
+      return internal.flatMap((re) => {
+        const m = re.exec(text);
+        return m ? [`${f}: ${JSON.stringify(text.slice(Math.max(0, m.index - 30), m.index + 30))}`] : [];
+      });
+    });
   expect(offending).toEqual([]);
 });
 
@@ -130,6 +141,55 @@ describe('the packed tarball in a new app', () => {
     expect(tsc.stdout + tsc.stderr).toBe('');
     expect(tsc.status).toBe(0);
   }, 120_000);
+
+  test.each([
+    ['node10', 'CommonJS'],
+    ['node16', 'Node16'],
+    ['nodenext', 'NodeNext'],
+    ['bundler', 'ESNext'],
+  ])(
+    'every entry point’s types resolve with moduleResolution %s',
+    (resolution, module) => {
+      // one named export per entry point: resolving to the wrong file (or to none, TS2307) fails
+      const named: Record<string, string> = {
+        'rocketmq-ts': 'Producer',
+        'rocketmq-ts/broker': 'Broker',
+        'rocketmq-ts/filter': 'compileSql92',
+        'rocketmq-ts/codec': 'encodeMessage',
+        'rocketmq-ts/remoting': 'encodeRemotingCommand',
+      };
+      expect(Object.keys(named).sort()).toEqual([...entryPoints].sort());
+      const dir = path.join(app, `resolution-${resolution}`);
+      mkdirSync(dir, { recursive: true });
+      writeFileSync(
+        path.join(dir, 'app.ts'),
+        Object.entries(named)
+          .map(([e, name], i) => `import { ${name} as e${i} } from '${e}';\nexport const n${i}: string = e${i}.name;\n`)
+          .join(''),
+      );
+      writeFileSync(
+        path.join(dir, 'tsconfig.json'),
+        JSON.stringify({
+          compilerOptions: {
+            target: 'ES2022',
+            module,
+            moduleResolution: resolution,
+            strict: true,
+            esModuleInterop: true,
+            skipLibCheck: true, // the declarations themselves are type-checked by the strict app above
+            noEmit: true,
+            types: ['node'],
+            typeRoots: [path.join(root, 'node_modules/@types')],
+          },
+          files: ['app.ts'],
+        }),
+      );
+      const tsc = run(process.execPath, [path.join(root, 'node_modules/typescript/bin/tsc'), '-p', dir]);
+      expect(tsc.stdout + tsc.stderr).toBe('');
+      expect(tsc.status).toBe(0);
+    },
+    120_000,
+  );
 
   test('every entry point loads with import and with require, silently', () => {
     const script = `for (const e of ${JSON.stringify(entryPoints)}) {

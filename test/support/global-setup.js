@@ -5,9 +5,12 @@
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
+import { worktreeStatus } from './worktree-guard.mjs';
 
 export default function globalSetup() {
   const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+  // read back by global-teardown.js: the run must not leave new files in the work tree
+  globalThis.__rocketmqTsWorktreeBefore = worktreeStatus(root);
   const r = spawnSync(
     process.execPath,
     [path.join(root, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'],

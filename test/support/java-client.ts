@@ -124,6 +124,7 @@ export class JavaDriver {
       ],
       {
         env: { ...process.env, RMQ_CLIENT_DIR: this.clientDir, RMQ_CLIENT_JAVA_OPTS: `-Duser.home=${this.clientDir}` },
+        cwd: this.clientDir, // anything the client writes relative to its working directory stays in its temp dir
         stdio: ['pipe', 'pipe', 'pipe'],
       },
     );

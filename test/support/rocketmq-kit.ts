@@ -120,9 +120,14 @@ export interface RocketMQKit {
   stop(): Promise<void>;
 }
 
-function run(cmd: string, args: string[], env: NodeJS.ProcessEnv, timeoutMs: number): Promise<RunResult> {
+/**
+ * Runs a kit command in `cwd`, the kit's temp state dir: some of RocketMQ's tools write files relative
+ * to the working directory (`mqadmin consumerStatus` without `-i` dumps every client's running info to
+ * `<now>/<clientId>`), and the project's work tree must stay clean.
+ */
+function run(cmd: string, args: string[], env: NodeJS.ProcessEnv, timeoutMs: number, cwd: string): Promise<RunResult> {
   return new Promise((resolve) => {
-    execFile(cmd, args, { env, timeout: timeoutMs, maxBuffer: 64 * 1024 * 1024 }, (err, stdout, stderr) => {
+    execFile(cmd, args, { env, cwd, timeout: timeoutMs, maxBuffer: 64 * 1024 * 1024 }, (err, stdout, stderr) => {
       const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0;
       resolve({ code, stdout: String(stdout), stderr: String(stderr) + (err && code === 1 ? `\n${err.message}` : '') });
     });
@@ -174,13 +179,13 @@ export async function startKit(options: KitOptions = {}): Promise<RocketMQKit> {
     const script = (name: string): string => path.join(dir, 'bin', name);
     let stopped: Promise<void> | undefined;
     const stop = (): Promise<void> => {
-      stopped ??= run(script('stop'), ['--clean'], env, 60_000).then(() => {
+      stopped ??= run(script('stop'), ['--clean'], env, 60_000, os.tmpdir()).then(() => {
         rmSync(homeDir, { recursive: true, force: true });
       });
       return stopped;
     };
-    const ns = await run(script('start-namesrv'), [], env, 130_000);
-    const br = ns.code === 0 ? await run(script('start-broker'), [], env, 130_000) : undefined;
+    const ns = await run(script('start-namesrv'), [], env, 130_000, homeDir);
+    const br = ns.code === 0 ? await run(script('start-broker'), [], env, 130_000, homeDir) : undefined;
     if (ns.code !== 0 || !br || br.code !== 0) {
       lastErr = `${ns.stdout}${ns.stderr}${br ? br.stdout + br.stderr : ''}`;
       await stop();
@@ -194,9 +199,9 @@ export async function startKit(options: KitOptions = {}): Promise<RocketMQKit> {
       brokerName: 'broker-a',
       clusterName: 'DefaultCluster',
       homeDir,
-      run: (name, args, opts = {}) => run(script(name), args, env, opts.timeoutMs ?? 120_000),
+      run: (name, args, opts = {}) => run(script(name), args, env, opts.timeoutMs ?? 120_000, homeDir),
       async mqadmin(...args) {
-        const r = await run(script('mqadmin'), args, env, 120_000);
+        const r = await run(script('mqadmin'), args, env, 120_000, homeDir);
         if (r.code !== 0) throw new Error(`mqadmin ${args.join(' ')} failed (${r.code}): ${r.stderr}`);
         return r.stdout;
       },
@@ -208,12 +213,13 @@ export async function startKit(options: KitOptions = {}): Promise<RocketMQKit> {
       exampleClasses() {
         classes ??= (async () => {
           const out = path.join(homeDir, 'classes');
-          const cp = (await run(script('classpath'), [], env, 30_000)).stdout.trim();
+          const cp = (await run(script('classpath'), [], env, 30_000, homeDir)).stdout.trim();
           const javac = await run(
             'javac',
             ['-d', out, '-cp', cp, path.join(dir, 'examples/Producer.java'), path.join(dir, 'examples/Consumer.java')],
             env,
             120_000,
+            homeDir,
           );
           if (javac.code !== 0) throw new Error(`javac of the kit's examples failed: ${javac.stderr}`);
           return out;

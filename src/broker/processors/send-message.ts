@@ -1,5 +1,5 @@
 /**
- * SEND_MESSAGE (10) and SEND_BATCH_MESSAGE (320): RocketMQ's SendMessageProcessor (§9.3).
+ * SEND_MESSAGE (10) and SEND_BATCH_MESSAGE (320): RocketMQ's SendMessageProcessor.
  *
  * msgCheck, in RocketMQ's order: the broker is writable; the topic name is legal (SYSTEM_ERROR with
  * TopicValidator's remarks) and not a reserved one (NO_PERMISSION); the topic exists or is created from

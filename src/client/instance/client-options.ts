@@ -106,19 +106,26 @@ export interface ResolvedClientOptions {
   clock: Clock;
 }
 
-function isBrokerUrl(s: string): boolean {
+/** Why `s` is not a broker URL, or null. A port past 65535 makes URL parsing fail: say so, not "not a URL". */
+function brokerUrlProblem(s: string): string | null {
+  const port = /^https?:\/\/(?:\[[^\]]*\]|[^/?#:]*):(\d+)(?:[/?#]|$)/i.exec(s)?.[1];
+  if (port !== undefined && Number(port) > 65535) return `the port ${port} is out of range: it must be within 1..65535`;
   try {
     const u = new URL(s);
-    return (u.protocol === 'http:' || u.protocol === 'https:') && u.hostname.length > 0;
+    if ((u.protocol === 'http:' || u.protocol === 'https:') && u.hostname.length > 0) return null;
   } catch {
-    return false;
+    // not a URL at all: the message below
   }
+  return 'must be an http:// or https:// broker URL, e.g. http://127.0.0.1:8081';
 }
 
 const endpointUrl = z
   .string()
   .trim()
-  .refine(isBrokerUrl, { message: 'must be an http:// or https:// broker URL, e.g. http://127.0.0.1:8081' })
+  .check((ctx) => {
+    const problem = brokerUrlProblem(ctx.value);
+    if (problem) ctx.issues.push({ code: 'custom', message: problem, input: ctx.value });
+  })
   .transform((s) => s.replace(/\/+$/, ''));
 
 /** `host:port` with a host name, an IPv4 address or a bracketed IPv6 address, and a port in 1..65535. */

@@ -26,6 +26,7 @@ import { errorFromResponse } from '../../protocol/response-error.js';
 import { MQClientInstance } from '../instance/mq-client-instance.js';
 import { resolveProducerOptions, type ProducerOptions, type ResolvedProducerOptions } from './producer-options.js';
 import { SafeEventEmitter } from '../instance/safe-emitter.js';
+import type { ClientEventListen, ClientEventUnlisten } from '../instance/event-methods.js';
 import { orderedChoice } from './mq-fault-strategy.js';
 import { batchHeader, canAutoBatch, dispatchSendTurn, encodeSendBatch, type QueuedSend } from './producer-batch.js';
 import { buildSendRequest, ProducerSender } from './producer-send.js';
@@ -53,6 +54,12 @@ type State = 'CREATE_JUST' | 'STARTING' | 'RUNNING' | 'SHUTDOWN';
 export class Producer {
   readonly options: ResolvedProducerOptions;
   readonly events: SafeEventEmitter<ProducerEvents>;
+  /** As `events.on` (KafkaJS's `producer.on`): the same events and payloads; returns the producer. */
+  readonly on: ClientEventListen<ProducerEvents, this> = (event, fn) => (this.events.on(event, fn), this);
+  /** As `events.once`: the listener runs for the next such event only. */
+  readonly once: ClientEventListen<ProducerEvents, this> = (event, fn) => (this.events.once(event, fn), this);
+  /** As `events.off`: removes `fn`, or every listener of the event without it. */
+  readonly off: ClientEventUnlisten<ProducerEvents, this> = (event, fn) => (this.events.off(event, fn), this);
   readonly #logger: Logger;
   #instance: MQClientInstance | undefined;
   #state: State = 'CREATE_JUST';

@@ -15,7 +15,7 @@
  * Content checksums (XXH64) are not verified: the stored body's CRC (`bodyCRC`, checked when decoding
  * with `checkCRC`) covers the compressed bytes already.
  *
- * Frame layout (RFC 8878 §3.1.1):
+ * Frame layout (RFC 8878, section 3.1.1):
  * ```
  * magic 0xFD2FB528 (LE) | descriptor 1 | window 0-1 | dictionary id 0/1/2/4 | content size 0/1/2/4/8
  * blocks: header 3 (LE: last bit, type 2 bits, size 21 bits) + data (raw: size, RLE: 1, compressed: size)

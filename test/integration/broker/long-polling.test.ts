@@ -1,5 +1,5 @@
 /**
- * Long polling over real HTTP (PullRequestHoldService, facts §4.6).
+ * Long polling over real HTTP (RocketMQ's PullRequestHoldService).
  */
 import { decodeMessages } from '../../../src/common/codec/index.js';
 import { ResponseCode } from '../../../src/protocol/index.js';

@@ -1,5 +1,5 @@
 /**
- * Consumer offsets (ConsumerOffsetManager, facts §6) and queue offsets over real HTTP, and their
+ * Consumer offsets (RocketMQ's ConsumerOffsetManager) and queue offsets over real HTTP, and their
  * persistence across a restart.
  */
 import { existsSync, readFileSync, rmSync } from 'node:fs';

@@ -1,6 +1,6 @@
 /**
  * PULL_MESSAGE over real HTTP: every response code of the pull path, in RocketMQ's order of checks,
- * with its remark (facts §4.3-4.5).
+ * with its remark (RocketMQ's PullMessageProcessor and DefaultMessageStore.getMessage).
  */
 import { decodeMessages } from '../../../src/common/codec/index.js';
 import { FAQ_SUFFIX, ResponseCode } from '../../../src/protocol/index.js';

@@ -20,6 +20,7 @@ import net from 'node:net';
 import { RocketMQError } from '../../../src/common/errors.js';
 import { AdminClient } from '../../../src/client/admin/admin-client.js';
 import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -223,6 +224,19 @@ kitDescribe('clients against Apache RocketMQ 4.9.8 (namesrvAddr)', () => {
     expect(status).toContain(`%RETRY%${tagGroup}`);
     const queueRows = status.split('\n').filter((l) => l.startsWith(topic) && l.includes('ProcessQueueInfo'));
     expect(queueRows).toHaveLength(8);
+    // Without -i, mqadmin dumps each member's running info to `<now>/<clientId>` relative to its working
+    // directory: the kit's temp dir, never the project's work tree.
+    let dump: string | undefined;
+    await waitFor(async () => {
+      const listed = await kit.mqadmin('consumerStatus', '-g', tagGroup);
+      dump = listed
+        .split('\n')
+        .find((l) => l.includes(c1.clientId!))
+        ?.match(/(\d+\/\S+)\s*$/)?.[1];
+      return dump !== undefined;
+    }, 60_000);
+    expect(existsSync(path.join(kit.homeDir, dump!))).toBe(true);
+    expect(existsSync(path.resolve(path.dirname(cliPath), '..', dump!.split('/')[0]!))).toBe(false); // the project root
 
     // `mqadmin queryMsgById -g G -d CLIENT` has the broker hand one message to our listener directly.
     const direct = await producer.send({ topic, body: Buffer.from(`${topic}-direct`), tags: 'TagA' });

@@ -2,7 +2,7 @@
  * The MessageStore conformance suite: behaviour every store implementation must show, run against a
  * factory so a second implementation (in memory, or otherwise) can run it too. Segments are tiny
  * (4 KiB commit-log segments, 10-unit consume-queue files) so rollover happens in every test.
- * RocketMQ is the oracle: statuses and offsets follow DefaultMessageStore.getMessage (facts §3).
+ * RocketMQ is the oracle: statuses and offsets follow DefaultMessageStore.getMessage.
  */
 import fs from 'node:fs';
 import os from 'node:os';

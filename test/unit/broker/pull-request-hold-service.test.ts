@@ -1,5 +1,5 @@
 /**
- * PullRequestHoldService with a manual clock (facts §4.6).
+ * PullRequestHoldService (RocketMQ's suspend-and-notify of held pulls) with a manual clock.
  */
 import { silentLogger } from '../../../src/common/logger.js';
 import { PullRequestHoldService, type HeldPullRequest } from '../../../src/broker/pull-request-hold-service.js';

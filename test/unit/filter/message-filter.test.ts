@@ -1,4 +1,4 @@
-// Facts §5.2: ExpressionMessageFilter and ExpressionForRetryMessageFilter.
+// RocketMQ's ExpressionMessageFilter and ExpressionForRetryMessageFilter.
 import { encodeMessage } from '../../../src/common/codec/index.js';
 import {
   ExpressionForRetryMessageFilter,

@@ -1,4 +1,4 @@
-// Tag rules of vectors/README.md ("Tags") and facts §5.1/§5.3.
+// Tag rules of vectors/README.md ("Tags"), as RocketMQ's FilterAPI.buildSubscriptionData and SubscriptionData apply them.
 import {
   ExpressionMessageFilter,
   ExpressionType,

@@ -1,5 +1,5 @@
 /**
- * The pure getMessage decision (RocketMQ DefaultMessageStore.getMessage, facts §3.2). Each row cites the
+ * The pure getMessage decision (RocketMQ DefaultMessageStore.getMessage). Each row cites the
  * RocketMQ behaviour it checks; RocketMQ's source is the oracle.
  */
 import {

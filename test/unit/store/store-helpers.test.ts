@@ -85,7 +85,7 @@ describe('options', () => {
   });
 });
 
-describe('offset by time (facts §2.4)', () => {
+describe('offset by time (RocketMQ: ConsumeQueue.getOffsetInQueueByTime)', () => {
   const times = [10, 10, 20, 30, 30, 40];
   const at = (i: number): number => times[i] as number;
   test.each([

@@ -26,6 +26,7 @@ import { Deferred } from '../consumer-startup.js';
 import type { MessageSelector } from '../message-selector.js';
 import { MQClientInstance } from '../../instance/mq-client-instance.js';
 import { SafeEventEmitter } from '../../instance/safe-emitter.js';
+import type { ClientEventListen, ClientEventUnlisten } from '../../instance/event-methods.js';
 import { createOffsetStore } from '../offset-store-factory.js';
 import { ConsumerRoutes } from '../consumer-routes.js';
 import { LiteAssignment } from './lite-pull-assignment.js';
@@ -59,6 +60,12 @@ export type { LitePullConsumerEvents, LitePullConsumerState } from './lite-pull-
 export class LitePullConsumer implements AsyncIterable<MessageExt> {
   readonly options: ResolvedLitePullConsumerOptions;
   readonly events: SafeEventEmitter<LitePullConsumerEvents>;
+  /** As `events.on` (KafkaJS's `consumer.on`): the same events and payloads; returns the consumer. */
+  readonly on: ClientEventListen<LitePullConsumerEvents, this> = (event, fn) => (this.events.on(event, fn), this);
+  /** As `events.once`: the listener runs for the next such event only. */
+  readonly once: ClientEventListen<LitePullConsumerEvents, this> = (event, fn) => (this.events.once(event, fn), this);
+  /** As `events.off`: removes `fn`, or every listener of the event without it. */
+  readonly off: ClientEventUnlisten<LitePullConsumerEvents, this> = (event, fn) => (this.events.off(event, fn), this);
   readonly #logger: Logger;
   readonly #ready = new Deferred<void>();
   readonly #startAbort = new AbortController();

@@ -49,6 +49,7 @@ import {
 } from './push-consumer-subscriptions.js';
 import { PushConsumerLifecycle } from './push-consumer-lifecycle.js';
 import { SafeEventEmitter } from '../../instance/safe-emitter.js';
+import type { ClientEventListen, ClientEventUnlisten } from '../../instance/event-methods.js';
 
 export type {
   FlowControlEvent,
@@ -77,6 +78,12 @@ export type {
 export class PushConsumer {
   readonly options: ResolvedPushConsumerOptions;
   readonly events: SafeEventEmitter<PushConsumerEvents>;
+  /** As `events.on` (KafkaJS's `consumer.on`): the same events and payloads; returns the consumer. */
+  readonly on: ClientEventListen<PushConsumerEvents, this> = (event, fn) => (this.events.on(event, fn), this);
+  /** As `events.once`: the listener runs for the next such event only. */
+  readonly once: ClientEventListen<PushConsumerEvents, this> = (event, fn) => (this.events.once(event, fn), this);
+  /** As `events.off`: removes `fn`, or every listener of the event without it. */
+  readonly off: ClientEventUnlisten<PushConsumerEvents, this> = (event, fn) => (this.events.off(event, fn), this);
   readonly #logger: Logger;
   readonly #pullAbort = new AbortController();
   readonly #subscriptions = new PushConsumerSubscriptions(this.#pullAbort.signal);

@@ -28,7 +28,7 @@ const normal = mqOf(0, 'Topic');
 const retry = mqOf(0, '%RETRY%g');
 const tsMs = new Date(2024, 0, 2, 3, 4, 5).getTime();
 
-describe('computePullFromWhere (RocketMQ: RebalancePushImpl, facts §6)', () => {
+describe('computePullFromWhere (RocketMQ: RebalancePushImpl.computePullFromWhere)', () => {
   it.each([
     // [name, stored, cfw, mq, expected, calls]
     ['stored offset wins (LAST)', 7, ConsumeFromWhere.CONSUME_FROM_LAST_OFFSET, normal, 7, []],

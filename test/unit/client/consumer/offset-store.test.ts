@@ -35,7 +35,7 @@ function remote(broker = new Map<string, number>(), failQuery = false) {
   return { store, updates, broker };
 }
 
-describe('RemoteBrokerOffsetStore (RocketMQ: RemoteBrokerOffsetStore, facts §7.7)', () => {
+describe('RemoteBrokerOffsetStore (RocketMQ: RemoteBrokerOffsetStore)', () => {
   const q0 = mqOf(0);
   const q1 = mqOf(1);
 

@@ -61,7 +61,7 @@ const ctx = (ackIndex = ACK_INDEX_ALL, delayLevelWhenNextConsume = 0): ConsumeCo
   delayLevelWhenNextConsume,
 });
 
-describe('processConsumeResult (RocketMQ: ConsumeMessageConcurrentlyService, facts §7.6)', () => {
+describe('processConsumeResult (RocketMQ: ConsumeMessageConcurrentlyService)', () => {
   it.each([
     // [status, ackIndex, sent back offsets, committed offset]
     [ConsumeConcurrentlyStatus.CONSUME_SUCCESS, ACK_INDEX_ALL, [], 13],
