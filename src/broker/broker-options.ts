@@ -118,6 +118,8 @@ export interface BrokerOptions {
   remotingMaxFrameBytes?: number;
   /** A remoting connection with no traffic and no call in flight this long is closed, ms. Default 120000 (RocketMQ). */
   remotingIdleTimeoutMs?: number;
+  /** How often unacknowledged POP messages past their invisible time are looked for and revived, ms (default 1000). */
+  popReviveIntervalMs?: number;
   /** Options of the message store (segment sizes, flush mode, retention ...). */
   store?: BrokerStoreOptions;
   clock?: Clock;
@@ -168,6 +170,7 @@ export const BROKER_DEFAULTS = Object.freeze({
   remotingMaxConnections: 10_000,
   remotingMaxFrameBytes: 16 * MiB,
   remotingIdleTimeoutMs: 120_000,
+  popReviveIntervalMs: 1000,
 });
 
 const positiveInt = z.number().int().positive();
@@ -215,6 +218,7 @@ const schema = z.object({
   remotingMaxConnections: positiveInt,
   remotingMaxFrameBytes: positiveInt.min(1024),
   remotingIdleTimeoutMs: positiveInt,
+  popReviveIntervalMs: positiveInt,
   store: z.record(z.string(), z.unknown()).optional(),
 });
 

@@ -18,6 +18,7 @@ import { ConnectionLimits, type ConnectionStats } from './connection-limits.js';
 import { HttpServer } from './http-server.js';
 import { createProcessorTable } from './processor-table.js';
 import { PullRequestHoldService } from './pull-request-hold-service.js';
+import { PopService, attachPopService } from './pop/pop-service.js';
 import { RemotingServer } from './remoting-server.js';
 import { RemotingDispatcher } from './remoting/remoting-dispatcher.js';
 import { ScheduleMessageService } from './schedule-message-service.js';
@@ -73,6 +74,8 @@ export class Broker {
   readonly scheduleMessageService: ScheduleMessageService;
   /** @internal */
   readonly pullRequestHoldService: PullRequestHoldService;
+  /** @internal */
+  readonly popService: PopService;
   private readonly http: HttpServer;
   private readonly limits: ConnectionLimits;
   private readonly remoting: RemotingServer | undefined;
@@ -160,6 +163,14 @@ export class Broker {
     this.unsubscribeArrival = store.onMessageArriving((a) =>
       hold.onMessageArriving(a.topic, a.queueId, a.maxOffset, a.tagsCode, a.properties),
     );
+    this.popService = new PopService({
+      storePath: o.storePath,
+      store,
+      clock,
+      logger,
+      reviveIntervalMs: o.popReviveIntervalMs,
+      context: () => this.context,
+    });
     const schedule = this.scheduleMessageService;
     this.context = {
       brokerName: o.brokerName,
@@ -182,6 +193,7 @@ export class Broker {
       putMessage: (msg) => store.putMessage(schedule.transformDelayedMessage(msg)),
       lookMessageByOffset: (offset) => store.lookMessageByOffset(offset),
     };
+    attachPopService(this.context, this.popService);
     this.table = createProcessorTable();
     const remotingAddress = parts.remotingAddress;
     if (remotingAddress !== undefined) {
@@ -355,6 +367,7 @@ export class Broker {
       broker.pullRequestHoldService.start();
       broker.consumerManager.start();
       await broker.scheduleMessageService.start();
+      broker.popService.start();
     } catch (e) {
       if (broker) await broker.shutdown().catch(() => undefined);
       else {
@@ -412,9 +425,11 @@ export class Broker {
     await step('stop accepting', () => this.http.stopAccepting());
     await step('stop accepting remoting', () => this.remoting?.stopAccepting());
     await step('answer held pulls', () => this.pullRequestHoldService.shutdown());
+    await step('answer held pops', () => this.popService.stopPolling());
     await step('consumer manager', () => this.consumerManager.shutdown());
     await step('close HTTP', () => this.http.close(this.options.shutdownTimeoutMs));
     await step('close remoting', () => this.remoting?.close(this.options.shutdownTimeoutMs));
+    await step('pop service', () => this.popService.shutdown());
     await step('consumer change listener', () => this.unsubscribeConsumerChange());
     await step('schedule service', () => this.scheduleMessageService.shutdown());
     await step('consumer offsets', () => this.consumerOffsetManager.shutdown());

@@ -30,6 +30,9 @@ import { getTopicStatsInfo } from './processors/get-topic-stats-info.js';
 import { invokeBrokerToResetOffset } from './processors/invoke-broker-to-reset-offset.js';
 import { queryMessage } from './processors/query-message.js';
 import { checkClientConfig } from './processors/check-client-config.js';
+import { popMessage } from './processors/pop-message.js';
+import { ackMessage, batchAckMessage, changeInvisibleTime } from './processors/ack-message.js';
+import { queryAssignment, setMessageRequestMode } from './processors/query-assignment.js';
 
 /** The core's processors: pull, send, offsets, route and admin. */
 function registerCoreProcessors(table: Map<number, Processor>): void {
@@ -78,11 +81,22 @@ function registerAdminProcessors(table: Map<number, Processor>): void {
   table.set(RequestCode.QUERY_MESSAGE, queryMessage);
 }
 
+/** RocketMQ 5's POP consumption (PopMessageProcessor, AckMessageProcessor, ChangeInvisibleTimeProcessor, QueryAssignmentProcessor). */
+function registerPopProcessors(table: Map<number, Processor>): void {
+  table.set(RequestCode.POP_MESSAGE, popMessage);
+  table.set(RequestCode.ACK_MESSAGE, ackMessage);
+  table.set(RequestCode.BATCH_ACK_MESSAGE, batchAckMessage);
+  table.set(RequestCode.CHANGE_MESSAGE_INVISIBLETIME, changeInvisibleTime);
+  table.set(RequestCode.QUERY_ASSIGNMENT, queryAssignment);
+  table.set(RequestCode.SET_MESSAGE_REQUEST_MODE, setMessageRequestMode);
+}
+
 /** Builds the table. */
 export function createProcessorTable(): ReadonlyMap<number, Processor> {
   const table = new Map<number, Processor>();
   registerCoreProcessors(table);
   registerGroupProcessors(table);
   registerAdminProcessors(table);
+  registerPopProcessors(table);
   return table;
 }

@@ -13,7 +13,7 @@ export type { SubscriptionDataLike } from './subscription-data-like.js';
 /** RocketMQ's MessageModel. */
 export type MessageModelName = 'CLUSTERING' | 'BROADCASTING';
 /** RocketMQ's ConsumeType: pull/lite consumers are ACTIVELY, push consumers PASSIVELY. */
-export type ConsumeTypeName = 'CONSUME_ACTIVELY' | 'CONSUME_PASSIVELY';
+export type ConsumeTypeName = 'CONSUME_ACTIVELY' | 'CONSUME_PASSIVELY' | 'CONSUME_POP';
 
 export interface MQConsumerInner {
   groupName(): string;

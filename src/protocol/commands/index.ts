@@ -25,6 +25,14 @@ import {
 import { GetConsumeStats, GetConsumerConnectionList, InvokeBrokerToResetOffset } from './consumer-admin.js';
 import { QueryMessage } from './query-message.js';
 import { CheckClientConfig } from './check-client-config.js';
+import {
+  AckMessage,
+  BatchAckMessage,
+  ChangeInvisibleTime,
+  PopMessage,
+  QueryAssignment,
+  SetMessageRequestMode,
+} from './pop-message.js';
 
 export * from './admin.js';
 export * from './consumer-list.js';
@@ -41,6 +49,8 @@ export * from './topic-admin.js';
 export * from './consumer-admin.js';
 export * from './query-message.js';
 export * from './check-client-config.js';
+export * from './pop-message.js';
+export * from './pop-extra-info.js';
 
 const ALL: CommandSpec[] = [
   PullMessage,
@@ -74,6 +84,13 @@ const ALL: CommandSpec[] = [
   InvokeBrokerToResetOffset,
   QueryMessage,
   CheckClientConfig,
+  // POP consumption (RocketMQ 5)
+  PopMessage,
+  AckMessage,
+  BatchAckMessage,
+  ChangeInvisibleTime,
+  QueryAssignment,
+  SetMessageRequestMode,
 ];
 
 export const COMMANDS: ReadonlyMap<number, CommandSpec> = new Map(ALL.map((c) => [c.code, c]));
