@@ -4,6 +4,7 @@
  * group's retryMaxTimes, changeInvisibleDuration, eight members on four queues without a duplicate, a
  * member dropped mid-batch, and a broker restart with receipts outstanding.
  */
+import { rmSync } from 'node:fs';
 import { Broker } from '../../../src/broker/index.js';
 import { Producer } from '../../../src/client/producer/producer.js';
 import { SimpleConsumer, type ReceivedMessage, type SimpleConsumerOptions } from '../../../src/index.js';
@@ -210,6 +211,7 @@ describe.each<Transport>(['http', 'tcp'])('SimpleConsumer over %s', (t) => {
       expect(await c.receive(2, 1000)).toEqual([]);
     } finally {
       await b.shutdown();
+      rmSync(storePath, { recursive: true, force: true });
     }
   }, 40_000);
 });
