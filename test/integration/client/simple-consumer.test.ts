@@ -118,6 +118,22 @@ describe.each<Transport>(['http', 'tcp'])('SimpleConsumer over %s', (t) => {
     expect(await c.receive(1, 300)).toEqual([]);
   }, 30_000);
 
+  it('for await acknowledges each message whose loop body finished', async () => {
+    const topic = uniq('PopT');
+    const c = consumer(uniq('PopG'), topic, { invisibleDurationMs: 300, batchSize: 2 });
+    await c.start();
+    await sendAll(fx.broker, topic, ['f1', 'f2', 'f3']);
+    const seen: string[] = [];
+    const stop = new AbortController();
+    for await (const m of c.messages({ signal: stop.signal })) {
+      seen.push(body(m));
+      if (seen.length === 3) stop.abort();
+    }
+    expect(seen.sort()).toEqual(['f1', 'f2', 'f3']);
+    // Every one was acknowledged: nothing comes back after the invisible duration.
+    expect(await c.receive(3, 300)).toEqual([]);
+  }, 30_000);
+
   it('changeInvisibleDuration keeps a message hidden longer and gives it a new receipt handle', async () => {
     const topic = uniq('PopT');
     const c = consumer(uniq('PopG'), topic);
