@@ -30,6 +30,15 @@ export {
   type ResolvedPullConsumerOptions,
 } from './client/consumer/pull/pull-consumer-options.js';
 export {
+  SimpleConsumer,
+  DEFAULT_SIMPLE_CONSUMER_OPTIONS,
+  MAX_INVISIBLE_DURATION_MS,
+  MAX_RECEIVE_MESSAGE_NUM,
+  type ReceivedMessage,
+  type SimpleConsumerOptions,
+  type ResolvedSimpleConsumerOptions,
+} from './client/consumer/simple/index.js';
+export {
   DEFAULT_CLIENT_OPTIONS,
   type ClientOptions,
   type ResolvedClientOptions,

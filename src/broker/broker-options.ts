@@ -163,6 +163,8 @@ export interface BrokerOptions {
    * change is told at once, the changes during the window in one notice at its end. Default 200.
    */
   notifyConsumerIdsChangedWindowMs?: number;
+  /** How often unacknowledged POP messages past their invisible time are looked for and revived, ms (default 1000). */
+  popReviveIntervalMs?: number;
   /** Options of the message store (segment sizes, flush mode, retention ...). */
   store?: BrokerStoreOptions;
   clock?: Clock;
@@ -222,6 +224,7 @@ export const BROKER_DEFAULTS = Object.freeze({
   maxConsumersPerGroup: 1000,
   remotingMaxClientIdsPerConnection: 64,
   notifyConsumerIdsChangedWindowMs: 200,
+  popReviveIntervalMs: 1000,
 });
 
 const positiveInt = z.number().int().positive();
@@ -278,6 +281,7 @@ const schema = z.object({
   maxConsumersPerGroup: positiveInt,
   remotingMaxClientIdsPerConnection: positiveInt,
   notifyConsumerIdsChangedWindowMs: z.number().int().nonnegative(),
+  popReviveIntervalMs: positiveInt,
   store: z.record(z.string(), z.unknown()).optional(),
 });
 

@@ -20,6 +20,7 @@ import { createProcessorTable } from './processor-table.js';
 import { PullRequestHoldService } from './pull-request-hold-service.js';
 import { RemotingServer, type RemotingListenerStats } from './remoting-server.js';
 import { ByteBudget } from './remoting/byte-budget.js';
+import { PopService, attachPopService } from './pop/pop-service.js';
 import { RemotingDispatcher } from './remoting/remoting-dispatcher.js';
 import { BrokerStatsManager } from './broker-stats-manager.js';
 import { ClientChannelTable } from './client-channel-table.js';
@@ -79,6 +80,8 @@ export class Broker {
   readonly scheduleMessageService: ScheduleMessageService;
   /** @internal */
   readonly pullRequestHoldService: PullRequestHoldService;
+  /** @internal */
+  readonly popService: PopService;
   private readonly http: HttpServer;
   private readonly limits: ConnectionLimits;
   private readonly remoting: RemotingServer | undefined;
@@ -169,6 +172,14 @@ export class Broker {
     this.unsubscribeArrival = store.onMessageArriving((a) =>
       hold.onMessageArriving(a.topic, a.queueId, a.maxOffset, a.tagsCode, a.properties),
     );
+    this.popService = new PopService({
+      storePath: o.storePath,
+      store,
+      clock,
+      logger,
+      reviveIntervalMs: o.popReviveIntervalMs,
+      context: () => this.context,
+    });
     const schedule = this.scheduleMessageService;
     const clientChannels = new ClientChannelTable();
     this.brokerStats = new BrokerStatsManager(clock, o.clusterName);
@@ -201,6 +212,7 @@ export class Broker {
         callClient: (clientId, request, timeoutMs) => this.remotingDispatcher?.callClient(clientId, request, timeoutMs),
       },
     };
+    attachPopService(this.context, this.popService);
     this.table = createProcessorTable();
     const remotingAddress = parts.remotingAddress;
     if (remotingAddress !== undefined) {
@@ -410,6 +422,7 @@ export class Broker {
       broker.pullRequestHoldService.start();
       broker.consumerManager.start();
       await broker.scheduleMessageService.start();
+      broker.popService.start();
     } catch (e) {
       if (broker) await broker.shutdown().catch(() => undefined);
       else {
@@ -481,10 +494,12 @@ export class Broker {
     await step('stop accepting', () => this.http.stopAccepting());
     await step('stop accepting remoting', () => this.remoting?.stopAccepting());
     await step('answer held pulls', () => this.pullRequestHoldService.shutdown());
+    await step('answer held pops', () => this.popService.stopPolling());
     await step('consumer manager', () => this.consumerManager.shutdown());
     await step('close HTTP', () => this.http.close(this.options.shutdownTimeoutMs));
     await step('calls to clients and notice timers', () => this.remotingDispatcher?.close());
     await step('close remoting', () => this.remoting?.close(this.options.shutdownTimeoutMs));
+    await step('pop service', () => this.popService.shutdown());
     await step('consumer change listener', () => this.unsubscribeConsumerChange());
     await step('schedule service', () => this.scheduleMessageService.shutdown());
     await step('consumer offsets', () => this.consumerOffsetManager.shutdown());

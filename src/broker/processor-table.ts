@@ -40,6 +40,9 @@ import {
 import { getBrokerConsumeStats, viewBrokerStatsData } from './processors/broker-stats.js';
 import { queryConsumeQueue } from './processors/query-consume-queue.js';
 import { getConsumerRunningInfo } from './processors/get-consumer-running-info.js';
+import { popMessage } from './processors/pop-message.js';
+import { ackMessage, batchAckMessage, changeInvisibleTime } from './processors/ack-message.js';
+import { queryAssignment, setMessageRequestMode } from './processors/query-assignment.js';
 
 /** The core's processors: pull, send, offsets, route and admin. */
 function registerCoreProcessors(table: Map<number, Processor>): void {
@@ -103,6 +106,16 @@ function registerOpsProcessors(table: Map<number, Processor>): void {
   table.set(RequestCode.GET_CONSUMER_RUNNING_INFO, getConsumerRunningInfo);
 }
 
+/** RocketMQ 5's POP consumption (PopMessageProcessor, AckMessageProcessor, ChangeInvisibleTimeProcessor, QueryAssignmentProcessor). */
+function registerPopProcessors(table: Map<number, Processor>): void {
+  table.set(RequestCode.POP_MESSAGE, popMessage);
+  table.set(RequestCode.ACK_MESSAGE, ackMessage);
+  table.set(RequestCode.BATCH_ACK_MESSAGE, batchAckMessage);
+  table.set(RequestCode.CHANGE_MESSAGE_INVISIBLETIME, changeInvisibleTime);
+  table.set(RequestCode.QUERY_ASSIGNMENT, queryAssignment);
+  table.set(RequestCode.SET_MESSAGE_REQUEST_MODE, setMessageRequestMode);
+}
+
 /** Builds the table. */
 export function createProcessorTable(): ReadonlyMap<number, Processor> {
   const table = new Map<number, Processor>();
@@ -110,5 +123,6 @@ export function createProcessorTable(): ReadonlyMap<number, Processor> {
   registerGroupProcessors(table);
   registerAdminProcessors(table);
   registerOpsProcessors(table);
+  registerPopProcessors(table);
   return table;
 }

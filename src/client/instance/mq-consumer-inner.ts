@@ -14,7 +14,7 @@ export type { SubscriptionDataLike } from './subscription-data-like.js';
 /** RocketMQ's MessageModel. */
 export type MessageModelName = 'CLUSTERING' | 'BROADCASTING';
 /** RocketMQ's ConsumeType: pull/lite consumers are ACTIVELY, push consumers PASSIVELY. */
-export type ConsumeTypeName = 'CONSUME_ACTIVELY' | 'CONSUME_PASSIVELY';
+export type ConsumeTypeName = 'CONSUME_ACTIVELY' | 'CONSUME_PASSIVELY' | 'CONSUME_POP';
 
 /** `connectionError` (optional): an address it needs could not be reached, told once per address. */
 export interface MQConsumerInner extends ConnectionErrorListener {

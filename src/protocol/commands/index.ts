@@ -26,6 +26,14 @@ import { GetConsumeStats, GetConsumerConnectionList, InvokeBrokerToResetOffset }
 import { QueryMessage } from './query-message.js';
 import { CheckClientConfig } from './check-client-config.js';
 import { BROKER_OPS_COMMANDS } from './broker-ops.js';
+import {
+  AckMessage,
+  BatchAckMessage,
+  ChangeInvisibleTime,
+  PopMessage,
+  QueryAssignment,
+  SetMessageRequestMode,
+} from './pop-message.js';
 
 export * from './admin.js';
 export * from './consumer-list.js';
@@ -43,6 +51,8 @@ export * from './consumer-admin.js';
 export * from './query-message.js';
 export * from './check-client-config.js';
 export * from './broker-ops.js';
+export * from './pop-message.js';
+export * from './pop-extra-info.js';
 
 const ALL: CommandSpec[] = [
   PullMessage,
@@ -77,6 +87,13 @@ const ALL: CommandSpec[] = [
   QueryMessage,
   CheckClientConfig,
   ...BROKER_OPS_COMMANDS,
+  // POP consumption (RocketMQ 5)
+  PopMessage,
+  AckMessage,
+  BatchAckMessage,
+  ChangeInvisibleTime,
+  QueryAssignment,
+  SetMessageRequestMode,
 ];
 
 export const COMMANDS: ReadonlyMap<number, CommandSpec> = new Map(ALL.map((c) => [c.code, c]));

@@ -1,0 +1,173 @@
+/**
+ * The client side of POP (RocketMQ: MQClientAPIImpl.popMessageAsync / ackMessageAsync /
+ * changeInvisibleTimeAsync and processPopResponse): POP_MESSAGE, ACK_MESSAGE and
+ * CHANGE_MESSAGE_INVISIBLETIME through the client's transport (HTTP or the remoting protocol).
+ */
+import { RocketMQError } from '../../common/errors.js';
+import type { MessageExt } from '../../common/message.js';
+import { decodeMessages } from '../../common/codec/index.js';
+import {
+  RequestCode,
+  ResponseCode,
+  buildExtraInfo,
+  errorFromResponse,
+  parseExtraInfo,
+  type ChangeInvisibleTimeResponseHeader,
+  type ExtraInfo,
+  type PopMessageResponseHeader,
+} from '../../protocol/index.js';
+import type { CallOptions, MQClientAPI } from '../instance/mq-client-api.js';
+
+/** RocketMQ: MessageConst.PROPERTY_POP_CK. */
+export const PROPERTY_POP_CK = 'POP_CK';
+
+export interface PopRequest {
+  consumerGroup: string;
+  topic: string;
+  /** -1: every queue of the topic on that broker. */
+  queueId: number;
+  maxMsgNums: number;
+  invisibleTimeMs: number;
+  pollTimeMs: number;
+  expressionType: string;
+  expression: string;
+  /** ConsumeInitMode: 0 MIN, 1 MAX. */
+  initMode: number;
+}
+
+/** A popped message and the receipt handle that acknowledges it. */
+export interface PoppedMessage {
+  message: MessageExt;
+  receiptHandle: string;
+  handle: ExtraInfo;
+}
+
+export interface PopResponse {
+  found: PoppedMessage[];
+  restNum: number;
+}
+
+/** The handle of a message: its POP_CK property, or one built from the answer's offset infos. */
+function handleOf(msg: MessageExt, brokerName: string, h: Partial<PopMessageResponseHeader>): string | undefined {
+  const ck = msg.properties?.[PROPERTY_POP_CK];
+  if (ck) return ck;
+  const starts = new Map<string, number>();
+  for (const part of (h.startOffsetInfo ?? '').split(';')) {
+    const [mark, q, start] = part.split(' ');
+    if (mark !== undefined && q !== undefined && start !== undefined) starts.set(`${mark}@${q}`, Number(start));
+  }
+  const start = starts.get(`0@${msg.queueId}`);
+  if (start === undefined || h.popTime === undefined || h.invisibleTime === undefined) return undefined;
+  return buildExtraInfo({
+    ckOffset: start,
+    popTime: h.popTime,
+    invisibleTime: h.invisibleTime,
+    reviveQid: h.reviveQid ?? 0,
+    retry: '0',
+    brokerName,
+    queueId: msg.queueId,
+    queueOffset: msg.queueOffset,
+  });
+}
+
+export class PopAPIWrapper {
+  constructor(private readonly api: MQClientAPI) {}
+
+  /** POP_MESSAGE: the messages found (none when the poll time ended without one). */
+  async pop(addr: string, brokerName: string, r: PopRequest, opts: CallOptions): Promise<PopResponse> {
+    const header = {
+      consumerGroup: r.consumerGroup,
+      topic: r.topic,
+      queueId: r.queueId,
+      maxMsgNums: r.maxMsgNums,
+      invisibleTime: r.invisibleTimeMs,
+      pollTime: r.pollTimeMs,
+      bornTime: Date.now(),
+      initMode: r.initMode,
+      expType: r.expressionType,
+      exp: r.expression,
+      order: false,
+      bname: brokerName,
+    };
+    const res = await this.api.invoke(addr, { code: RequestCode.POP_MESSAGE, header }, opts);
+    const h = res.header as Partial<PopMessageResponseHeader>;
+    if (
+      res.code === ResponseCode.POLLING_TIMEOUT ||
+      res.code === ResponseCode.PULL_NOT_FOUND ||
+      res.code === ResponseCode.NO_MESSAGE
+    ) {
+      return { found: [], restNum: h.restNum ?? 0 };
+    }
+    if (res.code !== ResponseCode.SUCCESS) throw errorFromResponse(res.code, res.remark);
+    const found: PoppedMessage[] = [];
+    for (const msg of res.body ? decodeMessages(res.body) : []) {
+      const receiptHandle = handleOf(msg, brokerName, h);
+      const handle = receiptHandle === undefined ? undefined : parseExtraInfo(receiptHandle);
+      if (receiptHandle === undefined || handle === undefined || typeof handle === 'string') {
+        throw new RocketMQError(
+          'ERR_BAD_RESPONSE',
+          `malformed response: POP_MESSAGE returned a message without a receipt handle`,
+        );
+      }
+      msg.brokerName = brokerName;
+      msg.topic = r.topic;
+      found.push({ message: msg, receiptHandle, handle });
+    }
+    return { found, restNum: h.restNum ?? 0 };
+  }
+
+  /** ACK_MESSAGE: acknowledges one message by its receipt handle. */
+  async ack(
+    addr: string,
+    consumerGroup: string,
+    topic: string,
+    handle: ExtraInfo,
+    extraInfo: string,
+    opts: CallOptions,
+  ): Promise<void> {
+    const header = {
+      consumerGroup,
+      topic,
+      queueId: handle.queueId,
+      extraInfo,
+      offset: handle.queueOffset,
+      bname: handle.brokerName,
+    };
+    const res = await this.api.invoke(addr, { code: RequestCode.ACK_MESSAGE, header }, opts);
+    if (res.code !== ResponseCode.SUCCESS) throw errorFromResponse(res.code, res.remark);
+  }
+
+  /** CHANGE_MESSAGE_INVISIBLETIME: the new receipt handle (the old one is no longer valid). */
+  async changeInvisibleTime(
+    addr: string,
+    consumerGroup: string,
+    topic: string,
+    handle: ExtraInfo,
+    extraInfo: string,
+    invisibleTimeMs: number,
+    opts: CallOptions,
+  ): Promise<string> {
+    const header = {
+      consumerGroup,
+      topic,
+      queueId: handle.queueId,
+      extraInfo,
+      offset: handle.queueOffset,
+      invisibleTime: invisibleTimeMs,
+      bname: handle.brokerName,
+    };
+    const res = await this.api.invoke(addr, { code: RequestCode.CHANGE_MESSAGE_INVISIBLETIME, header }, opts);
+    if (res.code !== ResponseCode.SUCCESS) throw errorFromResponse(res.code, res.remark);
+    const h = res.header as Partial<ChangeInvisibleTimeResponseHeader>;
+    if (h.popTime === undefined || h.invisibleTime === undefined)
+      throw new RocketMQError('ERR_BAD_RESPONSE', 'malformed response: CHANGE_MESSAGE_INVISIBLETIME without popTime');
+    // RocketMQ's client builds the new handle from the message's own offset and the answer's times.
+    return buildExtraInfo({
+      ...handle,
+      ckOffset: handle.queueOffset,
+      popTime: h.popTime,
+      invisibleTime: h.invisibleTime,
+      reviveQid: h.reviveQid ?? handle.reviveQid,
+    });
+  }
+}

@@ -1,0 +1,303 @@
+/**
+ * SimpleConsumer (RocketMQ 5's SimpleConsumer, over the brokers' POP): the application asks for
+ * messages (`receive`), each comes with a receipt handle and stays invisible to the rest of the group for
+ * the duration asked; `ack` removes it for good, `changeInvisibleDuration` keeps it hidden longer (or
+ * shorter: a retry sooner), and one not acknowledged in time is delivered again with its
+ * reconsumeTimes + 1, until the group's retryMaxTimes sends it to the DLQ.
+ *
+ * No queues are shared out: every member pops every queue of its topics (queue id -1) and the broker
+ * hands each message to one of them. The consumer registers its group with heartbeats as CONSUME_POP.
+ */
+import { InvalidArgumentError, StateError } from '../../../common/errors.js';
+import type { MessageExt } from '../../../common/message.js';
+import { parseExtraInfo } from '../../../protocol/index.js';
+import { buildSubscriptionDataWithType } from '../../../filter/index.js';
+import { buildClientId } from '../../instance/client-options.js';
+import { MQClientInstance } from '../../instance/mq-client-instance.js';
+import type { MQConsumerInner } from '../../instance/mq-consumer-inner.js';
+import { MessageSelector } from '../message-selector.js';
+import { PopAPIWrapper } from '../pop-api-wrapper.js';
+import {
+  MAX_INVISIBLE_DURATION_MS,
+  MAX_RECEIVE_MESSAGE_NUM,
+  resolveSimpleConsumerOptions,
+  type ResolvedSimpleConsumerOptions,
+  type SimpleConsumerOptions,
+} from './simple-consumer-options.js';
+
+/** A received message: the stored message, its receipt handle and how many times it was delivered. */
+export interface ReceivedMessage extends MessageExt {
+  /** Acknowledges this delivery (replaced by `changeInvisibleDuration`). */
+  receiptHandle: string;
+  /** 1 for the first delivery (RocketMQ 5's deliveryAttempt: reconsumeTimes + 1). */
+  deliveryAttempt: number;
+}
+
+type State = 'CREATE_JUST' | 'STARTING' | 'RUNNING' | 'SHUTDOWN';
+
+/** The extra time a receive's RPC waits beyond the broker's hold. */
+const RECEIVE_RPC_MARGIN_MS = 5000;
+/** ConsumeInitMode.MAX: a new group starts at the queues' ends (RocketMQ's client default). */
+const INIT_MODE_MAX = 1;
+
+function checkDuration(field: string, v: number): void {
+  if (!Number.isInteger(v) || v <= 0 || v > MAX_INVISIBLE_DURATION_MS)
+    throw new InvalidArgumentError(
+      field,
+      `must be an integer between 1 and ${MAX_INVISIBLE_DURATION_MS} ms, got ${String(v)}`,
+    );
+}
+
+function checkReceived(message: ReceivedMessage): void {
+  if (message === null || typeof message !== 'object' || typeof message.receiptHandle !== 'string')
+    throw new InvalidArgumentError('message', 'must be a message returned by receive()');
+}
+
+export class SimpleConsumer {
+  readonly options: ResolvedSimpleConsumerOptions;
+  readonly #subscriptions = new Map<string, MessageSelector>();
+  #instance: MQClientInstance | undefined;
+  #pop: PopAPIWrapper | undefined;
+  #state: State = 'CREATE_JUST';
+  #startPromise: Promise<void> | undefined;
+  #shutdownPromise: Promise<void> | undefined;
+  readonly #shutdownController = new AbortController();
+  /** Round robin over (topic, broker) so every queue gets popped. */
+  #next = 0;
+
+  constructor(options: SimpleConsumerOptions) {
+    this.options = resolveSimpleConsumerOptions(options);
+    for (const [topic, selector] of this.options.subscriptions) this.#subscriptions.set(topic, selector);
+  }
+
+  get consumerGroup(): string {
+    return this.options.consumerGroup;
+  }
+
+  get clientId(): string {
+    return buildClientId(this.options);
+  }
+
+  /** The subscribed topics and their selectors. */
+  get subscriptions(): ReadonlyMap<string, MessageSelector> {
+    return this.#subscriptions;
+  }
+
+  /** Subscribes to `topic` with `selector` (a MessageSelector, or a string taken as a tag expression; default all). */
+  subscribe(topic: string, selector: MessageSelector | string = '*'): this {
+    if (this.#state === 'SHUTDOWN') throw new StateError('the simple consumer has been shut down');
+    if (typeof topic !== 'string' || topic === '') throw new InvalidArgumentError('topic', 'must be a topic name');
+    this.#subscriptions.set(topic, MessageSelector.from(selector));
+    if (this.#state === 'RUNNING') void this.#instance?.sendHeartbeatToAllBrokers().catch(() => undefined);
+    return this;
+  }
+
+  /** Stops receiving `topic`. */
+  unsubscribe(topic: string): this {
+    this.#subscriptions.delete(topic);
+    return this;
+  }
+
+  /** Joins (or creates) the client instance and registers the group. Idempotent. */
+  start(): Promise<void> {
+    if (this.#state === 'SHUTDOWN') return Promise.reject(new StateError('the simple consumer has been shut down'));
+    this.#startPromise ??= this.#start();
+    return this.#startPromise;
+  }
+
+  async #start(): Promise<void> {
+    this.#state = 'STARTING';
+    const o = this.options;
+    const instance = MQClientInstance.acquire(o);
+    const inner: MQConsumerInner = {
+      groupName: () => o.consumerGroup,
+      messageModel: () => 'CLUSTERING',
+      consumeType: () => 'CONSUME_POP',
+      consumeFromWhere: () => 'CONSUME_FROM_LAST_OFFSET',
+      subscriptions: () =>
+        [...this.#subscriptions].map(([topic, s]) =>
+          buildSubscriptionDataWithType(topic, s.expression, s.expressionType),
+        ),
+      doRebalance: async () => undefined,
+      persistConsumerOffset: async () => undefined,
+      updateTopicSubscribeInfo: () => undefined,
+      isSubscribeTopicNeedUpdate: () => false,
+    };
+    try {
+      instance.registerConsumer(o.consumerGroup, inner);
+      await instance.start();
+    } catch (err) {
+      await instance.unregisterConsumer(o.consumerGroup).catch(() => undefined);
+      await instance.release();
+      this.#state = 'SHUTDOWN';
+      throw err;
+    }
+    this.#instance = instance;
+    this.#pop = new PopAPIWrapper(instance.api);
+    if (this.#state === 'STARTING') this.#state = 'RUNNING';
+  }
+
+  #running(): { instance: MQClientInstance; pop: PopAPIWrapper } {
+    if (this.#state !== 'RUNNING' || !this.#instance || !this.#pop)
+      throw new StateError(
+        this.#state === 'SHUTDOWN'
+          ? 'the simple consumer has been shut down'
+          : 'the simple consumer is not started: call start() first',
+      );
+    return { instance: this.#instance, pop: this.#pop };
+  }
+
+  /**
+   * Receives up to `maxMessageNum` (1..32) messages of the subscribed topics, invisible to the rest of the
+   * group for `invisibleDurationMs`. When none is there, the broker holds the call up to awaitDurationMs;
+   * an empty array then means nothing arrived.
+   */
+  async receive(
+    maxMessageNum: number,
+    invisibleDurationMs: number,
+    opts: { signal?: AbortSignal } = {},
+  ): Promise<ReceivedMessage[]> {
+    if (!Number.isInteger(maxMessageNum) || maxMessageNum <= 0 || maxMessageNum > MAX_RECEIVE_MESSAGE_NUM)
+      throw new InvalidArgumentError(
+        'maxMessageNum',
+        `must be an integer between 1 and ${MAX_RECEIVE_MESSAGE_NUM}, got ${String(maxMessageNum)}`,
+      );
+    checkDuration('invisibleDurationMs', invisibleDurationMs);
+    const { instance, pop } = this.#running();
+    if (this.#subscriptions.size === 0)
+      throw new StateError('the simple consumer has no subscription: call subscribe() first');
+    const targets: Array<{ topic: string; brokerName: string; selector: MessageSelector }> = [];
+    for (const [topic, selector] of this.#subscriptions) {
+      const mqs = await instance.fetchSubscribeMessageQueues(topic);
+      for (const brokerName of new Set(mqs.map((mq) => mq.brokerName))) targets.push({ topic, brokerName, selector });
+    }
+    if (targets.length === 0) return [];
+    const target = targets[this.#next++ % targets.length]!;
+    const found = await instance.findBrokerAddressForQueue({
+      topic: target.topic,
+      brokerName: target.brokerName,
+      queueId: 0,
+    });
+    const signal = opts.signal
+      ? AbortSignal.any([opts.signal, this.#shutdownController.signal])
+      : this.#shutdownController.signal;
+    const o = this.options;
+    const res = await pop.pop(
+      found.brokerAddr,
+      target.brokerName,
+      {
+        consumerGroup: o.consumerGroup,
+        topic: target.topic,
+        queueId: -1,
+        maxMsgNums: maxMessageNum,
+        invisibleTimeMs: invisibleDurationMs,
+        pollTimeMs: o.awaitDurationMs,
+        expressionType: target.selector.expressionType,
+        expression: target.selector.expression,
+        initMode: INIT_MODE_MAX,
+      },
+      { timeoutMs: o.awaitDurationMs + Math.max(o.requestTimeoutMs, RECEIVE_RPC_MARGIN_MS), signal },
+    );
+    return res.found.map((p) =>
+      Object.assign(p.message, { receiptHandle: p.receiptHandle, deliveryAttempt: p.message.reconsumeTimes + 1 }),
+    );
+  }
+
+  async #brokerOf(
+    message: ReceivedMessage,
+  ): Promise<{ pop: PopAPIWrapper; addr: string; handle: ReturnType<typeof parseExtraInfo> & object }> {
+    checkReceived(message);
+    const { instance, pop } = this.#running();
+    const handle = parseExtraInfo(message.receiptHandle);
+    if (typeof handle === 'string') throw new InvalidArgumentError('message.receiptHandle', handle);
+    const found = await instance.findBrokerAddressForQueue({
+      topic: message.topic,
+      brokerName: handle.brokerName,
+      queueId: handle.queueId,
+    });
+    return { pop, addr: found.brokerAddr, handle };
+  }
+
+  /** Acknowledges `message`: it is never delivered again. Rejects when its receipt handle is no longer valid. */
+  async ack(message: ReceivedMessage): Promise<void> {
+    const { pop, addr, handle } = await this.#brokerOf(message);
+    await pop.ack(addr, this.options.consumerGroup, message.topic, handle, message.receiptHandle, {});
+  }
+
+  /**
+   * Keeps `message` invisible for `invisibleDurationMs` from now; its receipt handle is replaced (the old
+   * one is no longer valid). Resolves with the message.
+   */
+  async changeInvisibleDuration(message: ReceivedMessage, invisibleDurationMs: number): Promise<ReceivedMessage> {
+    checkDuration('invisibleDurationMs', invisibleDurationMs);
+    const { pop, addr, handle } = await this.#brokerOf(message);
+    message.receiptHandle = await pop.changeInvisibleTime(
+      addr,
+      this.options.consumerGroup,
+      message.topic,
+      handle,
+      message.receiptHandle,
+      invisibleDurationMs,
+      {},
+    );
+    return message;
+  }
+
+  /**
+   * Receives messages one at a time, `batchSize` at once, each invisible for `invisibleDurationMs`. A
+   * message is acknowledged when the loop asks for the next one, so a message whose loop body threw (or
+   * broke out) is not, and comes back after its invisible duration. Ends at shutdown or when `signal` aborts.
+   */
+  async *messages(
+    opts: { batchSize?: number; invisibleDurationMs?: number; signal?: AbortSignal } = {},
+  ): AsyncGenerator<ReceivedMessage, void, undefined> {
+    const batchSize = opts.batchSize ?? this.options.batchSize;
+    const invisible = opts.invisibleDurationMs ?? this.options.invisibleDurationMs;
+    for (;;) {
+      if (this.#shutdownPromise !== undefined || opts.signal?.aborted) return;
+      let batch: ReceivedMessage[];
+      try {
+        batch = await this.receive(batchSize, invisible, { signal: opts.signal });
+      } catch (e) {
+        if (this.#shutdownPromise !== undefined || opts.signal?.aborted) return;
+        throw e;
+      }
+      for (const message of batch) {
+        yield message;
+        // The loop body finished without throwing: the message is done with.
+        await this.ack(message);
+      }
+    }
+  }
+
+  [Symbol.asyncIterator](): AsyncGenerator<ReceivedMessage, void, undefined> {
+    return this.messages();
+  }
+
+  /** Aborts receives in flight, unregisters the group and releases the client instance. Idempotent. */
+  shutdown(): Promise<void> {
+    this.#shutdownPromise ??= this.#shutdown();
+    return this.#shutdownPromise;
+  }
+
+  async #shutdown(): Promise<void> {
+    const starting = this.#startPromise;
+    this.#state = 'SHUTDOWN';
+    this.#shutdownController.abort(new StateError('the simple consumer is shutting down'));
+    if (starting) await starting.catch(() => undefined);
+    const instance = this.#instance;
+    this.#instance = undefined;
+    this.#pop = undefined;
+    if (!instance) return;
+    try {
+      await instance.unregisterConsumer(this.options.consumerGroup);
+    } catch (err) {
+      this.options.logger.warn({ err }, 'unregistering the simple consumer failed');
+    }
+    await instance.release();
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.shutdown();
+  }
+}
