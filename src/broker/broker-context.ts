@@ -18,6 +18,7 @@ import type { MessageStore, MessageToStore, PutMessageResult } from '../store/in
 import type { ResolvedBrokerOptions } from './broker-options.js';
 import type { HeldPullRequest } from './pull-request-hold-service.js';
 import type { ClientGone } from './client-gone.js';
+import type { TransactionalMessageService } from './transaction/transactional-message-service.js';
 
 export type { ClientGone } from './client-gone.js';
 
@@ -234,6 +235,8 @@ export interface BrokerContext {
   putMessage(msg: MessageToStore): Promise<PutMessageResult>;
   /** Reads one stored message by commit-log offset. */
   lookMessageByOffset(commitLogOffset: number): Promise<MessageExt | null>;
+  /** Half messages, END_TRANSACTION and the check-back (RocketMQ: TransactionalMessageService). */
+  readonly transactionalMessageService?: TransactionalMessageService;
 }
 
 /**

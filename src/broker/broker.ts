@@ -23,6 +23,7 @@ import { RemotingDispatcher } from './remoting/remoting-dispatcher.js';
 import { ScheduleMessageService } from './schedule-message-service.js';
 import { SubscriptionGroupManager } from './subscription-group-manager.js';
 import { TopicConfigManager } from './topic-config-manager.js';
+import { TransactionalMessageService } from './transaction/transactional-message-service.js';
 
 /** Requests of one remoting connection handled at once before more are answered SYSTEM_BUSY. */
 const REMOTING_MAX_IN_FLIGHT_PER_CONNECTION = 10_000;
@@ -73,6 +74,8 @@ export class Broker {
   readonly scheduleMessageService: ScheduleMessageService;
   /** @internal */
   readonly pullRequestHoldService: PullRequestHoldService;
+  /** @internal */
+  readonly transactionalMessageService: TransactionalMessageService;
   private readonly http: HttpServer;
   private readonly limits: ConnectionLimits;
   private readonly remoting: RemotingServer | undefined;
@@ -161,6 +164,19 @@ export class Broker {
       hold.onMessageArriving(a.topic, a.queueId, a.maxOffset, a.tagsCode, a.properties),
     );
     const schedule = this.scheduleMessageService;
+    this.transactionalMessageService = new TransactionalMessageService({
+      store,
+      topicConfigManager: this.topicConfigManager,
+      consumerOffsetManager: this.consumerOffsetManager,
+      transformDelayedMessage: (msg) => schedule.transformDelayedMessage(msg),
+      sendCheck: (group, header, body) =>
+        this.remotingDispatcher?.checkProducerTransactionState(group, header, body) ?? false,
+      transactionTimeOut: o.transactionTimeOut,
+      transactionCheckInterval: o.transactionCheckInterval,
+      transactionCheckMax: o.transactionCheckMax,
+      clock,
+      logger,
+    });
     this.context = {
       brokerName: o.brokerName,
       clusterName: o.clusterName,
@@ -181,6 +197,7 @@ export class Broker {
       logger,
       putMessage: (msg) => store.putMessage(schedule.transformDelayedMessage(msg)),
       lookMessageByOffset: (offset) => store.lookMessageByOffset(offset),
+      transactionalMessageService: this.transactionalMessageService,
     };
     this.table = createProcessorTable();
     const remotingAddress = parts.remotingAddress;
@@ -355,6 +372,7 @@ export class Broker {
       broker.pullRequestHoldService.start();
       broker.consumerManager.start();
       await broker.scheduleMessageService.start();
+      await broker.transactionalMessageService.start();
     } catch (e) {
       if (broker) await broker.shutdown().catch(() => undefined);
       else {
@@ -417,6 +435,7 @@ export class Broker {
     await step('close remoting', () => this.remoting?.close(this.options.shutdownTimeoutMs));
     await step('consumer change listener', () => this.unsubscribeConsumerChange());
     await step('schedule service', () => this.scheduleMessageService.shutdown());
+    await step('transactions', () => this.transactionalMessageService.shutdown());
     await step('consumer offsets', () => this.consumerOffsetManager.shutdown());
     await step('topics', () => this.topicConfigManager.persist());
     await step('subscription groups', () => this.subscriptionGroupManager.persist());

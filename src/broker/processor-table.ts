@@ -30,6 +30,7 @@ import { getTopicStatsInfo } from './processors/get-topic-stats-info.js';
 import { invokeBrokerToResetOffset } from './processors/invoke-broker-to-reset-offset.js';
 import { queryMessage } from './processors/query-message.js';
 import { checkClientConfig } from './processors/check-client-config.js';
+import { endTransaction } from './processors/end-transaction.js';
 
 /** The core's processors: pull, send, offsets, route and admin. */
 function registerCoreProcessors(table: Map<number, Processor>): void {
@@ -46,6 +47,7 @@ function registerCoreProcessors(table: Map<number, Processor>): void {
   table.set(RequestCode.UPDATE_AND_CREATE_TOPIC, updateAndCreateTopic);
   table.set(RequestCode.UPDATE_AND_CREATE_SUBSCRIPTIONGROUP, updateAndCreateSubscriptionGroup);
   table.set(RequestCode.VIEW_MESSAGE_BY_ID, viewMessageById);
+  table.set(RequestCode.END_TRANSACTION, endTransaction);
 }
 
 /**

@@ -32,6 +32,7 @@ import { NOT_ALLOWED_SEND_TOPICS } from '../topic-config-manager.js';
 import { compressedBodyProblem, sysFlagProblem } from './message-check.js';
 import { fail, ok, parseHostAddress } from './responses.js';
 import { validateTopicRemark } from './topic-validator.js';
+import { isTransactionPrepared, prepareHalfMessage, requestsHalfMessage } from '../transaction/half-message.js';
 
 /** RocketMQ: AbstractSendMessageProcessor.DLQ_NUMS_PER_GROUP. */
 const DLQ_NUMS_PER_GROUP = 1;
@@ -192,6 +193,10 @@ async function sendSingle(
   if (refused) return refused;
   // RocketMQ answers with the queue asked for (or the DLQ's), not the schedule queue a delayed message is parked on.
   const replyQueueId = msg.queueId;
+  if (isTransactionPrepared(msg.properties)) {
+    const half = await prepareHalfMessage(ctx, msg);
+    return 'status' in half ? putResponse(ctx, half, replyQueueId) : half;
+  }
   const r = await ctx.putMessage(msg);
   return putResponse(ctx, r, replyQueueId);
 }
@@ -232,7 +237,10 @@ export const sendMessage: Processor = async (ctx, request, connection) => {
   const checked = msgCheck(ctx, h, connection);
   if (!('topicName' in checked)) return checked;
   const cfg = checked;
-  const flagProblem = sysFlagProblem(h.sysFlag);
+  const flagProblem = sysFlagProblem(
+    h.sysFlag,
+    request.code !== RequestCode.SEND_BATCH_MESSAGE && requestsHalfMessage(h.properties),
+  );
   if (flagProblem) return illegal(flagProblem);
   let queueId = h.queueId;
   if (queueId < 0) queueId = Math.floor(Math.random() * 99_999_999) % Math.max(1, cfg.writeQueueNums);

@@ -5,6 +5,7 @@
  * @pure
  */
 import type { MessageExt, MessageQueue } from '../../common/message.js';
+import type { CheckTransactionStateRequestHeader } from '../../protocol/commands/end-transaction.js';
 import type { ConsumeMessageDirectlyResult, ConsumerRunningInfo } from './consumer-running-info.js';
 import type { SubscriptionDataLike } from './subscription-data-like.js';
 
@@ -45,4 +46,9 @@ export interface MQConsumerInner {
 /** What MQClientInstance needs from a producer: its group (heartbeat, unregister). */
 export interface MQProducerInner {
   groupName(): string;
+  /**
+   * A transactional producer answers the broker's CHECK_TRANSACTION_STATE about `msg`, sent by the broker
+   * at `addr` (RocketMQ: MQProducerInner.checkTransactionState); plain producers have none.
+   */
+  checkTransactionState?(addr: string, msg: MessageExt, header: CheckTransactionStateRequestHeader): void;
 }

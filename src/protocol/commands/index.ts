@@ -25,6 +25,7 @@ import {
 import { GetConsumeStats, GetConsumerConnectionList, InvokeBrokerToResetOffset } from './consumer-admin.js';
 import { QueryMessage } from './query-message.js';
 import { CheckClientConfig } from './check-client-config.js';
+import { EndTransaction } from './end-transaction.js';
 
 export * from './admin.js';
 export * from './consumer-list.js';
@@ -41,6 +42,7 @@ export * from './topic-admin.js';
 export * from './consumer-admin.js';
 export * from './query-message.js';
 export * from './check-client-config.js';
+export * from './end-transaction.js';
 
 const ALL: CommandSpec[] = [
   PullMessage,
@@ -74,6 +76,7 @@ const ALL: CommandSpec[] = [
   InvokeBrokerToResetOffset,
   QueryMessage,
   CheckClientConfig,
+  EndTransaction,
 ];
 
 export const COMMANDS: ReadonlyMap<number, CommandSpec> = new Map(ALL.map((c) => [c.code, c]));
