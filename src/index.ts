@@ -19,6 +19,14 @@ export type { Logger } from './common/logger.js';
 // ---- client core: producer, pull consumer, selectors, options ----
 export { Producer, type SendResult, type SendOptions, type ProducerEvents } from './client/producer/producer.js';
 export {
+  TransactionProducer,
+  LocalTransactionState,
+  type TransactionListener,
+  type TransactionMessage,
+  type TransactionProducerOptions,
+  type TransactionSendResult,
+} from './client/producer/transaction-producer.js';
+export {
   DEFAULT_PRODUCER_OPTIONS,
   type ProducerOptions,
   type ResolvedProducerOptions,

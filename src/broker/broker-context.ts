@@ -21,6 +21,7 @@ import type { ClientGone } from './client-gone.js';
 import type { BrokerStatsManager } from './broker-stats-manager.js';
 import type { ClientChannelTable } from './client-channel-table.js';
 import type { BrokerConfigTable } from './broker-config-table.js';
+import type { TransactionalMessageService } from './transaction/transactional-message-service.js';
 
 export type { ClientGone } from './client-gone.js';
 
@@ -280,6 +281,8 @@ export interface BrokerContext {
   lookMessageByOffset(commitLogOffset: number): Promise<MessageExt | null>;
   /** Stats, client identities, settings and client calls for the operator commands. */
   readonly ops: BrokerOpsApi;
+  /** Half messages, END_TRANSACTION and the check-back (RocketMQ: TransactionalMessageService). */
+  readonly transactionalMessageService?: TransactionalMessageService;
 }
 
 /**

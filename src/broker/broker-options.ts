@@ -51,6 +51,14 @@ export interface BrokerOptions {
   brokerPermission?: number;
   /** Period of the consumer-offset (and config) persistence, ms. Default 5000 (RocketMQ: flushConsumerOffsetInterval). */
   flushConsumerOffsetIntervalMs?: number;
+  /** (Transactions) A half message younger than this is not checked yet, ms. Default 6000 (RocketMQ: transactionTimeOut). */
+  transactionTimeOut?: number;
+  /** (Transactions) How often undecided half messages are checked, ms. Default 60000 (RocketMQ: transactionCheckInterval). */
+  transactionCheckInterval?: number;
+  /** (Transactions) Checks of one half message before it is given up. Default 15 (RocketMQ: transactionCheckMax). */
+  transactionCheckMax?: number;
+  /** (Transactions) Transactional sends are refused (NO_PERMISSION). Default false (RocketMQ: rejectTransactionMessage). */
+  rejectTransactionMessage?: boolean;
   /** Largest request body accepted over HTTP, bytes; larger ones are answered 413. Default 8 MiB. */
   maxRequestBodyBytes?: number;
   /** When set, every call must carry `Authorization: Bearer <token>`; otherwise it is answered 401. */
@@ -198,6 +206,10 @@ export const BROKER_DEFAULTS = Object.freeze({
   filterSupportRetry: false,
   brokerPermission: 6,
   flushConsumerOffsetIntervalMs: 5000,
+  transactionTimeOut: 6000,
+  transactionCheckInterval: 60_000,
+  transactionCheckMax: 15,
+  rejectTransactionMessage: false,
   maxRequestBodyBytes: 8 * MiB,
   litePullMessageEnable: true,
   pullHoldCheckIntervalMs: 5000,
@@ -253,6 +265,10 @@ const schema = z.object({
   filterSupportRetry: z.boolean(),
   brokerPermission: z.number().int().min(0).max(7),
   flushConsumerOffsetIntervalMs: positiveInt,
+  transactionTimeOut: z.number().int().nonnegative(),
+  transactionCheckInterval: positiveInt,
+  transactionCheckMax: z.number().int().nonnegative(),
+  rejectTransactionMessage: z.boolean(),
   maxRequestBodyBytes: positiveInt,
   accessToken: z.string().min(1).optional(),
   litePullMessageEnable: z.boolean(),

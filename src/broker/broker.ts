@@ -30,6 +30,7 @@ import { SCHEDULE_TOPIC } from '../common/message.js';
 import { ScheduleMessageService } from './schedule-message-service.js';
 import { SubscriptionGroupManager } from './subscription-group-manager.js';
 import { TopicConfigManager } from './topic-config-manager.js';
+import { TransactionalMessageService } from './transaction/transactional-message-service.js';
 
 /** Requests of one remoting connection handled at once before more are answered SYSTEM_BUSY. */
 const REMOTING_MAX_IN_FLIGHT_PER_CONNECTION = 10_000;
@@ -82,6 +83,7 @@ export class Broker {
   readonly pullRequestHoldService: PullRequestHoldService;
   /** @internal */
   readonly popService: PopService;
+  readonly transactionalMessageService: TransactionalMessageService;
   private readonly http: HttpServer;
   private readonly limits: ConnectionLimits;
   private readonly remoting: RemotingServer | undefined;
@@ -184,6 +186,19 @@ export class Broker {
     const clientChannels = new ClientChannelTable();
     this.brokerStats = new BrokerStatsManager(clock, o.clusterName);
     this.refreshEarliestMessageTime();
+    this.transactionalMessageService = new TransactionalMessageService({
+      store,
+      topicConfigManager: this.topicConfigManager,
+      consumerOffsetManager: this.consumerOffsetManager,
+      transformDelayedMessage: (msg) => schedule.transformDelayedMessage(msg),
+      sendCheck: (group, header, body) =>
+        this.remotingDispatcher?.checkProducerTransactionState(group, header, body) ?? false,
+      transactionTimeOut: o.transactionTimeOut,
+      transactionCheckInterval: o.transactionCheckInterval,
+      transactionCheckMax: o.transactionCheckMax,
+      clock,
+      logger,
+    });
     this.context = {
       brokerName: o.brokerName,
       clusterName: o.clusterName,
@@ -211,6 +226,7 @@ export class Broker {
         runtimeInfo: () => this.runtimeInfo(),
         callClient: (clientId, request, timeoutMs) => this.remotingDispatcher?.callClient(clientId, request, timeoutMs),
       },
+      transactionalMessageService: this.transactionalMessageService,
     };
     attachPopService(this.context, this.popService);
     this.table = createProcessorTable();
@@ -423,6 +439,7 @@ export class Broker {
       broker.consumerManager.start();
       await broker.scheduleMessageService.start();
       broker.popService.start();
+      await broker.transactionalMessageService.start();
     } catch (e) {
       if (broker) await broker.shutdown().catch(() => undefined);
       else {
@@ -502,6 +519,7 @@ export class Broker {
     await step('pop service', () => this.popService.shutdown());
     await step('consumer change listener', () => this.unsubscribeConsumerChange());
     await step('schedule service', () => this.scheduleMessageService.shutdown());
+    await step('transactions', () => this.transactionalMessageService.shutdown());
     await step('consumer offsets', () => this.consumerOffsetManager.shutdown());
     await step('topics', () => this.topicConfigManager.persist());
     await step('subscription groups', () => this.subscriptionGroupManager.persist());

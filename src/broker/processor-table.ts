@@ -43,6 +43,7 @@ import { getConsumerRunningInfo } from './processors/get-consumer-running-info.j
 import { popMessage } from './processors/pop-message.js';
 import { ackMessage, batchAckMessage, changeInvisibleTime } from './processors/ack-message.js';
 import { queryAssignment, setMessageRequestMode } from './processors/query-assignment.js';
+import { endTransaction } from './processors/end-transaction.js';
 
 /** The core's processors: pull, send, offsets, route and admin. */
 function registerCoreProcessors(table: Map<number, Processor>): void {
@@ -59,6 +60,7 @@ function registerCoreProcessors(table: Map<number, Processor>): void {
   table.set(RequestCode.UPDATE_AND_CREATE_TOPIC, updateAndCreateTopic);
   table.set(RequestCode.UPDATE_AND_CREATE_SUBSCRIPTIONGROUP, updateAndCreateSubscriptionGroup);
   table.set(RequestCode.VIEW_MESSAGE_BY_ID, viewMessageById);
+  table.set(RequestCode.END_TRANSACTION, endTransaction);
 }
 
 /**

@@ -22,6 +22,9 @@ export const BENCHMARK_TOPIC = 'BenchmarkTest';
 /** RocketMQ: TopicValidator.NOT_ALLOWED_SEND_TOPIC_SET (the ones this broker knows). */
 export const NOT_ALLOWED_SEND_TOPICS: ReadonlySet<string> = new Set([
   SCHEDULE_TOPIC,
+  'RMQ_SYS_TRANS_HALF_TOPIC',
+  'RMQ_SYS_TRANS_OP_HALF_TOPIC',
+  'TRANS_CHECK_MAX_TIME_TOPIC',
   SELF_TEST_TOPIC,
   OFFSET_MOVED_EVENT,
 ]);

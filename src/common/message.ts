@@ -77,6 +77,12 @@ export const MessageConst = Object.freeze({
   REAL_QID: 'REAL_QID',
   TRAN_MSG: 'TRAN_MSG',
   PGROUP: 'PGROUP',
+  /** How many times the broker asked a transactional producer about a half message (RocketMQ: TRANSACTION_CHECK_TIMES). */
+  TRANSACTION_CHECK_TIMES: 'TRANSACTION_CHECK_TIMES',
+  /** Seconds before the first check of a half message (RocketMQ: CHECK_IMMUNITY_TIME_IN_SECONDS). */
+  CHECK_IMMUNITY_TIME_IN_SECONDS: 'CHECK_IMMUNITY_TIME_IN_SECONDS',
+  /** The transaction id a producer set on a message (RocketMQ: PROPERTY_TRANSACTION_ID). */
+  TRANSACTION_ID: '__transactionId__',
   MIN_OFFSET: 'MIN_OFFSET',
   MAX_OFFSET: 'MAX_OFFSET',
   ORIGIN_MESSAGE_ID: 'ORIGIN_MESSAGE_ID',

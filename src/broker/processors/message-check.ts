@@ -23,18 +23,21 @@ const hex = (n: number): string => `0x${(n >>> 0).toString(16)}`;
 /**
  * Why a producer's sysFlag is refused, or null. Refused: bits RocketMQ does not define or that this broker
  * does not serve (NEED_UNWRAP, INNER_BATCH), a compression type without the COMPRESSED flag, and a
- * transaction type other than none (this broker has no transaction service: a prepared message would
- * never be committed, and COMMIT / ROLLBACK come only with END_TRANSACTION).
+ * transaction type other than none — except PREPARED on a single message that carries `TRAN_MSG=true`
+ * (`halfMessage`), which becomes a half message; COMMIT / ROLLBACK come only with END_TRANSACTION, and a
+ * prepared record without TRAN_MSG would be stored where no consumer ever sees it.
  */
-export function sysFlagProblem(sysFlag: number): string | null {
+export function sysFlagProblem(sysFlag: number, halfMessage = false): string | null {
   const unknown = sysFlag & ~PRODUCER_BITS;
   if (unknown !== 0) return `sysFlag ${hex(sysFlag)} has bits this broker does not accept (${hex(unknown)})`;
   const compressed = (sysFlag & MessageSysFlag.COMPRESSED_FLAG) !== 0;
   if (!compressed && (sysFlag & MessageSysFlag.COMPRESSION_TYPE_MASK) !== 0) {
     return `sysFlag ${hex(sysFlag)} names a compression type without the COMPRESSED flag`;
   }
-  if ((sysFlag & MessageSysFlag.TRANSACTION_MASK) !== MessageSysFlag.TRANSACTION_NOT_TYPE) {
-    return `sysFlag ${hex(sysFlag)} marks a transaction message, which this broker does not serve`;
+  const tranType = sysFlag & MessageSysFlag.TRANSACTION_MASK;
+  if (tranType === MessageSysFlag.TRANSACTION_PREPARED_TYPE && halfMessage) return null;
+  if (tranType !== MessageSysFlag.TRANSACTION_NOT_TYPE) {
+    return `sysFlag ${hex(sysFlag)} marks a transaction message without TRAN_MSG=true on a single message`;
   }
   return null;
 }

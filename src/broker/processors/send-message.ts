@@ -33,6 +33,7 @@ import { deadLetterQueueOf, pastMaxReconsumeTimes } from './dead-letter-queue.js
 import { compressedBodyProblem, maxBodyBytes, sysFlagProblem } from './message-check.js';
 import { fail, ok, parseHostAddress } from './responses.js';
 import { validateTopicRemark } from './topic-validator.js';
+import { isTransactionPrepared, prepareHalfMessage, requestsHalfMessage } from '../transaction/half-message.js';
 
 const RW = PermName.READ | PermName.WRITE;
 
@@ -190,6 +191,10 @@ async function sendSingle(
   if (refused) return refused;
   // RocketMQ answers with the queue asked for (or the DLQ's), not the schedule queue a delayed message is parked on.
   const replyQueueId = msg.queueId;
+  if (isTransactionPrepared(msg.properties)) {
+    const half = await prepareHalfMessage(ctx, msg);
+    return 'status' in half ? putResponse(ctx, half, replyQueueId) : half;
+  }
   const r = await ctx.putMessage(msg);
   if (r.status === 'PUT_OK' || r.status === 'FLUSH_DISK_TIMEOUT') ctx.ops.stats.onPut(h.topic, 1, body.length);
   return putResponse(ctx, r, replyQueueId);
@@ -232,7 +237,10 @@ export const sendMessage: Processor = async (ctx, request, connection) => {
   const checked = msgCheck(ctx, h, connection);
   if (!('topicName' in checked)) return checked;
   const cfg = checked;
-  const flagProblem = sysFlagProblem(h.sysFlag);
+  const flagProblem = sysFlagProblem(
+    h.sysFlag,
+    request.code !== RequestCode.SEND_BATCH_MESSAGE && requestsHalfMessage(h.properties),
+  );
   if (flagProblem) return illegal(flagProblem);
   let queueId = h.queueId;
   if (queueId < 0) queueId = Math.floor(Math.random() * 99_999_999) % Math.max(1, cfg.writeQueueNums);

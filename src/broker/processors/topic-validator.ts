@@ -25,6 +25,9 @@ export function isSystemTopic(topic: string, ctx: BrokerContext): boolean {
     topic === 'OFFSET_MOVED_EVENT' ||
     topic === 'BenchmarkTest' ||
     topic === 'RMQ_SYS_TRACE_TOPIC' ||
+    topic === 'RMQ_SYS_TRANS_HALF_TOPIC' ||
+    topic === 'RMQ_SYS_TRANS_OP_HALF_TOPIC' ||
+    topic === 'TRANS_CHECK_MAX_TIME_TOPIC' ||
     topic === ctx.clusterName ||
     topic === ctx.brokerName ||
     topic.startsWith('rmq_sys_')

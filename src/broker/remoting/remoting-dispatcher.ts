@@ -341,12 +341,38 @@ export class RemotingDispatcher {
     );
   }
 
-  /** Fails the calls to clients still waiting (at shutdown). */
   /** Fails the calls still waiting for clients and stops the notice windows' timers (broker shutdown). */
   close(): void {
     this.invoker.close();
     for (const w of this.windows.values()) clearTimeout(w.timer);
     this.windows.clear();
+  }
+
+  /**
+   * RocketMQ: Broker2Client.checkProducerTransactionState — a oneway CHECK_TRANSACTION_STATE to one live
+   * member of the producer group (picked at random, as ProducerManager.getAvailableChannel does) that
+   * reached this broker over remoting; false when there is none.
+   */
+  checkProducerTransactionState(group: string, extFields: Record<string, string>, body: Buffer): boolean {
+    const ids = this.broker.consumerManager.producerManager.getClientIds(group);
+    const start = Math.floor(Math.random() * Math.max(1, ids.length));
+    for (let i = 0; i < ids.length; i++) {
+      const clientId = ids[(start + i) % ids.length] as string;
+      for (const connection of this.clientConnections.get(clientId) ?? []) {
+        if (!connection.clients.get(clientId)?.producerGroups.has(group)) continue;
+        connection.sendOneway({
+          code: RequestCode.CHECK_TRANSACTION_STATE,
+          opaque: nextOpaque(),
+          flag: 2,
+          language: 'JAVA',
+          version: BROKER_REMOTING_VERSION,
+          extFields,
+          body,
+        });
+        return true;
+      }
+    }
+    return false;
   }
 
   /** The KVTable version entries (exposed for the broker's runtime info). */

@@ -6,6 +6,7 @@
  * |---|---|---|
  * | NOTIFY_CONSUMER_IDS_CHANGED (40) | oneway, `consumerGroup`: a member joined or left | none; the RebalanceService runs at once |
  * | GET_CONSUMER_RUNNING_INFO (307) | `consumerGroup`, `clientId`, `jstackEnable` | ConsumerRunningInfo JSON, or SYSTEM_ERROR when the group is not here |
+ * | CHECK_TRANSACTION_STATE (39) | oneway, the half message's offsets; body: the message | none; the producer answers with END_TRANSACTION |
  * | CONSUME_MESSAGE_DIRECTLY (309) | `consumerGroup`, `clientId`, `msgId`, `brokerName`; body: one stored message | ConsumeMessageDirectlyResult JSON |
  *
  * Other codes are answered REQUEST_CODE_NOT_SUPPORTED by the transport.
@@ -17,10 +18,12 @@ import type { RemotingRequest, RemotingResponse } from '../../protocol/command.j
 import { RequestCode } from '../../protocol/request-code.js';
 import { ResponseCode } from '../../protocol/response-code.js';
 import { encodeConsumeMessageDirectlyResult, encodeConsumerRunningInfo } from './consumer-running-info.js';
-import type { MQConsumerInner } from './mq-consumer-inner.js';
+import type { MQConsumerInner, MQProducerInner } from './mq-consumer-inner.js';
+import { checkTransactionState } from './transaction-check.js';
 
 export interface ClientRemotingProcessorDeps {
   selectConsumer(group: string): MQConsumerInner | undefined;
+  selectProducer?(group: string): MQProducerInner | undefined;
   rebalanceImmediately(): void;
   logger: Logger;
 }
@@ -30,6 +33,7 @@ export const CLIENT_REQUEST_CODES: readonly number[] = Object.freeze([
   RequestCode.NOTIFY_CONSUMER_IDS_CHANGED,
   RequestCode.GET_CONSUMER_RUNNING_INFO,
   RequestCode.CONSUME_MESSAGE_DIRECTLY,
+  RequestCode.CHECK_TRANSACTION_STATE,
 ]);
 
 const headerString = (request: RemotingRequest, key: string): string | undefined => {
@@ -60,6 +64,8 @@ export class ClientRemotingProcessor {
           return undefined;
         case RequestCode.GET_CONSUMER_RUNNING_INFO:
           return this.#runningInfo(request);
+        case RequestCode.CHECK_TRANSACTION_STATE:
+          return checkTransactionState(request, addr, this.#deps);
         case RequestCode.CONSUME_MESSAGE_DIRECTLY:
           return await this.#consumeDirectly(request);
         default:

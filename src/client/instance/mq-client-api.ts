@@ -27,6 +27,7 @@ import {
   type TopicRouteData,
 } from '../../protocol/commands/index.js';
 import type { RemotingClient } from '../../remoting/remoting-client.js';
+import type { EndTransactionRequestHeader } from '../../protocol/commands/end-transaction.js';
 import type { z } from 'zod';
 
 /** Per-call options: a timeout (default: the client's requestTimeoutMs) and an AbortSignal. */
@@ -280,6 +281,18 @@ export class MQClientAPI {
   ): Promise<void> {
     const bytes = Buffer.from(JSON.stringify(body), 'utf8');
     await this.#call(addr, { code: RequestCode.CHECK_CLIENT_CONFIG, header: {}, body: bytes }, opts);
+  }
+
+  /**
+   * END_TRANSACTION (37) sent oneway, as RocketMQ's endTransactionOneway: the producer's decision on a half
+   * message. Settles when the transport is done with it; never rejects.
+   */
+  endTransactionOneway(addr: string, header: EndTransactionRequestHeader, opts: CallOptions = {}): Promise<void> {
+    return this.#remoting.invokeOneway(
+      addr,
+      { code: RequestCode.END_TRANSACTION, header },
+      { timeoutMs: opts.timeoutMs ?? this.#requestTimeoutMs, signal: opts.signal },
+    );
   }
 
   /** UNREGISTER_CLIENT (35). */

@@ -113,6 +113,7 @@ export class MQClientInstance {
     if (host) {
       const processor = new ClientRemotingProcessor({
         selectConsumer: (group) => this.#consumers.get(group),
+        selectProducer: (group) => this.#producers.get(group),
         rebalanceImmediately: () => {
           if (this.#state === 'RUNNING') this.rebalanceImmediately();
         },

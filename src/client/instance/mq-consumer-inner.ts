@@ -6,6 +6,7 @@
  */
 import type { MessageExt, MessageQueue } from '../../common/message.js';
 import type { ConnectionErrorListener } from './connection-errors.js';
+import type { CheckTransactionStateRequestHeader } from '../../protocol/commands/end-transaction.js';
 import type { ConsumeMessageDirectlyResult, ConsumerRunningInfo } from './consumer-running-info.js';
 import type { SubscriptionDataLike } from './subscription-data-like.js';
 
@@ -47,4 +48,9 @@ export interface MQConsumerInner extends ConnectionErrorListener {
 /** What MQClientInstance needs from a producer: its group (heartbeat, unregister); `connectionError` as above. */
 export interface MQProducerInner extends ConnectionErrorListener {
   groupName(): string;
+  /**
+   * A transactional producer answers the broker's CHECK_TRANSACTION_STATE about `msg`, sent by the broker
+   * at `addr` (RocketMQ: MQProducerInner.checkTransactionState); plain producers have none.
+   */
+  checkTransactionState?(addr: string, msg: MessageExt, header: CheckTransactionStateRequestHeader): void;
 }

@@ -29,7 +29,8 @@ import { SafeEventEmitter } from '../instance/safe-emitter.js';
 import type { ClientEventListen, ClientEventUnlisten } from '../instance/event-methods.js';
 import { orderedChoice } from './mq-fault-strategy.js';
 import { batchHeader, canAutoBatch, dispatchSendTurn, encodeSendBatch, type QueuedSend } from './producer-batch.js';
-import { buildSendRequest, ProducerSender } from './producer-send.js';
+import { buildSendRequest, ProducerSender, type SendRequest } from './producer-send.js';
+import type { MQProducerInner } from '../instance/mq-consumer-inner.js';
 import { SendAccumulator } from './send-accumulator.js';
 import { checkMessage, checkTopic } from './validators.js';
 
@@ -104,10 +105,7 @@ export class Producer {
     this.#state = 'STARTING';
     const instance = MQClientInstance.acquire(this.options);
     try {
-      instance.registerProducer(this.options.producerGroup, {
-        groupName: () => this.options.producerGroup,
-        connectionError: (e) => void this.events.emit('connectionError', e),
-      });
+      instance.registerProducer(this.options.producerGroup, this.producerInner());
       await instance.start();
     } catch (err) {
       await instance.unregisterProducer(this.options.producerGroup).catch(() => undefined);
@@ -127,6 +125,44 @@ export class Producer {
           : 'the producer is not started: call start() first',
       );
     return this.#instance;
+  }
+
+  /** What the client instance knows of this producer (TransactionProducer adds the check-back). */
+  protected producerInner(): MQProducerInner {
+    return {
+      groupName: () => this.options.producerGroup,
+      connectionError: (e) => void this.events.emit('connectionError', e),
+    };
+  }
+
+  /**
+   * The client instance while the producer runs; throws StateError otherwise.
+   * @internal
+   */
+  protected runningInstance(): MQClientInstance {
+    return this.#running();
+  }
+
+  /**
+   * Sends one message on its own (never auto-batched), letting `prepare` change the request first — how
+   * TransactionProducer marks a half message.
+   * @internal
+   */
+  protected sendPrepared(
+    message: Message,
+    opts: SendOptions,
+    prepare: (req: SendRequest) => void,
+  ): Promise<SendResult> {
+    const send = async (): Promise<SendResult> => {
+      const instance = this.#running();
+      const o = this.options;
+      checkMessage(message, o.maxMessageSizeBytes, o.createTopicKey, 'message', o.maxDelayLevel);
+      const req = buildSendRequest(message, opts, o);
+      prepare(req);
+      const choose = orderedChoice(message, opts);
+      return this.#sender.sendDefaultImpl(instance, message.topic, req.header, req.body, req.uniqId, opts, choose);
+    };
+    return this.#track(send());
   }
 
   /** Sends one message and resolves with the broker's answer. */

@@ -34,6 +34,7 @@ import {
   QueryAssignment,
   SetMessageRequestMode,
 } from './pop-message.js';
+import { EndTransaction } from './end-transaction.js';
 
 export * from './admin.js';
 export * from './consumer-list.js';
@@ -53,6 +54,7 @@ export * from './check-client-config.js';
 export * from './broker-ops.js';
 export * from './pop-message.js';
 export * from './pop-extra-info.js';
+export * from './end-transaction.js';
 
 const ALL: CommandSpec[] = [
   PullMessage,
@@ -94,6 +96,7 @@ const ALL: CommandSpec[] = [
   ChangeInvisibleTime,
   QueryAssignment,
   SetMessageRequestMode,
+  EndTransaction,
 ];
 
 export const COMMANDS: ReadonlyMap<number, CommandSpec> = new Map(ALL.map((c) => [c.code, c]));
