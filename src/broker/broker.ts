@@ -83,6 +83,7 @@ export class Broker {
   readonly pullRequestHoldService: PullRequestHoldService;
   /** @internal */
   readonly popService: PopService;
+  /** @internal */
   readonly transactionalMessageService: TransactionalMessageService;
   private readonly http: HttpServer;
   private readonly limits: ConnectionLimits;
@@ -93,7 +94,10 @@ export class Broker {
   private readonly table: ReadonlyMap<number, Processor>;
   private readonly unsubscribeArrival: () => void;
   private shutdownPromise: Promise<void> | undefined;
-  /** Put and get counters (RocketMQ: BrokerStatsManager). */
+  /**
+   * Put and get counters (RocketMQ: BrokerStatsManager).
+   * @internal
+   */
   readonly brokerStats: BrokerStatsManager;
   private earliestMessageTime = -1;
 

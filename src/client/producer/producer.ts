@@ -127,7 +127,10 @@ export class Producer {
     return this.#instance;
   }
 
-  /** What the client instance knows of this producer (TransactionProducer adds the check-back). */
+  /**
+   * What the client instance knows of this producer (TransactionProducer adds the check-back).
+   * @internal
+   */
   protected producerInner(): MQProducerInner {
     return {
       groupName: () => this.options.producerGroup,

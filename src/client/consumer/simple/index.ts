@@ -1,4 +1,11 @@
-/** The SimpleConsumer room: RocketMQ 5's SimpleConsumer over POP. */
+/**
+ * SimpleConsumer (RocketMQ 5's SimpleConsumer, over the remoting POP commands): the broker hands
+ * each message to whichever member asks and hides it until it is acknowledged, so the group needs no
+ * client rebalance.
+ *
+ * This file lists what the room offers the package's entry point; the room's files import each
+ * other directly, never through it.
+ */
 export { SimpleConsumer, type ReceivedMessage } from './simple-consumer.js';
 export {
   DEFAULT_SIMPLE_CONSUMER_OPTIONS,
