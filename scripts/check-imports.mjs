@@ -13,9 +13,9 @@
 //
 // Rooms of the client (src/client/<room>/):
 //  - consumer/** (every consumer) imports nothing from producer/ or admin/;
-//  - consumer/push, consumer/lite and consumer/pull import none of each other;
-//  - the shared consumer room (files directly in consumer/) imports none of push/, lite/, pull/: it
-//    serves all three, so it cannot lean on one;
+//  - consumer/push, consumer/lite, consumer/pull and consumer/simple import none of each other;
+//  - the shared consumer room (files directly in consumer/) imports none of push/, lite/, pull/,
+//    simple/: it serves them all, so it cannot lean on one;
 //  - instance/ imports none of consumer/, producer/, admin/: the instance drives the clients through
 //    MQConsumerInner and MQProducerInner, which the clients implement;
 //  - src/client reaches src/remoting through three files only, so that the client never depends on
@@ -54,7 +54,7 @@ const rel = (f) => path.relative(root, f).split(path.sep).join('/');
 const under = (f, ...dirs) => dirs.some((d) => rel(f).startsWith(`src/${d}/`) || rel(f) === `src/${d}.ts`);
 
 /** The consumer kinds, each its own room under src/client/consumer/. */
-const CONSUMER_KINDS = ['push', 'lite', 'pull'];
+const CONSUMER_KINDS = ['push', 'lite', 'pull', 'simple'];
 /** The src/remoting files src/client may import (see the header). */
 const CLIENT_REMOTING = new Set([
   'src/remoting/remoting-client.ts',

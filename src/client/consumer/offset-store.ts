@@ -80,7 +80,7 @@ export class OffsetTable {
   readonly #entries = new Map<string, { mq: MessageQueue; offset: ControllableOffset }>();
   /**
    * The queue updated last and its offset: a pull's messages commit one after another on one queue,
-   * so most updates skip building the key string (measured ~2% of a drain's client CPU).
+   * so most updates skip building the key string, which is a visible share of a drain's client CPU.
    */
   #lastMq: MessageQueue | undefined;
   #lastOffset: ControllableOffset | undefined;

@@ -10,8 +10,7 @@
  * (never expected) a sorted splice. Not a Map: at a drain's rate of inserts and deletes a Map is
  * rehashed over and over, and a replaced table that has reached the old generation keeps pointing at
  * its successor, so every later table and the messages in it survive young collections until the
- * next full GC (the mechanism SlotSet describes; together with the other such fixes it took the
- * drain's heavy-promotion runs, about half of them, away).
+ * next full GC (the mechanism SlotSet describes), which makes a drain's collections far heavier.
  *
  * A message may be held raw, as its pull answer (`putBatch`): it is decoded when it is first asked
  * for (`handOut`, `messagesAfter`, `firstMessage`), so a message waiting behind a slow listener costs

@@ -188,7 +188,7 @@ export class MQClientAPI {
   ): Promise<RawPullResponse> {
     const code = opts.lite ? RequestCode.LITE_PULL_MESSAGE : RequestCode.PULL_MESSAGE;
     // Every pull header is built by PullAPIWrapper from checked options, queues and offsets; checking it
-    // again per pull cost more than the rest of the request's encoding (tens of µs a pull until warm).
+    // again per pull would cost more than the rest of the request's encoding.
     const res = await this.invoke(addr, { code, header, headerChecked: true }, opts);
     return {
       code: res.code,

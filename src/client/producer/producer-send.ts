@@ -5,7 +5,7 @@
  * The topic's writable queues come from the route cache (tryToFindTopicPublishInfo), borrowing the
  * template topic's brokers while the topic does not exist yet.
  */
-import { RocketMQError } from '../../common/errors.js';
+import { RocketMQError, TransportError } from '../../common/errors.js';
 import { MessageConst, RETRY_GROUP_TOPIC_PREFIX, type Message, type MessageQueue } from '../../common/message.js';
 import type { Logger } from '../../common/logger.js';
 import { CompressionType, MessageSysFlag, createUniqId, messageProperties2String } from '../../common/codec/index.js';
@@ -16,6 +16,7 @@ import type { SendMessageRequestHeader } from '../../protocol/commands/index.js'
 import { AbortError } from '../../remoting/remoting-errors.js';
 import type { MQClientInstance, TopicPublishInfo } from '../instance/mq-client-instance.js';
 import type { SafeEventEmitter } from '../instance/safe-emitter.js';
+import { unreachableError } from '../instance/connection-errors.js';
 import { chosenQueue, MQFaultStrategy } from './mq-fault-strategy.js';
 import type { ResolvedProducerOptions } from './producer-options.js';
 import type { ProducerEvents, SendOptions, SendResult } from './producer-types.js';
@@ -135,11 +136,14 @@ export class ProducerSender {
     const attempts = 1 + this.#options.retryTimesWhenSendFailed;
     let lastBrokerName: string | undefined;
     let lastErr: unknown;
+    /** Brokers this send could not reach, `name (addr)` → the last failure, for the final error. */
+    const unreached = new Map<string, unknown>();
     for (let attempt = 0; attempt < attempts; attempt++) {
       if (opts.signal?.aborted) throw new AbortError('the send was aborted', { cause: opts.signal.reason });
       const remaining = timeoutMs - (clock.now() - beginAt);
       if (remaining <= 0) break;
       let mq: MessageQueue | undefined;
+      let addr: string | undefined;
       const attemptAt = clock.now();
       try {
         const entry = await this.#tryToFindTopicPublishInfo(instance, topic);
@@ -148,7 +152,7 @@ export class ProducerSender {
           ? chosenQueue(choose, entry.info.messageQueues)
           : this.#faultStrategy.selectOneMessageQueue(entry.info, lastBrokerName);
         lastBrokerName = mq.brokerName;
-        let addr = instance.findBrokerAddressInPublish(mq.brokerName);
+        addr = instance.findBrokerAddressInPublish(mq.brokerName);
         if (addr === undefined) {
           await instance.updateTopicRouteInfo(topic);
           addr = instance.findBrokerAddressInPublish(mq.brokerName);
@@ -178,6 +182,11 @@ export class ProducerSender {
         };
       } catch (err) {
         lastErr = err;
+        if (mq && addr !== undefined && err instanceof TransportError && err.code === 'ERR_TRANSPORT') {
+          const broker = `${mq.brokerName} (${addr})`;
+          unreached.delete(broker); // the last failure goes last
+          unreached.set(broker, err);
+        }
         this.#events.emit('sendError', err, { topic, messageQueue: mq, attempt });
         this.#logger.debug({ err, topic, mq, attempt }, 'send attempt failed');
         if (!shouldRetry(err)) throw err;
@@ -189,6 +198,10 @@ export class ProducerSender {
     const timedOut = `send to ${topic} timed out after ${timeoutMs} ms`;
     if (lastErr instanceof RocketMQError && lastErr.code === 'ERR_TIMEOUT')
       throw new RocketMQError('ERR_TIMEOUT', timedOut, { retriable: true, cause: lastErr });
+    // A broker that could not be reached is named in the final error, with what the socket said (not the
+    // transport's note on when it will try that address again: this send will not).
+    if (lastErr !== undefined && [...unreached.values()].at(-1) === lastErr)
+      throw unreachableError('broker', `to send to ${topic}`, [...unreached]);
     if (lastErr) throw lastErr;
     throw new RocketMQError('ERR_TIMEOUT', timedOut, { retriable: true });
   }

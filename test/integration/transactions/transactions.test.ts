@@ -169,7 +169,12 @@ describe('check-back over tcp', () => {
       await fx.broker.transactionalMessageService.check();
       return (await delivered(fx.broker, 'TxGroup')).length === 1;
     }, 10_000);
-    expect(checkedByB).toHaveLength(1);
+    // The test asks the broker to check again while an answer may still be on its way, so B may be
+    // asked more than once; every check is about the orphan, and it is delivered once.
+    expect(checkedByB.length).toBeGreaterThanOrEqual(1);
+    expect(new Set(checkedByB.map((m) => m.body?.toString()))).toEqual(new Set(['orphan']));
+    await fx.broker.transactionalMessageService.check();
+    expect(await delivered(fx.broker, 'TxGroup')).toHaveLength(1);
   });
 
   it('a broker restart: resolved halves stay resolved, a pending one is checked again', async () => {
@@ -205,7 +210,8 @@ describe('check-back over tcp', () => {
       await fx2.broker.transactionalMessageService.check();
       return (await delivered(fx2.broker, 'TxRestart')).length === 2;
     }, 10_000);
-    expect(checked.map((m) => m.transactionId)).toEqual([pending.msgId]);
+    // Checked only about the pending one (perhaps more than once, while its answer was on its way).
+    expect(new Set(checked.map((m) => m.transactionId))).toEqual(new Set([pending.msgId]));
     await fx2.broker.transactionalMessageService.check();
     const bodies = (await delivered(fx2.broker, 'TxRestart')).map((m) => m.body?.toString()).sort();
     expect(bodies).toEqual(['one', 'two']);

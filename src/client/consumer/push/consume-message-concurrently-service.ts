@@ -138,9 +138,9 @@ export class ConsumeMessageConcurrentlyService {
    * the end without a promise, so one worker serves a whole pull; a listener that returns a pending
    * promise parks its worker, and another worker is started for the requests still waiting. So async
    * listeners run up to `consumeThreadMax` at once, and a sync listener costs no promise, task or
-   * microtask per message (those were ~40% of the consume path at batch size 1). The workers are
+   * microtask per message (at batch size 1 those dominate the consume path). The workers are
    * counted here rather than run as tasks of a p-queue: a queue task per pull (its promises and
-   * bookkeeping) cost about 3% of a drain's consumer CPU, for a pool that never queues.
+   * bookkeeping) costs drain CPU for a pool that never queues.
    */
   private readonly requests: PendingSubmit[] = [];
   private head = 0;

@@ -98,3 +98,29 @@ test('a start timeout on a broker that cannot be reached names the broker and it
     await instance.release();
   }
 });
+
+test('Producer.send to a broker that cannot be reached names the broker and its address, with no stale retry note', async () => {
+  const brokerAddr = '10.0.0.9:10911';
+  const connectErr = Object.assign(new Error(`connect ECONNREFUSED ${brokerAddr}`), { code: 'ECONNREFUSED' });
+  const remoting = new FakeRemotingClient((_addr, req) => {
+    if (req.code === RequestCode.GET_ROUTEINFO_BY_TOPIC) return ok({}, json(routeOf({ 'broker-a': brokerAddr })));
+    throw new TransportError(`cannot connect to ${brokerAddr} (${connectErr.message}); next attempt in 1120 ms`, {
+      cause: connectErr,
+    });
+  });
+  const p = new Producer({ namesrvAddr: '127.0.0.1:9876', instanceName: `unreachable-s-${++seq}` });
+  // The producer's start finds this instance (same client id), so its sends go through the fake transport.
+  const instance = MQClientInstance.acquire(p.options, remoting);
+  await p.start();
+  try {
+    const err = await p.send({ topic: 'T', body: Buffer.from('x') }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(TransportError);
+    const e = err as TransportError;
+    expect(e.message).toContain(`broker broker-a (${brokerAddr})`);
+    expect(e.message).toContain(`connect ECONNREFUSED ${brokerAddr}`);
+    expect(e.message).not.toContain('next attempt');
+  } finally {
+    await p.shutdown();
+    await instance.release();
+  }
+});
