@@ -229,6 +229,8 @@ export class Broker {
         config: new BrokerConfigTable(o, parts.remotingPort ?? parts.port, clock.now()),
         runtimeInfo: () => this.runtimeInfo(),
         callClient: (clientId, request, timeoutMs) => this.remotingDispatcher?.callClient(clientId, request, timeoutMs),
+        sendOnewayToConsumer: (clientId, group, request) =>
+          this.remotingDispatcher?.sendOnewayToConsumer(clientId, group, request) ?? false,
       },
       transactionalMessageService: this.transactionalMessageService,
     };

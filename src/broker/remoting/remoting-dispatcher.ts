@@ -374,6 +374,32 @@ export class RemotingDispatcher {
     );
   }
 
+  /**
+   * A oneway request to `clientId` over a connection on which it heartbeated as a member of `group` and
+   * which reads what it is sent; false when there is none.
+   */
+  sendOnewayToConsumer(
+    clientId: string,
+    group: string,
+    request: { code: number; extFields: Record<string, string>; body: Buffer | null },
+  ): boolean {
+    for (const connection of this.clientConnections.get(clientId) ?? []) {
+      if (!connection.reading) continue;
+      if (!connection.clients.get(clientId)?.consumerGroups.has(group)) continue;
+      connection.sendOneway({
+        code: request.code,
+        opaque: nextOpaque(),
+        flag: 2,
+        language: 'JAVA',
+        version: BROKER_REMOTING_VERSION,
+        extFields: request.extFields,
+        body: request.body,
+      });
+      return true;
+    }
+    return false;
+  }
+
   /** Fails the calls still waiting for clients and stops the notice windows' timers (broker shutdown). */
   close(): void {
     this.invoker.close();

@@ -39,6 +39,7 @@ import type { PulledBatch } from '../pulled-batch.js';
 import type { QueueLocker } from './queue-locker.js';
 import type { RebalanceImpl } from '../rebalance-impl.js';
 import type { SafeEventEmitter } from '../../instance/safe-emitter.js';
+import { resetPushOffsets } from './push-consumer-reset.js';
 
 /** What both consume services offer the pull path and shutdown. */
 export interface ConsumeMessageService {
@@ -129,6 +130,7 @@ export function createConsumerInner(
     isSubscribeTopicNeedUpdate: (topic) => host.subscriptions.has(topic),
     runningInfo: () => pushRunningInfo(host, startedAt),
     consumeMessageDirectly: (msg, brokerName) => consumeMessageDirectly(host, listener, msg, brokerName),
+    resetOffset: (topic, offsetTable) => resetPushOffsets(host, topic, offsetTable),
     connectionError: (e) => void host.events.emit('connectionError', e),
   };
 }
