@@ -107,7 +107,9 @@ test('a member that is not ours gets RESET_CONSUMER_CLIENT_OFFSET and the reset 
     expect((reset?.flag ?? 0) & 2).toBe(2);
     expect(String(reset?.body)).toContain('"offsetTable"');
     // The broker goes on serving the member.
-    const again = await raw.request(RequestCode.HEART_BEAT, null, { body: heartbeatBody('10.0.0.9@raw', group, topic) });
+    const again = await raw.request(RequestCode.HEART_BEAT, null, {
+      body: heartbeatBody('10.0.0.9@raw', group, topic),
+    });
     expect(again.code).toBe(ResponseCode.SUCCESS);
   } finally {
     await raw.close();
