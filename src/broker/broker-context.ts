@@ -52,6 +52,15 @@ export interface BrokerOpsApi {
     request: { code: number; extFields: Record<string, string>; body: Buffer | null },
     timeoutMs: number,
   ): Promise<ClientAnswer> | undefined;
+  /**
+   * Sends a oneway request to a member of a consumer group over its remoting connection (RocketMQ:
+   * Broker2Client's invokeOneway); false when it has none that reads what it is sent.
+   */
+  sendOnewayToConsumer(
+    clientId: string,
+    group: string,
+    request: { code: number; extFields: Record<string, string>; body: Buffer | null },
+  ): boolean;
 }
 
 /** RocketMQ's TopicConfig. */

@@ -229,6 +229,7 @@ export class Broker {
         config: new BrokerConfigTable(o, parts.remotingPort ?? parts.port, clock.now()),
         runtimeInfo: () => this.runtimeInfo(),
         callClient: (clientId, request, timeoutMs) => this.remotingDispatcher?.callClient(clientId, request, timeoutMs),
+        sendOnewayToConsumer: (id, group, r) => this.remotingDispatcher?.sendOnewayToConsumer(id, group, r) ?? false,
       },
       transactionalMessageService: this.transactionalMessageService,
     };

@@ -49,6 +49,8 @@ export const RequestCode = Object.freeze({
   GET_CONSUME_STATS: 208,
   DELETE_TOPIC_IN_BROKER: 215,
   DELETE_TOPIC_IN_NAMESRV: 216,
+  /** Broker to client (oneway): a group's offsets on a topic were reset; body ResetOffsetBody. */
+  RESET_CONSUMER_CLIENT_OFFSET: 220,
   INVOKE_BROKER_TO_RESET_OFFSET: 222,
   // ---- operator commands (mqadmin): settings, stats, connections, groups ----
   UPDATE_BROKER_CONFIG: 25,

@@ -5,12 +5,21 @@
  * kept when it is already earlier). SYSTEM_ERROR when the topic is unknown or the group has no committed
  * offset on it.
  *
- * Where RocketMQ 4 sends RESET_CONSUMER_CLIENT_OFFSET to each online member (and fails when none is
- * online), this broker resets on the server side, as RocketMQ 5 does: the offsets are committed at once
- * and each queue's next pull by the group is answered PULL_OFFSET_MOVED with the new offset, so online
- * consumers move there and offline groups start there. Body: ResetOffsetBody `{"offsetTable":{<MessageQueue>:n}}`.
+ * The offsets are committed at once, as RocketMQ 5's server-side reset does, so offline groups start
+ * there too; until a queue's next pull by the group takes the new offset, the group's own commits for it
+ * are ignored, and a pull from elsewhere is answered PULL_OFFSET_MOVED with it. Then, as RocketMQ 4's
+ * Broker2Client.resetOffset, each member with a remoting connection that reads is sent
+ * RESET_CONSUMER_CLIENT_OFFSET (oneway; header topic, group, timestamp, isForce; the same body), so it
+ * moves at once instead of on its next pull's answer. Unlike RocketMQ 4, a group with no member online
+ * is not an error. Body: ResetOffsetBody `{"offsetTable":{<MessageQueue>:n}}`.
  */
-import { FastJsonMap, ResponseCode, toFastJson, type ResetOffsetRequestHeader } from '../../protocol/index.js';
+import {
+  FastJsonMap,
+  RequestCode,
+  ResponseCode,
+  toFastJson,
+  type ResetOffsetRequestHeader,
+} from '../../protocol/index.js';
 import type { MessageQueue } from '../../common/message.js';
 import type { Processor } from '../broker-context.js';
 import { fail, ok } from './responses.js';
@@ -43,6 +52,16 @@ export const invokeBrokerToResetOffset: Processor = async (ctx, request) => {
     ctx.consumerOffsetManager.assignResetOffset(h.topic, h.group, queueId, offset);
     table.entries.push([{ brokerName: ctx.brokerName, queueId, topic: h.topic }, offset]);
   }
-  ctx.logger.info({ topic: h.topic, group: h.group, timestamp: h.timestamp, offsets: plan }, 'consumer offsets reset');
-  return ok({}, undefined, Buffer.from(toFastJson({ offsetTable: table }), 'utf8'));
+  const body = Buffer.from(toFastJson({ offsetTable: table }), 'utf8');
+  const extFields = { topic: h.topic, group: h.group, timestamp: String(h.timestamp), isForce: String(h.isForce) };
+  let told = 0;
+  for (const member of ctx.consumerManager.getConsumerGroupInfo(h.group)?.getChannels() ?? []) {
+    const request = { code: RequestCode.RESET_CONSUMER_CLIENT_OFFSET, extFields, body };
+    if (ctx.ops.sendOnewayToConsumer(member.clientId, h.group, request)) told++;
+  }
+  ctx.logger.info(
+    { topic: h.topic, group: h.group, timestamp: h.timestamp, offsets: plan, membersTold: told },
+    'consumer offsets reset',
+  );
+  return ok({}, undefined, body);
 };

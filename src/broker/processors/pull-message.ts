@@ -273,9 +273,10 @@ export async function processPullRequest(
   const prepared = prepare(ctx, request.code, h, connection);
   if (!('filter' in prepared)) return prepared;
   // RocketMQ 5 (useServerSideResetOffset): an administrator's pending reset answers the group's next
-  // pull of the queue with PULL_OFFSET_MOVED and the reset offset, whatever offset was asked for.
+  // pull of the queue with PULL_OFFSET_MOVED and the reset offset. A pull from the reset offset itself
+  // comes from a consumer that already moved there (RESET_CONSUMER_CLIENT_OFFSET): it is served.
   const resetOffset = ctx.consumerOffsetManager.queryThenEraseResetOffset(h.topic, h.consumerGroup, h.queueId);
-  if (resetOffset !== undefined) {
+  if (resetOffset !== undefined && resetOffset !== h.queueOffset) {
     const header = {
       nextBeginOffset: resetOffset,
       minOffset: ctx.store.getMinOffsetInQueue(h.topic, h.queueId),

@@ -10,7 +10,8 @@
  * - SEND_MESSAGE_V2 (310), and SEND_BATCH_MESSAGE (320) as the Java client sends it, carry the
  *   SendMessageRequestHeaderV2 one-letter keys; they are read as SEND_MESSAGE / SEND_BATCH_MESSAGE.
  * - Heartbeats remember which clients live on which connection: NOTIFY_CONSUMER_IDS_CHANGED goes to
- *   their connections when their group changes, and a closed connection takes its clients out of their
+ *   their connections when their group changes (the newcomer's included: it is on record before its
+ *   heartbeat registers it), and a closed connection takes its clients out of their
  *   groups (RocketMQ: ClientHousekeepingService.doChannelCloseEvent). A connection may carry at most
  *   `maxClientIdsPerConnection` client ids; a heartbeat for one more is answered SYSTEM_ERROR.
  * - Notices are coalesced (clients only need to know that something changed): per group, a connection
@@ -173,25 +174,27 @@ export class RemotingDispatcher {
     if (!validated.ok) return response(ResponseCode.SYSTEM_ERROR, `bad ${validated.field}: ${validated.message}`);
     const request = validated.request;
     request.code = code;
-    let newClientId: string | undefined;
+    let undoHeartbeat: (() => void) | undefined;
     if (code === RequestCode.HEART_BEAT) {
-      const clientId = (request.parsedBody as HeartbeatData).clientID;
+      const data = request.parsedBody as HeartbeatData;
       const max = b.maxClientIdsPerConnection;
-      if (!connection.clients.has(clientId)) {
-        if (connection.clients.size >= max) {
-          return response(
-            ResponseCode.SYSTEM_ERROR,
-            `this connection already carries ${connection.clients.size} client ids (remotingMaxClientIdsPerConnection ${max})`,
-          );
-        }
-        // Counted at once, so heartbeats in flight together cannot pass the bound.
-        connection.clients.set(clientId, { consumerGroups: new Set(), producerGroups: new Set() });
-        newClientId = clientId;
+      if (!connection.clients.has(data.clientID) && connection.clients.size >= max) {
+        return response(
+          ResponseCode.SYSTEM_ERROR,
+          `this connection already carries ${connection.clients.size} client ids (remotingMaxClientIdsPerConnection ${max})`,
+        );
       }
+      undoHeartbeat = this.recordHeartbeat(data, connection);
     }
-    const answer = await b.handle(request, connection);
+    let answer: RemotingResponse;
+    try {
+      answer = await b.handle(request, connection);
+    } catch (e) {
+      undoHeartbeat?.();
+      throw e;
+    }
     if (answer.code === ResponseCode.SUCCESS) this.afterSuccess(request, connection, command);
-    else if (newClientId !== undefined) connection.clients.delete(newClientId);
+    else undoHeartbeat?.();
     let body = answer.body;
     if (code === RequestCode.GET_ROUTEINFO_BY_TOPIC && answer.code === ResponseCode.SUCCESS && body) {
       const route = JSON.parse(body.toString('utf8')) as TopicRouteData;
@@ -199,6 +202,36 @@ export class RemotingDispatcher {
       body = encodeRouteForNameServer(route, b.remotingAddress, standard);
     }
     return response(answer.code, answer.remark ?? null, responseHeaderToExtFields(code, answer.header ?? {}), body);
+  }
+
+  /**
+   * Puts the heartbeat's client and groups on record for its connection before the heartbeat registers
+   * them, so that the group change it causes is announced to the newcomer too (RocketMQ's
+   * DefaultConsumerIdsChangeListener tells every channel of the group, the one that just joined included).
+   * Counted at once, so heartbeats in flight together cannot pass the per-connection bound. Returns what
+   * takes back the parts this call added, for a heartbeat that is refused.
+   */
+  private recordHeartbeat(data: HeartbeatData, connection: RemotingConnection): () => void {
+    let client = connection.clients.get(data.clientID);
+    const newClient = client === undefined;
+    if (!client) {
+      client = { consumerGroups: new Set(), producerGroups: new Set() };
+      connection.clients.set(data.clientID, client);
+    }
+    const addedGroups = data.consumerDataSet.map((c) => c.groupName).filter((g) => !client.consumerGroups.has(g));
+    for (const g of addedGroups) client.consumerGroups.add(g);
+    let set = this.clientConnections.get(data.clientID);
+    if (!set) this.clientConnections.set(data.clientID, (set = new Set()));
+    const newConnection = !set.has(connection);
+    set.add(connection);
+    return () => {
+      if (newClient) connection.clients.delete(data.clientID);
+      else for (const g of addedGroups) client.consumerGroups.delete(g);
+      if (newConnection) set.delete(connection);
+      if (set.size === 0 && this.clientConnections.get(data.clientID) === set) {
+        this.clientConnections.delete(data.clientID);
+      }
+    };
   }
 
   /** Remembers (or forgets) which clients live on which connection. */
@@ -339,6 +372,32 @@ export class RemotingDispatcher {
       },
       timeoutMs,
     );
+  }
+
+  /**
+   * A oneway request to `clientId` over a connection on which it heartbeated as a member of `group` and
+   * which reads what it is sent; false when there is none.
+   */
+  sendOnewayToConsumer(
+    clientId: string,
+    group: string,
+    request: { code: number; extFields: Record<string, string>; body: Buffer | null },
+  ): boolean {
+    for (const connection of this.clientConnections.get(clientId) ?? []) {
+      if (!connection.reading) continue;
+      if (!connection.clients.get(clientId)?.consumerGroups.has(group)) continue;
+      connection.sendOneway({
+        code: request.code,
+        opaque: nextOpaque(),
+        flag: 2,
+        language: 'JAVA',
+        version: BROKER_REMOTING_VERSION,
+        extFields: request.extFields,
+        body: request.body,
+      });
+      return true;
+    }
+    return false;
   }
 
   /** Fails the calls still waiting for clients and stops the notice windows' timers (broker shutdown). */

@@ -8,12 +8,15 @@
  * | GET_CONSUMER_RUNNING_INFO (307) | `consumerGroup`, `clientId`, `jstackEnable` | ConsumerRunningInfo JSON, or SYSTEM_ERROR when the group is not here |
  * | CHECK_TRANSACTION_STATE (39) | oneway, the half message's offsets; body: the message | none; the producer answers with END_TRANSACTION |
  * | CONSUME_MESSAGE_DIRECTLY (309) | `consumerGroup`, `clientId`, `msgId`, `brokerName`; body: one stored message | ConsumeMessageDirectlyResult JSON |
+ * | RESET_CONSUMER_CLIENT_OFFSET (220) | oneway, `topic`, `group`, `timestamp`, `isForce`; body: ResetOffsetBody | none; the group's consumer moves its queues there at once |
  *
  * Other codes are answered REQUEST_CODE_NOT_SUPPORTED by the transport.
  * @pure
  */
 import { decodeMessages } from '../../common/codec/index.js';
 import type { Logger } from '../../common/logger.js';
+import type { MessageQueue } from '../../common/message.js';
+import { FastJsonMap, parseFastJson } from '../../protocol/admin-body-json.js';
 import type { RemotingRequest, RemotingResponse } from '../../protocol/command.js';
 import { RequestCode } from '../../protocol/request-code.js';
 import { ResponseCode } from '../../protocol/response-code.js';
@@ -34,6 +37,7 @@ export const CLIENT_REQUEST_CODES: readonly number[] = Object.freeze([
   RequestCode.GET_CONSUMER_RUNNING_INFO,
   RequestCode.CONSUME_MESSAGE_DIRECTLY,
   RequestCode.CHECK_TRANSACTION_STATE,
+  RequestCode.RESET_CONSUMER_CLIENT_OFFSET,
 ]);
 
 const headerString = (request: RemotingRequest, key: string): string | undefined => {
@@ -68,6 +72,9 @@ export class ClientRemotingProcessor {
           return checkTransactionState(request, addr, this.#deps);
         case RequestCode.CONSUME_MESSAGE_DIRECTLY:
           return await this.#consumeDirectly(request);
+        case RequestCode.RESET_CONSUMER_CLIENT_OFFSET:
+          await this.#resetOffset(request, addr);
+          return undefined;
         default:
           return {
             code: ResponseCode.REQUEST_CODE_NOT_SUPPORTED,
@@ -89,6 +96,20 @@ export class ClientRemotingProcessor {
     return { code: ResponseCode.SUCCESS, header: {}, body: Buffer.from(encodeConsumerRunningInfo(info), 'utf8') };
   }
 
+  /** RocketMQ: ClientRemotingProcessor.resetOffset — handed to the group's consumer, if it is here. */
+  async #resetOffset(request: RemotingRequest, addr: string): Promise<void> {
+    const group = headerString(request, 'group') ?? '';
+    const topic = headerString(request, 'topic') ?? '';
+    const consumer = this.#deps.selectConsumer(group);
+    if (!consumer?.resetOffset) {
+      this.#deps.logger.debug({ addr, group, topic }, 'offset reset for a group without a consumer that moves at once');
+      return;
+    }
+    const table = resetOffsetTable(request.body, topic);
+    this.#deps.logger.info({ addr, group, topic, queues: table.length }, 'the broker reset the group offsets');
+    await consumer.resetOffset(topic, table);
+  }
+
   async #consumeDirectly(request: RemotingRequest): Promise<RemotingResponse> {
     const group = headerString(request, 'consumerGroup') ?? '';
     const consumer = this.#deps.selectConsumer(group);
@@ -103,4 +124,19 @@ export class ClientRemotingProcessor {
       body: Buffer.from(encodeConsumeMessageDirectlyResult(result), 'utf8'),
     };
   }
+}
+
+/** The MessageQueue → offset entries of a ResetOffsetBody for `topic`; entries of another shape are left out. */
+function resetOffsetTable(body: Buffer | undefined, topic: string): Array<[MessageQueue, number]> {
+  const root = body ? parseFastJson(body.toString('utf8')) : null;
+  const table = (root as { offsetTable?: unknown } | null)?.offsetTable;
+  if (!(table instanceof FastJsonMap)) throw new Error('RESET_CONSUMER_CLIENT_OFFSET carried no offsetTable');
+  const out: Array<[MessageQueue, number]> = [];
+  for (const [k, v] of table.entries) {
+    const q = k as Partial<MessageQueue> | null;
+    if (q?.topic !== topic || typeof q.brokerName !== 'string' || typeof q.queueId !== 'number') continue;
+    if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 0) continue;
+    out.push([{ topic: q.topic, brokerName: q.brokerName, queueId: q.queueId }, v]);
+  }
+  return out;
 }

@@ -43,6 +43,12 @@ export interface MQConsumerInner extends ConnectionErrorListener {
   runningInfo?(): ConsumerRunningInfo;
   /** CONSUME_MESSAGE_DIRECTLY: runs the listener on `msg` outside the queues and reports the result. */
   consumeMessageDirectly?(msg: MessageExt, brokerName: string | undefined): Promise<ConsumeMessageDirectlyResult>;
+  /**
+   * RESET_CONSUMER_CLIENT_OFFSET (RocketMQ: MQClientInstance.resetOffset): the group's offsets on `topic`
+   * were moved by an administrator; the queues held among `offsetTable` drop what they have cached and
+   * consume from their new offset. Consumers without it find out from their next pull's answer.
+   */
+  resetOffset?(topic: string, offsetTable: ReadonlyArray<readonly [MessageQueue, number]>): Promise<void>;
 }
 
 /** What MQClientInstance needs from a producer: its group (heartbeat, unregister); `connectionError` as above. */

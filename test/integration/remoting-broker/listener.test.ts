@@ -251,6 +251,24 @@ describe('broker remoting listener', () => {
     expect(fx.broker.consumerManager.getConsumerGroupInfo(group)?.getAllClientIds()).toEqual(['10.0.0.1@a']);
   });
 
+  test('RocketMQ: a member that joins is told of its own group change (the notice reaches the newcomer too)', async () => {
+    const topic = uniqueName('RT');
+    const group = uniqueName('RG');
+    const a = await connect();
+    expect((await a.request(RequestCode.HEART_BEAT, null, { body: heartbeat('10.0.0.2@a', group, topic) })).code).toBe(
+      ResponseCode.SUCCESS,
+    );
+    await waitFor(() => a.pushed.length > 0, 2000);
+    expect(a.pushed[0]?.code).toBe(RequestCode.NOTIFY_CONSUMER_IDS_CHANGED);
+    expect(a.pushed[0]?.extFields?.consumerGroup).toBe(group);
+    // The second member is told of its join too, within the window or at its end.
+    const b = await connect();
+    expect((await b.request(RequestCode.HEART_BEAT, null, { body: heartbeat('10.0.0.2@b', group, topic) })).code).toBe(
+      ResponseCode.SUCCESS,
+    );
+    await waitFor(() => b.pushed.some((n) => n.code === RequestCode.NOTIFY_CONSUMER_IDS_CHANGED), 2000);
+  });
+
   test('garbage and oversized frames close that connection only, with the broker still serving', async () => {
     const good = await connect();
     const garbage = await connect();

@@ -4,11 +4,11 @@
  * each poll and on the client's offset persistence) moves each held queue's committed offset in the
  * offset store to its consumed one, and `commit()` does it on demand and writes at once. `seek` moves a
  * held queue within its stored range: its buffer and pull in flight are dropped and it pulls again from
- * there. Where a queue with no committed offset starts is `computePullFromWhere`, as for the push
- * consumer.
+ * there, as it does when the broker resets the group's offsets. Where a queue with no committed offset
+ * starts is `computePullFromWhere`, as for the push consumer.
  */
 import { InvalidArgumentError, RocketMQError } from '../../../common/errors.js';
-import type { MessageQueue } from '../../../common/message.js';
+import { messageQueueKey, type MessageQueue } from '../../../common/message.js';
 import { computePullFromWhere } from '../compute-pull-from-where.js';
 import { MessageModel } from '../consumer-constants.js';
 import { ReadOffsetType } from '../offset-store.js';
@@ -157,6 +157,21 @@ export class LiteOffsets {
   async #maxOffset(mq: MessageQueue): Promise<number> {
     const { instance } = this.#core.running('seek');
     return instance.api.getMaxOffset((await instance.findBrokerAddressForQueue(mq)).brokerAddr, mq);
+  }
+
+  /**
+   * RESET_CONSUMER_CLIENT_OFFSET: each held queue of the broker's table seeks to its new offset, which
+   * is its committed offset too (what is buffered or on its way for it is dropped).
+   */
+  resetOffset(topic: string, offsetTable: ReadonlyArray<readonly [MessageQueue, number]>): void {
+    const run = this.#core.run();
+    if (!run) return;
+    for (const [mq, offset] of offsetTable) {
+      const q = mq.topic === topic ? this.#assignment.queues.get(messageQueueKey(mq)) : undefined;
+      if (!q || q.pq.dropped) continue;
+      run.offsetStore.updateOffset(q.mq, offset, false);
+      this.#seekTo(q, offset);
+    }
   }
 
   /** Drops the queue's buffer and in-flight pull, and pulls again from `offset`. */

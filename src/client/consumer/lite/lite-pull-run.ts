@@ -65,5 +65,9 @@ export function liteConsumerInner(core: LiteCore, { assignment, fetcher, offsets
     },
     updateTopicSubscribeInfo: (topic, mqs) => assignment.routes.updateTopicSubscribeInfo(topic, mqs),
     isSubscribeTopicNeedUpdate: (topic) => assignment.wantsRoute(topic),
+    resetOffset: async (topic, offsetTable) => {
+      // In assign mode the caller steers the offsets (seek); its next pull's answer tells it of the reset.
+      if (core.isRunning() && assignment.mode === 'subscribe') offsets.resetOffset(topic, offsetTable);
+    },
   };
 }

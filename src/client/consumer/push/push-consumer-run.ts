@@ -7,7 +7,7 @@
 import type { Logger } from '../../../common/logger.js';
 import type { MessageExt, MessageQueue } from '../../../common/message.js';
 import type { SubscriptionData } from '../../../filter/index.js';
-import { MessageConst, retryTopic } from '../../../common/message.js';
+import { MessageConst, messageQueueKey, retryTopic } from '../../../common/message.js';
 import {
   ConsumeOrderlyStatus,
   type ConsumeMessageOrderlyService,
@@ -129,8 +129,41 @@ export function createConsumerInner(
     isSubscribeTopicNeedUpdate: (topic) => host.subscriptions.has(topic),
     runningInfo: () => pushRunningInfo(host, startedAt),
     consumeMessageDirectly: (msg, brokerName) => consumeMessageDirectly(host, listener, msg, brokerName),
+    resetOffset: (topic, offsetTable) => resetPushOffsets(host, topic, offsetTable),
     connectionError: (e) => void host.events.emit('connectionError', e),
   };
+}
+
+/**
+ * RESET_CONSUMER_CLIENT_OFFSET for a running PushConsumer (RocketMQ: MQClientInstance.resetOffset): the
+ * held queues among the broker's table stop (dropped: what they cached and what their listeners are
+ * still running is not committed), their offset is set to the new one and frozen there, and they are
+ * given up (the offset written, then forgotten); the rebalance that follows takes them again from the
+ * committed offset, which the broker has already moved. RocketMQ sleeps a fixed time between the drop
+ * and the offset update; here a queue is given up at once (an orderly one once its running batch has
+ * ended, as a rebalance gives it up), so the reset takes effect as soon as the queue is free.
+ */
+async function resetPushOffsets(
+  host: PushConsumerHost,
+  topic: string,
+  offsetTable: ReadonlyArray<readonly [MessageQueue, number]>,
+): Promise<void> {
+  const run = host.run();
+  if (!run || !host.isRunning()) return;
+  const wanted = new Map(offsetTable.map(([mq, offset]) => [messageQueueKey(mq), offset]));
+  const held: Array<{ mq: MessageQueue; offset: number }> = [];
+  for (const [key, e] of run.rebalance.processQueueTable) {
+    const offset = wanted.get(key);
+    if (e.mq.topic !== topic || offset === undefined) continue;
+    e.pq.dropped = true;
+    // Frozen: a listener finishing on the dropped queue must not move it back.
+    run.offsetStore.updateAndFreezeOffset(e.mq, offset);
+    held.push({ mq: e.mq, offset });
+  }
+  if (held.length === 0) return;
+  host.logger.info({ topic, queues: held }, 'offsets reset by the broker: queues dropped and taken again');
+  await Promise.all(held.map(({ mq }) => run.rebalance.removeProcessQueue(mq)));
+  if (host.isRunning()) run.instance.rebalanceImmediately();
 }
 
 /** RocketMQ: DefaultMQPushConsumerImpl.consumerRunningInfo — settings, subscriptions and every held queue. */

@@ -8,6 +8,7 @@ import {
   type ProcessQueueInfo,
 } from '../../../../src/client/instance/consumer-running-info.js';
 import type { MQConsumerInner } from '../../../../src/client/instance/mq-consumer-inner.js';
+import type { MessageQueue } from '../../../../src/common/message.js';
 import { parseLenientJson } from '../../../../src/protocol/lenient-json.js';
 import { RequestCode } from '../../../../src/protocol/request-code.js';
 import { ResponseCode } from '../../../../src/protocol/response-code.js';
@@ -70,8 +71,10 @@ describe("ConsumerRunningInfo as fastjson writes it (what RocketMQ's admin tool 
 describe('ClientRemotingProcessor (RocketMQ: ClientRemotingProcessor)', () => {
   let rebalances = 0;
   const direct: string[] = [];
+  const resets: Array<[string, ReadonlyArray<readonly [MessageQueue, number]>]> = [];
   const inner = {
     runningInfo: () => info,
+    resetOffset: async (topic, table) => void resets.push([topic, table]),
     consumeMessageDirectly: async (msg) => {
       direct.push(msg.body!.toString());
       return { order: false, autoCommit: true, consumeResult: 'CR_LATER', spentTimeMills: 1 };
@@ -131,6 +134,30 @@ describe('ClientRemotingProcessor (RocketMQ: ClientRemotingProcessor)', () => {
       'b',
     );
     expect(none?.code).toBe(ResponseCode.SYSTEM_ERROR);
+  });
+  it("RESET_CONSUMER_CLIENT_OFFSET: the body's queues of that topic go to the group's consumer, no answer", async () => {
+    const body = Buffer.from(
+      '{"offsetTable":{{"brokerName":"b","queueId":0,"topic":"T"}:5,{"brokerName":"b","queueId":1,"topic":"U"}:6,' +
+        '{"brokerName":"b","queueId":2,"topic":"T"}:"x",{"brokerName":"b","queueId":3,"topic":"T"}:0}}',
+    );
+    const header = { topic: 'T', group: 'g', timestamp: '0', isForce: 'true' };
+    const r = await p.processRequest({ code: RequestCode.RESET_CONSUMER_CLIENT_OFFSET, header, body }, 'b');
+    expect(r).toBeUndefined();
+    expect(resets).toEqual([
+      [
+        'T',
+        [
+          [{ topic: 'T', brokerName: 'b', queueId: 0 }, 5],
+          [{ topic: 'T', brokerName: 'b', queueId: 3 }, 0],
+        ],
+      ],
+    ]);
+    // A group that is not here, or a consumer without resetOffset: nothing happens.
+    const other = { ...header, group: 'zz' };
+    expect(await p.processRequest({ code: RequestCode.RESET_CONSUMER_CLIENT_OFFSET, header: other, body }, 'b')).toBe(
+      undefined,
+    );
+    expect(resets).toHaveLength(1);
   });
   it('an unknown code is REQUEST_CODE_NOT_SUPPORTED', async () => {
     expect((await p.processRequest({ code: 12345, header: {} }, 'b'))?.code).toBe(
