@@ -4,7 +4,7 @@
  * idempotent `shutdown()`.
  */
 import path from 'node:path';
-import { InvalidArgumentError, StateError } from '../common/errors.js';
+import { StateError } from '../common/errors.js';
 import { ResponseCode, type RemotingResponse } from '../protocol/index.js';
 import { MessageStore, parseDelayLevels, DEFAULT_MESSAGE_DELAY_LEVEL } from '../store/index.js';
 import { RebalanceLockManager } from './rebalance-lock-manager.js';
@@ -15,11 +15,11 @@ import { ConsumerManager } from './consumer-manager.js';
 import { ConsumerOffsetManager } from './consumer-offset-manager.js';
 import { handleRequest } from './dispatch.js';
 import { ConnectionLimits, type ConnectionStats } from './connection-limits.js';
-import { HttpServer } from './http-server.js';
+import type { HttpServer } from './http-server.js';
+import { openListeners, type ListenerTarget } from './broker-listeners.js';
 import { createProcessorTable } from './processor-table.js';
 import { PullRequestHoldService } from './pull-request-hold-service.js';
 import { RemotingServer, type RemotingListenerStats } from './remoting-server.js';
-import { ByteBudget } from './remoting/byte-budget.js';
 import { PopService, attachPopService } from './pop/pop-service.js';
 import { RemotingDispatcher } from './remoting/remoting-dispatcher.js';
 import { BrokerStatsManager } from './broker-stats-manager.js';
@@ -31,19 +31,6 @@ import { ScheduleMessageService } from './schedule-message-service.js';
 import { SubscriptionGroupManager } from './subscription-group-manager.js';
 import { TopicConfigManager } from './topic-config-manager.js';
 import { TransactionalMessageService } from './transaction/transactional-message-service.js';
-
-/** Requests of one remoting connection handled at once before more are answered SYSTEM_BUSY. */
-const REMOTING_MAX_IN_FLIGHT_PER_CONNECTION = 10_000;
-
-const UNSPECIFIED = new Set(['0.0.0.0', '::', '[::]']);
-
-function advertisedHost(host: string): string {
-  if (host === '0.0.0.0') return '127.0.0.1';
-  if (host === '::' || host === '[::]') return '::1';
-  return host;
-}
-
-const urlHost = (host: string): string => (host.includes(':') && !host.startsWith('[') ? `[${host}]` : host);
 
 /**
  * The bundled broker, in your process: `await Broker.start({ storePath, port })` resolves once it
@@ -354,72 +341,12 @@ export class Broker {
   static async start(options: BrokerOptions): Promise<Broker> {
     const o = resolveBrokerOptions(options);
     let broker: Broker | undefined;
-    const budget = new ByteBudget(o.maxBufferedBytes);
-    const limits = new ConnectionLimits({
-      maxConnections: o.maxConnections,
-      maxInFlightRequestsPerConnection: o.maxInFlightRequestsPerConnection,
-      maxBufferedResponseBytesPerConnection: o.maxBufferedResponseBytesPerConnection,
-      logger: o.logger,
-    });
-    const http = new HttpServer({
-      limits,
-      budget,
-      host: o.host,
-      port: o.port,
-      maxRequestBodyBytes: o.maxRequestBodyBytes,
-      accessToken: o.accessToken,
-      logger: o.logger,
-      handle: (request, connection) =>
-        broker
-          ? broker.handle(request, connection)
-          : Promise.resolve({ code: ResponseCode.SYSTEM_BUSY, header: {}, remark: 'the broker is starting' }),
-    });
-    if (o.remotingPort !== undefined && o.accessToken !== undefined) {
-      throw new InvalidArgumentError(
-        'remotingPort',
-        'the remoting listener has no access control, so it cannot be combined with accessToken',
-      );
-    }
-    const port = await http.listen();
-    const host = advertisedHost(o.host);
-    const address = o.advertisedAddress ?? `http://${urlHost(host)}:${port}`;
-    let remoting: RemotingServer | undefined;
-    let remotingPort: number | undefined;
-    if (o.remotingPort !== undefined) {
-      remoting = new RemotingServer({
-        host: o.host,
-        port: o.remotingPort,
-        maxFrameBytes: o.remotingMaxFrameBytes,
-        maxConnections: o.remotingMaxConnections,
-        maxInFlightPerConnection: REMOTING_MAX_IN_FLIGHT_PER_CONNECTION,
-        idleTimeoutMs: o.remotingIdleTimeoutMs,
-        maxConnectionsPerAddress: o.remotingMaxConnectionsPerAddress,
-        firstRequestTimeoutMs: o.remotingFirstRequestTimeoutMs,
-        minFrameBytesPerSecond: o.remotingMinFrameBytesPerSecond,
-        maxBufferedBytesPerConnection: o.remotingMaxBufferedBytesPerConnection,
-        budget,
-        drainTimeoutMs: o.remotingDrainTimeoutMs,
-        logger: o.logger,
-        onRequest: (command, connection) =>
-          broker?.remotingDispatcher
-            ? broker.remotingDispatcher.onRequest(command, connection)
-            : Promise.resolve({
-                code: ResponseCode.SYSTEM_BUSY,
-                opaque: command.opaque,
-                remark: 'the broker is starting',
-              }),
-        onClose: (connection) => broker?.remotingDispatcher?.onConnectionClosed(connection),
-        onResponse: (command, connection) => broker?.remotingDispatcher?.onResponse(command, connection),
-      });
-      try {
-        remotingPort = await remoting.listen();
-      } catch (e) {
-        await http.close(0);
-        throw e;
-      }
-    }
-    const storeIp = UNSPECIFIED.has(o.host) ? '127.0.0.1' : host;
-    const remotingAddress = remotingPort === undefined ? undefined : `${storeIp}:${remotingPort}`;
+    // The listeners answer "starting" until the broker exists, then hand it what they read.
+    let target: ListenerTarget | undefined;
+    const { http, limits, port, address, remoting, remotingPort, remotingAddress, storeIp } = await openListeners(
+      o,
+      () => target,
+    );
     let store: MessageStore;
     try {
       store = await MessageStore.open({
@@ -438,6 +365,11 @@ export class Broker {
     }
     try {
       broker = new Broker({ options: o, http, limits, port, address, store, remoting, remotingAddress, remotingPort });
+      const built = broker;
+      target = {
+        handle: (request, connection) => built.handle(request, connection),
+        dispatcher: built.remotingDispatcher,
+      };
       broker.consumerOffsetManager.correctOffsetsPastEnd((t, q) => store.getMaxOffsetInQueue(t, q));
       broker.consumerOffsetManager.start();
       broker.pullRequestHoldService.start();
