@@ -15,16 +15,15 @@
  */
 import { buildClientId } from '../../instance/client-options.js';
 import { onAbort } from '../../../common/abort.js';
-import { InvalidArgumentError, StateError } from '../../../common/errors.js';
-import type { Logger } from '../../../common/logger.js';
+import { InvalidArgumentError } from '../../../common/errors.js';
 import type { MessageExt, MessageQueue } from '../../../common/message.js';
 import { decodeMessageId } from '../../../common/codec/index.js';
 import { buildSubscriptionDataWithType, isTagType, type SubscriptionData } from '../../../filter/index.js';
 import { buildPullSysFlag } from '../../../protocol/pull-sys-flag.js';
 import { AbortError } from '../../../remoting/remoting-errors.js';
 import type { BoundaryType } from '../../instance/mq-client-api.js';
-import { MQClientInstance } from '../../instance/mq-client-instance.js';
-import type { MQConsumerInner } from '../../instance/mq-consumer-inner.js';
+import type { MQClientInstance } from '../../instance/mq-client-instance.js';
+import { ActiveConsumerLifecycle } from '../active-consumer-lifecycle.js';
 import { MessageSelector } from '../message-selector.js';
 import { PullAPIWrapper } from '../pull-api-wrapper.js';
 import {
@@ -40,8 +39,6 @@ export interface PullOptions {
   /** RPC deadline, ms. Default consumerPullTimeoutMs, or consumerTimeoutMsWhenSuspend for a held pull. */
   timeoutMs?: number | undefined;
 }
-
-type State = 'CREATE_JUST' | 'STARTING' | 'RUNNING' | 'SHUTDOWN';
 
 function checkMessageQueue(mq: MessageQueue): void {
   if (mq === null || typeof mq !== 'object') throw new InvalidArgumentError('mq', 'mq is null');
@@ -65,17 +62,23 @@ function checkOffset(offset: number, field = 'offset'): void {
  */
 export class PullConsumer {
   readonly options: ResolvedPullConsumerOptions;
-  readonly #logger: Logger;
-  #instance: MQClientInstance | undefined;
-  #pullAPIWrapper: PullAPIWrapper | undefined;
-  #state: State = 'CREATE_JUST';
-  #startPromise: Promise<void> | undefined;
-  #shutdownPromise: Promise<void> | undefined;
-  readonly #shutdownController = new AbortController();
+  readonly #lifecycle: ActiveConsumerLifecycle<{ instance: MQClientInstance; wrapper: PullAPIWrapper }>;
 
   constructor(options: PullConsumerOptions) {
     this.options = resolvePullConsumerOptions(options);
-    this.#logger = this.options.logger;
+    const o = this.options;
+    this.#lifecycle = new ActiveConsumerLifecycle({
+      name: 'pull consumer',
+      clientOptions: o,
+      logger: o.logger,
+      inner: {
+        messageModel: () => o.messageModel,
+        consumeType: () => 'CONSUME_ACTIVELY',
+        subscriptions: () => [],
+      },
+      attach: (instance) => ({ instance, wrapper: new PullAPIWrapper(instance, o.consumerGroup) }),
+      shutdownReason: () => new AbortError('the pull consumer is shutting down'),
+    });
   }
 
   get consumerGroup(): string {
@@ -89,48 +92,11 @@ export class PullConsumer {
 
   /** Joins (or creates) the client instance and registers the consumer group. Idempotent. */
   start(): Promise<void> {
-    if (this.#state === 'SHUTDOWN') return Promise.reject(new StateError('the pull consumer has been shut down'));
-    this.#startPromise ??= this.#start();
-    return this.#startPromise;
-  }
-
-  async #start(): Promise<void> {
-    this.#state = 'STARTING';
-    const o = this.options;
-    const instance = MQClientInstance.acquire(o);
-    const inner: MQConsumerInner = {
-      groupName: () => o.consumerGroup,
-      messageModel: () => o.messageModel,
-      consumeType: () => 'CONSUME_ACTIVELY',
-      consumeFromWhere: () => 'CONSUME_FROM_LAST_OFFSET',
-      subscriptions: () => [],
-      doRebalance: async () => undefined,
-      persistConsumerOffset: async () => undefined,
-      updateTopicSubscribeInfo: () => undefined,
-      isSubscribeTopicNeedUpdate: () => false,
-    };
-    try {
-      instance.registerConsumer(o.consumerGroup, inner);
-      await instance.start();
-    } catch (err) {
-      await instance.unregisterConsumer(o.consumerGroup).catch(() => undefined);
-      await instance.release();
-      this.#state = 'SHUTDOWN';
-      throw err;
-    }
-    this.#instance = instance;
-    this.#pullAPIWrapper = new PullAPIWrapper(instance, o.consumerGroup);
-    if (this.#state === 'STARTING') this.#state = 'RUNNING';
+    return this.#lifecycle.start();
   }
 
   #running(): { instance: MQClientInstance; wrapper: PullAPIWrapper } {
-    if (this.#state !== 'RUNNING' || !this.#instance || !this.#pullAPIWrapper)
-      throw new StateError(
-        this.#state === 'SHUTDOWN'
-          ? 'the pull consumer has been shut down'
-          : 'the pull consumer is not started: call start() first',
-      );
-    return { instance: this.#instance, wrapper: this.#pullAPIWrapper };
+    return this.#lifecycle.running();
   }
 
   /**
@@ -189,12 +155,12 @@ export class PullConsumer {
     // Without a caller signal, our shutdown signal is the pull's signal as it is: an AbortController
     // and two listeners per pull are a measurable share of a 32-message pull's client CPU.
     if (!opts.signal)
-      return this.#pullOnce(wrapper, mq, sd, offset, maxNums, block, timeoutMs, this.#shutdownController.signal);
+      return this.#pullOnce(wrapper, mq, sd, offset, maxNums, block, timeoutMs, this.#lifecycle.shutdownSignal);
     // One signal for the caller's abort and our shutdown (listeners removed after the call, so a
     // long-lived caller signal does not collect one per pull).
     const controller = new AbortController();
     const callerSignal = opts.signal;
-    const shutdownSignal = this.#shutdownController.signal;
+    const shutdownSignal = this.#lifecycle.shutdownSignal;
     const unlistenCaller = onAbort(callerSignal, () => controller.abort(callerSignal.reason));
     const unlistenShutdown = onAbort(shutdownSignal, () => controller.abort(shutdownSignal.reason));
     try {
@@ -326,25 +292,7 @@ export class PullConsumer {
    * Idempotent: returns the same promise.
    */
   shutdown(): Promise<void> {
-    this.#shutdownPromise ??= this.#shutdown();
-    return this.#shutdownPromise;
-  }
-
-  async #shutdown(): Promise<void> {
-    const starting = this.#startPromise;
-    this.#state = 'SHUTDOWN';
-    this.#shutdownController.abort(new AbortError('the pull consumer is shutting down'));
-    if (starting) await starting.catch(() => undefined);
-    const instance = this.#instance;
-    this.#instance = undefined;
-    this.#pullAPIWrapper = undefined;
-    if (!instance) return;
-    try {
-      await instance.unregisterConsumer(this.options.consumerGroup);
-    } catch (err) {
-      this.#logger.warn({ err }, 'unregistering the pull consumer failed');
-    }
-    await instance.release();
+    return this.#lifecycle.shutdown();
   }
 
   async [Symbol.asyncDispose](): Promise<void> {

@@ -13,8 +13,8 @@ import type { MessageExt } from '../../../common/message.js';
 import { parseExtraInfo } from '../../../protocol/index.js';
 import { buildSubscriptionDataWithType } from '../../../filter/index.js';
 import { buildClientId } from '../../instance/client-options.js';
-import { MQClientInstance } from '../../instance/mq-client-instance.js';
-import type { MQConsumerInner } from '../../instance/mq-consumer-inner.js';
+import type { MQClientInstance } from '../../instance/mq-client-instance.js';
+import { ActiveConsumerLifecycle } from '../active-consumer-lifecycle.js';
 import { MessageSelector } from '../message-selector.js';
 import { PopAPIWrapper } from '../pop-api-wrapper.js';
 import {
@@ -32,8 +32,6 @@ export interface ReceivedMessage extends MessageExt {
   /** 1 for the first delivery (RocketMQ 5's deliveryAttempt: reconsumeTimes + 1). */
   deliveryAttempt: number;
 }
-
-type State = 'CREATE_JUST' | 'STARTING' | 'RUNNING' | 'SHUTDOWN';
 
 /** The extra time a receive's RPC waits beyond the broker's hold. */
 const RECEIVE_RPC_MARGIN_MS = 5000;
@@ -56,18 +54,29 @@ function checkReceived(message: ReceivedMessage): void {
 export class SimpleConsumer {
   readonly options: ResolvedSimpleConsumerOptions;
   readonly #subscriptions = new Map<string, MessageSelector>();
-  #instance: MQClientInstance | undefined;
-  #pop: PopAPIWrapper | undefined;
-  #state: State = 'CREATE_JUST';
-  #startPromise: Promise<void> | undefined;
-  #shutdownPromise: Promise<void> | undefined;
-  readonly #shutdownController = new AbortController();
+  readonly #lifecycle: ActiveConsumerLifecycle<{ instance: MQClientInstance; pop: PopAPIWrapper }>;
   /** Round robin over (topic, broker) so every queue gets popped. */
   #next = 0;
 
   constructor(options: SimpleConsumerOptions) {
     this.options = resolveSimpleConsumerOptions(options);
     for (const [topic, selector] of this.options.subscriptions) this.#subscriptions.set(topic, selector);
+    const o = this.options;
+    this.#lifecycle = new ActiveConsumerLifecycle({
+      name: 'simple consumer',
+      clientOptions: o,
+      logger: o.logger,
+      inner: {
+        messageModel: () => 'CLUSTERING',
+        consumeType: () => 'CONSUME_POP',
+        subscriptions: () =>
+          [...this.#subscriptions].map(([topic, s]) =>
+            buildSubscriptionDataWithType(topic, s.expression, s.expressionType),
+          ),
+      },
+      attach: (instance) => ({ instance, pop: new PopAPIWrapper(instance.api) }),
+      shutdownReason: () => new StateError('the simple consumer is shutting down'),
+    });
   }
 
   get consumerGroup(): string {
@@ -85,10 +94,11 @@ export class SimpleConsumer {
 
   /** Subscribes to `topic` with `selector` (a MessageSelector, or a string taken as a tag expression; default all). */
   subscribe(topic: string, selector: MessageSelector | string = '*'): this {
-    if (this.#state === 'SHUTDOWN') throw new StateError('the simple consumer has been shut down');
+    if (this.#lifecycle.state === 'SHUTDOWN') throw new StateError('the simple consumer has been shut down');
     if (typeof topic !== 'string' || topic === '') throw new InvalidArgumentError('topic', 'must be a topic name');
     this.#subscriptions.set(topic, MessageSelector.from(selector));
-    if (this.#state === 'RUNNING') void this.#instance?.sendHeartbeatToAllBrokers().catch(() => undefined);
+    if (this.#lifecycle.state === 'RUNNING')
+      void this.#lifecycle.instance?.sendHeartbeatToAllBrokers().catch(() => undefined);
     return this;
   }
 
@@ -100,51 +110,11 @@ export class SimpleConsumer {
 
   /** Joins (or creates) the client instance and registers the group. Idempotent. */
   start(): Promise<void> {
-    if (this.#state === 'SHUTDOWN') return Promise.reject(new StateError('the simple consumer has been shut down'));
-    this.#startPromise ??= this.#start();
-    return this.#startPromise;
-  }
-
-  async #start(): Promise<void> {
-    this.#state = 'STARTING';
-    const o = this.options;
-    const instance = MQClientInstance.acquire(o);
-    const inner: MQConsumerInner = {
-      groupName: () => o.consumerGroup,
-      messageModel: () => 'CLUSTERING',
-      consumeType: () => 'CONSUME_POP',
-      consumeFromWhere: () => 'CONSUME_FROM_LAST_OFFSET',
-      subscriptions: () =>
-        [...this.#subscriptions].map(([topic, s]) =>
-          buildSubscriptionDataWithType(topic, s.expression, s.expressionType),
-        ),
-      doRebalance: async () => undefined,
-      persistConsumerOffset: async () => undefined,
-      updateTopicSubscribeInfo: () => undefined,
-      isSubscribeTopicNeedUpdate: () => false,
-    };
-    try {
-      instance.registerConsumer(o.consumerGroup, inner);
-      await instance.start();
-    } catch (err) {
-      await instance.unregisterConsumer(o.consumerGroup).catch(() => undefined);
-      await instance.release();
-      this.#state = 'SHUTDOWN';
-      throw err;
-    }
-    this.#instance = instance;
-    this.#pop = new PopAPIWrapper(instance.api);
-    if (this.#state === 'STARTING') this.#state = 'RUNNING';
+    return this.#lifecycle.start();
   }
 
   #running(): { instance: MQClientInstance; pop: PopAPIWrapper } {
-    if (this.#state !== 'RUNNING' || !this.#instance || !this.#pop)
-      throw new StateError(
-        this.#state === 'SHUTDOWN'
-          ? 'the simple consumer has been shut down'
-          : 'the simple consumer is not started: call start() first',
-      );
-    return { instance: this.#instance, pop: this.#pop };
+    return this.#lifecycle.running();
   }
 
   /**
@@ -179,8 +149,8 @@ export class SimpleConsumer {
       queueId: 0,
     });
     const signal = opts.signal
-      ? AbortSignal.any([opts.signal, this.#shutdownController.signal])
-      : this.#shutdownController.signal;
+      ? AbortSignal.any([opts.signal, this.#lifecycle.shutdownSignal])
+      : this.#lifecycle.shutdownSignal;
     const o = this.options;
     const res = await pop.pop(
       found.brokerAddr,
@@ -254,12 +224,12 @@ export class SimpleConsumer {
     const batchSize = opts.batchSize ?? this.options.batchSize;
     const invisible = opts.invisibleDurationMs ?? this.options.invisibleDurationMs;
     for (;;) {
-      if (this.#shutdownPromise !== undefined || opts.signal?.aborted) return;
+      if (this.#lifecycle.shutdownCalled || opts.signal?.aborted) return;
       let batch: ReceivedMessage[];
       try {
         batch = await this.receive(batchSize, invisible, { signal: opts.signal });
       } catch (e) {
-        if (this.#shutdownPromise !== undefined || opts.signal?.aborted) return;
+        if (this.#lifecycle.shutdownCalled || opts.signal?.aborted) return;
         throw e;
       }
       for (const message of batch) {
@@ -276,25 +246,7 @@ export class SimpleConsumer {
 
   /** Aborts receives in flight, unregisters the group and releases the client instance. Idempotent. */
   shutdown(): Promise<void> {
-    this.#shutdownPromise ??= this.#shutdown();
-    return this.#shutdownPromise;
-  }
-
-  async #shutdown(): Promise<void> {
-    const starting = this.#startPromise;
-    this.#state = 'SHUTDOWN';
-    this.#shutdownController.abort(new StateError('the simple consumer is shutting down'));
-    if (starting) await starting.catch(() => undefined);
-    const instance = this.#instance;
-    this.#instance = undefined;
-    this.#pop = undefined;
-    if (!instance) return;
-    try {
-      await instance.unregisterConsumer(this.options.consumerGroup);
-    } catch (err) {
-      this.options.logger.warn({ err }, 'unregistering the simple consumer failed');
-    }
-    await instance.release();
+    return this.#lifecycle.shutdown();
   }
 
   async [Symbol.asyncDispose](): Promise<void> {
