@@ -10,6 +10,7 @@
  * @pure
  */
 import { InvalidArgumentError } from '../common/errors.js';
+import { ChunkQueue } from './chunk-queue.js';
 import { RemotingDecodeError, RemotingFrameTooLargeError } from './remoting-decode-error.js';
 
 /** RocketMQ's default maximum frame, `com.rocketmq.remoting.frameMaxLength`: 16 MiB. */
@@ -37,8 +38,13 @@ const PREALLOCATE_LIMIT = 1024 * 1024;
 export class FrameReader {
   readonly maxFrameLength: number;
   readonly #reusesChunks: boolean;
-  #chunks: Buffer[] = [];
-  #buffered = 0;
+  /** The chunks received (with `reusesChunks`: copies of the parts of the frame being assembled). */
+  readonly #queue = new ChunkQueue();
+  /**
+   * With `reusesChunks`: bytes of the frame being assembled received so far (prefix included), which
+   * may lie in #partial or have been read straight from a chunk rather than sit in #queue.
+   */
+  #assembled = 0;
   /** Length of the frame being assembled (prefix included), or -1 while its prefix is incomplete. */
   #need = -1;
   #failed: RemotingDecodeError | null = null;
@@ -55,7 +61,7 @@ export class FrameReader {
 
   /** Bytes received and not yet returned as a frame. */
   get buffered(): number {
-    return this.#buffered;
+    return this.#reusesChunks ? this.#assembled : this.#queue.length;
   }
 
   /**
@@ -69,15 +75,14 @@ export class FrameReader {
     if (chunk.length === 0) return frames;
     const buf = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
     if (this.#reusesChunks) return this.#pushCopying(buf, frames);
-    this.#chunks.push(buf);
-    this.#buffered += chunk.length;
+    this.#queue.push(buf);
     for (;;) {
       if (this.#need < 0) {
-        if (this.#buffered < 4) break;
-        this.#need = this.#checkLength(this.#peekInt32()) + 4;
+        if (this.#queue.length < 4) break;
+        this.#need = this.#checkLength(this.#queue.peekInt32()) + 4;
       }
-      if (this.#buffered < this.#need) break;
-      frames.push(this.#take(this.#need).subarray(4));
+      if (this.#queue.length < this.#need) break;
+      frames.push(this.#queue.take(this.#need).subarray(4));
       this.#need = -1;
     }
     return frames;
@@ -109,43 +114,43 @@ export class FrameReader {
     let p = 0;
     while (p < chunk.length) {
       if (this.#need < 0) {
-        if (this.#buffered === 0 && chunk.length - p >= 4) {
+        if (this.#assembled === 0 && chunk.length - p >= 4) {
           this.#need = this.#checkLength(chunk.readInt32BE(p)) + 4;
           p += 4;
-          this.#buffered = 4;
+          this.#assembled = 4;
         } else {
-          // A split length prefix: its bytes wait in #chunks (copied) until all four are here.
-          const n = Math.min(4 - this.#buffered, chunk.length - p);
-          this.#chunks.push(Buffer.from(chunk.subarray(p, p + n)));
-          this.#buffered += n;
+          // A split length prefix: its bytes wait in #queue (copied) until all four are here.
+          const n = Math.min(4 - this.#assembled, chunk.length - p);
+          this.#queue.push(Buffer.from(chunk.subarray(p, p + n)));
+          this.#assembled += n;
           p += n;
-          if (this.#buffered < 4) break;
-          const head = Buffer.concat(this.#chunks, 4);
-          this.#chunks = [];
-          this.#need = this.#checkLength(head.readInt32BE(0)) + 4;
+          if (this.#assembled < 4) break;
+          const length = this.#queue.peekInt32();
+          this.#queue.clear();
+          this.#need = this.#checkLength(length) + 4;
         }
         const length = this.#need - 4;
         if (chunk.length - p >= length) {
           frames.push(Buffer.from(chunk.subarray(p, p + length)));
           p += length;
           this.#need = -1;
-          this.#buffered = 0;
+          this.#assembled = 0;
           continue;
         }
         if (length <= PREALLOCATE_LIMIT) this.#partial = Buffer.allocUnsafe(length);
       }
-      const n = Math.min(this.#need - this.#buffered, chunk.length - p);
+      const n = Math.min(this.#need - this.#assembled, chunk.length - p);
       const part = chunk.subarray(p, p + n);
-      if (this.#partial) this.#partial.set(part, this.#buffered - 4);
-      else this.#chunks.push(Buffer.from(part));
-      this.#buffered += n;
+      if (this.#partial) this.#partial.set(part, this.#assembled - 4);
+      else this.#queue.push(Buffer.from(part));
+      this.#assembled += n;
       p += n;
-      if (this.#buffered === this.#need) {
-        frames.push(this.#partial ?? Buffer.concat(this.#chunks, this.#need - 4));
+      if (this.#assembled === this.#need) {
+        // The queued parts are this reader's own copies, so take's view of a lone part is safe to hand out.
+        frames.push(this.#partial ?? this.#queue.take(this.#need - 4));
         this.#partial = null;
-        this.#chunks = [];
         this.#need = -1;
-        this.#buffered = 0;
+        this.#assembled = 0;
       }
     }
     return frames;
@@ -154,43 +159,9 @@ export class FrameReader {
   /** Drops whatever is buffered and forgets a failure (for a new connection). */
   reset(): void {
     this.#partial = null;
-    this.#chunks = [];
-    this.#buffered = 0;
+    this.#queue.clear();
+    this.#assembled = 0;
     this.#need = -1;
     this.#failed = null;
-  }
-
-  #peekInt32(): number {
-    const first = this.#chunks[0] as Buffer;
-    if (first.length >= 4) return first.readInt32BE(0);
-    const head = Buffer.allocUnsafe(4);
-    let filled = 0;
-    for (const c of this.#chunks) {
-      filled += c.copy(head, filled, 0, Math.min(c.length, 4 - filled));
-      if (filled === 4) break;
-    }
-    return head.readInt32BE(0);
-  }
-
-  /** Removes the first `n` buffered bytes and returns them (a view when they lie in one chunk). */
-  #take(n: number): Buffer {
-    this.#buffered -= n;
-    const first = this.#chunks[0] as Buffer;
-    if (first.length >= n) {
-      if (first.length === n) this.#chunks.shift();
-      else this.#chunks[0] = first.subarray(n);
-      return first.subarray(0, n);
-    }
-    const out = Buffer.allocUnsafe(n);
-    let filled = 0;
-    while (filled < n) {
-      const c = this.#chunks[0] as Buffer;
-      const used = Math.min(c.length, n - filled);
-      c.copy(out, filled, 0, used);
-      filled += used;
-      if (used === c.length) this.#chunks.shift();
-      else this.#chunks[0] = c.subarray(used);
-    }
-    return out;
   }
 }

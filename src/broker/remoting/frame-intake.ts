@@ -5,6 +5,7 @@
  * before any of its body is buffered. Chunks are kept as they came and joined once, when the frame is
  * complete, never copied into a growing buffer per chunk.
  */
+import { ChunkQueue } from '../../remoting/chunk-queue.js';
 import { RemotingDecodeError, RemotingFrameTooLargeError } from '../../remoting/remoting-decode-error.js';
 
 /** What the budget says to a frame of `bytes` (prefix included): take it, wait for room, or refuse it. */
@@ -13,8 +14,7 @@ export type Reservation = 'ok' | 'wait' | Error;
 export class FrameIntake {
   readonly maxFrameLength: number;
   readonly #reserve: (bytes: number) => Reservation;
-  #chunks: Buffer[] = [];
-  #buffered = 0;
+  readonly #queue = new ChunkQueue();
   /** Length of the frame being read (prefix included), or -1 while its prefix is incomplete. */
   #need = -1;
   #reserved = false;
@@ -30,18 +30,16 @@ export class FrameIntake {
 
   /** Bytes received and not yet returned as a frame. */
   get buffered(): number {
-    return this.#buffered;
+    return this.#queue.length;
   }
 
   /** Whether part of a frame (or of its length) has come and the rest has not. */
   get inProgress(): boolean {
-    return this.#buffered > 0;
+    return this.#queue.length > 0;
   }
 
   push(chunk: Buffer): void {
-    if (chunk.length === 0) return;
-    this.#chunks.push(chunk);
-    this.#buffered += chunk.length;
+    this.#queue.push(chunk);
   }
 
   /**
@@ -51,8 +49,8 @@ export class FrameIntake {
    */
   next(): Buffer | null | 'wait' {
     if (this.#need < 0) {
-      if (this.#buffered < 4) return null;
-      const length = this.#peekInt32();
+      if (this.#queue.length < 4) return null;
+      const length = this.#queue.peekInt32();
       if (length < 4) {
         throw new RemotingDecodeError(
           `frame length ${length} is ${length < 0 ? 'negative' : 'too short for a header length'}`,
@@ -69,8 +67,8 @@ export class FrameIntake {
       if (r instanceof Error) throw r;
       this.#reserved = true;
     }
-    if (this.#buffered < this.#need) return null;
-    const frame = this.#take(this.#need).subarray(4);
+    if (this.#queue.length < this.#need) return null;
+    const frame = this.#queue.take(this.#need).subarray(4);
     this.#need = -1;
     this.#reserved = false;
     return frame;
@@ -88,43 +86,8 @@ export class FrameIntake {
 
   /** Drops whatever is buffered (the connection closed). */
   clear(): void {
-    this.#chunks = [];
-    this.#buffered = 0;
+    this.#queue.clear();
     this.#need = -1;
     this.#reserved = false;
-  }
-
-  #peekInt32(): number {
-    const first = this.#chunks[0] as Buffer;
-    if (first.length >= 4) return first.readInt32BE(0);
-    const head = Buffer.allocUnsafe(4);
-    let filled = 0;
-    for (const c of this.#chunks) {
-      filled += c.copy(head, filled, 0, Math.min(c.length, 4 - filled));
-      if (filled === 4) break;
-    }
-    return head.readInt32BE(0);
-  }
-
-  /** Removes the first `n` buffered bytes and returns them (a view when they lie in one chunk). */
-  #take(n: number): Buffer {
-    this.#buffered -= n;
-    const first = this.#chunks[0] as Buffer;
-    if (first.length >= n) {
-      if (first.length === n) this.#chunks.shift();
-      else this.#chunks[0] = first.subarray(n);
-      return first.subarray(0, n);
-    }
-    const out = Buffer.allocUnsafe(n);
-    let filled = 0;
-    while (filled < n) {
-      const c = this.#chunks[0] as Buffer;
-      const used = Math.min(c.length, n - filled);
-      c.copy(out, filled, 0, used);
-      filled += used;
-      if (used === c.length) this.#chunks.shift();
-      else this.#chunks[0] = c.subarray(used);
-    }
-    return out;
   }
 }

@@ -68,6 +68,25 @@ describe('FrameReader', () => {
     },
   );
 
+  test('reusesChunks: a frame larger than the preallocation limit, cut several ways, comes out whole and is followed by a small one', () => {
+    const big = Buffer.alloc(3 * 1024 * 1024);
+    for (let i = 0; i < big.length; i++) big[i] = (i * 31) & 0xff;
+    const stream = Buffer.concat([frameOf(big), frameOf(Buffer.from('after'))]);
+    for (const cut of [1000, 65_536, 1_000_003]) {
+      const r = new FrameReader({ reusesChunks: true, maxFrameLength: 8 * 1024 * 1024 });
+      const shared = Buffer.alloc(cut);
+      const frames: Buffer[] = [];
+      for (let pos = 0; pos < stream.length; pos += cut) {
+        frames.push(...r.push(shared.subarray(0, stream.copy(shared, 0, pos, pos + cut))));
+        shared.fill(0xee); // the socket reuses its buffer: frames must be copies
+      }
+      expect(frames).toHaveLength(2);
+      expect(frames[0]?.equals(big)).toBe(true);
+      expect(frames[1]?.toString()).toBe('after');
+      expect(r.buffered).toBe(0);
+    }
+  });
+
   test('a frame over the configured limit is refused from its length alone, before its bytes arrive', () => {
     const r = new FrameReader({ maxFrameLength: 64 });
     const head = Buffer.alloc(4);
