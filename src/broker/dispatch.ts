@@ -44,9 +44,40 @@ export function lookupCommand(segment: string): CommandLookup {
   return lookup;
 }
 
-/** RocketMQ: an unknown request code is answered REQUEST_CODE_NOT_SUPPORTED " request type <code> not supported". */
+/**
+ * RocketMQ 4.9.8 request codes (RequestCode) that only mean something between brokers of a cluster or
+ * between a broker and a name server: a slave's sync of a master, a broker's (un)registration, the name
+ * server's check of a broker's data version. This broker is its own name server and has no slave, so it
+ * names the code and the reason instead of the generic remark.
+ */
+const SINGLE_BROKER_UNSUPPORTED = new Map<number, { name: string; reason: string }>([
+  [
+    43,
+    { name: 'GET_ALL_CONSUMER_OFFSET', reason: 'a slave broker syncs consumer offsets with it, and there is no slave' },
+  ],
+  [
+    45,
+    { name: 'GET_ALL_DELAY_OFFSET', reason: 'a slave broker syncs delay-level offsets with it, and there is no slave' },
+  ],
+  [103, { name: 'REGISTER_BROKER', reason: 'the broker is its own name server, no other broker can join it' }],
+  [104, { name: 'UNREGISTER_BROKER', reason: 'the broker is its own name server, no other broker is registered' }],
+  [322, { name: 'QUERY_DATA_VERSION', reason: 'only a name server asks a registered broker for its data version' }],
+]);
+const SINGLE_BROKER_UNSUPPORTED_BY_NAME = new Map(
+  [...SINGLE_BROKER_UNSUPPORTED].map(([code, entry]) => [entry.name, code] as const),
+);
+
+/**
+ * RocketMQ: an unknown request code is answered REQUEST_CODE_NOT_SUPPORTED " request type <code> not supported";
+ * a cluster-only code (by number, or by name on HTTP) gets a remark naming it and why it has no meaning here.
+ */
 export function requestCodeNotSupported(what: string | number): RemotingResponse {
-  return { code: ResponseCode.REQUEST_CODE_NOT_SUPPORTED, header: {}, remark: ` request type ${what} not supported` };
+  const code = typeof what === 'number' ? what : SINGLE_BROKER_UNSUPPORTED_BY_NAME.get(what);
+  const known = code === undefined ? undefined : SINGLE_BROKER_UNSUPPORTED.get(code);
+  const remark = known
+    ? `${known.name} (code ${code}) is not supported on a single broker: ${known.reason}`
+    : ` request type ${what} not supported`;
+  return { code: ResponseCode.REQUEST_CODE_NOT_SUPPORTED, header: {}, remark };
 }
 
 export type ValidationResult = { ok: true; request: BrokerRequest } | { ok: false; field: string; message: string };
