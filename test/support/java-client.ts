@@ -6,7 +6,8 @@
  * undefined with the reason, and the suites skip with one line.
  *
  * `JavaDriver` runs `test/integration/remoting-broker/java/Driver.java`: one JVM per test file that
- * starts producers, push consumers and mqadmin commands on request (see that file's header).
+ * starts producers (plain and transactional), push and lite pull consumers and mqadmin commands on
+ * request (see that file's header).
  */
 import { spawn, spawnSync, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -95,9 +96,26 @@ export interface JavaMessage {
   at: number;
 }
 
-/** One JVM running Driver.java: commands answered in order, deliveries collected in `messages`. */
+/** A broker check-back answered by a Java transactional producer. */
+export interface JavaCheck {
+  p: string;
+  topic: string;
+  body: string;
+  msgId: string;
+  transactionId: string | null;
+  /** What checkLocalTransaction answered: COMMIT_MESSAGE, ROLLBACK_MESSAGE or UNKNOW. */
+  answer: string;
+  at: number;
+}
+
+/**
+ * One JVM running Driver.java: commands answered in order, deliveries collected in `messages`, check-backs
+ * in `checks`, a lite pull consumer's poll failures in `pollErrors`.
+ */
 export class JavaDriver {
   readonly messages: JavaMessage[] = [];
+  readonly checks: JavaCheck[] = [];
+  readonly pollErrors: string[] = [];
   private readonly child: ChildProcessWithoutNullStreams;
   private readonly clientDir: string;
   private readonly waiting: Array<{ resolve: (e: DriverEvent) => void; reject: (e: Error) => void }> = [];
@@ -145,6 +163,8 @@ export class JavaDriver {
         const ev = JSON.parse(line) as DriverEvent;
         if (ev.ev === 'ready') readyResolve();
         else if (ev.ev === 'msg') this.messages.push({ ...(ev as unknown as JavaMessage), at: Date.now() });
+        else if (ev.ev === 'check') this.checks.push({ ...(ev as unknown as JavaCheck), at: Date.now() });
+        else if (ev.ev === 'pollError') this.pollErrors.push(`${String(ev.c)}: ${String(ev.message)}`);
         else this.waiting.shift()?.resolve(ev);
       }
     });

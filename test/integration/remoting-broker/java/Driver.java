@@ -8,12 +8,17 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import org.apache.rocketmq.client.consumer.DefaultLitePullConsumer;
 import org.apache.rocketmq.client.consumer.DefaultMQPushConsumer;
 import org.apache.rocketmq.client.consumer.MessageSelector;
 import org.apache.rocketmq.client.consumer.listener.ConsumeConcurrentlyStatus;
 import org.apache.rocketmq.client.consumer.listener.MessageListenerConcurrently;
 import org.apache.rocketmq.client.producer.DefaultMQProducer;
+import org.apache.rocketmq.client.producer.LocalTransactionState;
 import org.apache.rocketmq.client.producer.SendResult;
+import org.apache.rocketmq.client.producer.TransactionListener;
+import org.apache.rocketmq.client.producer.TransactionMQProducer;
+import org.apache.rocketmq.client.producer.TransactionSendResult;
 import org.apache.rocketmq.common.consumer.ConsumeFromWhere;
 import org.apache.rocketmq.common.message.Message;
 import org.apache.rocketmq.common.message.MessageExt;
@@ -22,12 +27,18 @@ import org.apache.rocketmq.common.message.MessageExt;
  * One JVM that drives RocketMQ's own Java client for the interoperability tests, so a test file pays
  * the JVM start once. Commands come one per line on stdin, fields separated by TAB; every command
  * answers one line on stdout, {"ev":"ok",...} or {"ev":"error","message":...}. Deliveries to push
- * consumers are printed as {"ev":"msg",...} lines whenever they happen.
+ * consumers (push and lite pull) are printed as {"ev":"msg",...} lines whenever they happen, and the
+ * broker's check-backs of a transactional producer as {"ev":"check",...} lines.
  *
  *   producer NAME NAMESRV
  *   send NAME TOPIC TAG KEYS BODY [k=v ...]
  *   batch NAME TOPIC TAG COUNT BODY_PREFIX
  *   consumer ID NAMESRV GROUP TOPIC tag|sql EXPRESSION ok|later MAX_RECONSUME_TIMES
+ *   txproducer NAME NAMESRV GROUP (a TransactionMQProducer; its checks answer UNKNOW until txcheck)
+ *   txsend NAME TOPIC BODY COMMIT|ROLLBACK|UNKNOW
+ *                                 (executeLocalTransaction returns the state in the txState property)
+ *   txcheck NAME COMMIT|ROLLBACK|UNKNOW  (what checkLocalTransaction answers from now on)
+ *   litepull ID NAMESRV GROUP TOPIC     (a DefaultLitePullConsumer subscribed to TOPIC with "*", polling)
  *   stop ID                       (a producer or a consumer; a consumer commits its offsets)
  *   admin ARG...                  (runs mqadmin's MQAdminStartup in this JVM; output in "out")
  *   exit
@@ -37,6 +48,44 @@ public final class Driver {
         StandardCharsets.UTF_8);
     private static final Map<String, DefaultMQProducer> producers = new ConcurrentHashMap<>();
     private static final Map<String, DefaultMQPushConsumer> consumers = new ConcurrentHashMap<>();
+    private static final Map<String, LitePull> litePulls = new ConcurrentHashMap<>();
+    /** What each transactional producer's checkLocalTransaction answers, by producer name. */
+    private static final Map<String, LocalTransactionState> checkAnswers = new ConcurrentHashMap<>();
+
+    /** A lite pull consumer and the thread that polls it until stopped. */
+    static final class LitePull {
+        final DefaultLitePullConsumer consumer;
+        volatile boolean running = true;
+        Thread poller;
+
+        LitePull(DefaultLitePullConsumer consumer) {
+            this.consumer = consumer;
+        }
+
+        void stop() throws InterruptedException {
+            running = false;
+            poller.join(10000);
+            consumer.shutdown();
+        }
+    }
+
+    /** The test's short names for the states, as txsend and txcheck take them. */
+    static LocalTransactionState txState(String name) {
+        switch (name) {
+            case "COMMIT": return LocalTransactionState.COMMIT_MESSAGE;
+            case "ROLLBACK": return LocalTransactionState.ROLLBACK_MESSAGE;
+            case "UNKNOW": return LocalTransactionState.UNKNOW;
+            default: throw new IllegalArgumentException("unknown transaction state " + name);
+        }
+    }
+
+    static String msgJson(String id, MessageExt m) {
+        return "{\"ev\":\"msg\",\"c\":" + q(id) + ",\"topic\":" + q(m.getTopic()) + ",\"tags\":"
+            + q(m.getTags()) + ",\"keys\":" + q(m.getKeys()) + ",\"body\":"
+            + q(new String(m.getBody(), StandardCharsets.UTF_8)) + ",\"queueId\":" + m.getQueueId()
+            + ",\"queueOffset\":" + m.getQueueOffset() + ",\"reconsumeTimes\":" + m.getReconsumeTimes()
+            + ",\"msgId\":" + q(m.getMsgId()) + "}";
+    }
 
     static String q(String s) {
         if (s == null) return "null";
@@ -76,6 +125,7 @@ public final class Driver {
                 emit("{\"ev\":\"error\",\"cmd\":" + q(a[0]) + ",\"message\":" + q(String.valueOf(e)) + "}");
             }
         }
+        for (LitePull l : litePulls.values()) l.stop();
         for (DefaultMQPushConsumer c : consumers.values()) c.shutdown();
         for (DefaultMQProducer p : producers.values()) p.shutdown();
         System.exit(0);
@@ -128,25 +178,89 @@ public final class Driver {
                 else c.subscribe(a[4], a[6]);
                 final boolean later = a[7].equals("later");
                 c.registerMessageListener((MessageListenerConcurrently) (msgs, ctx) -> {
-                    for (MessageExt m : msgs) {
-                        emit("{\"ev\":\"msg\",\"c\":" + q(id) + ",\"topic\":" + q(m.getTopic()) + ",\"tags\":"
-                            + q(m.getTags()) + ",\"keys\":" + q(m.getKeys()) + ",\"body\":"
-                            + q(new String(m.getBody(), StandardCharsets.UTF_8)) + ",\"queueId\":" + m.getQueueId()
-                            + ",\"queueOffset\":" + m.getQueueOffset() + ",\"reconsumeTimes\":" + m.getReconsumeTimes()
-                            + ",\"msgId\":" + q(m.getMsgId()) + "}");
-                    }
+                    for (MessageExt m : msgs) emit(msgJson(id, m));
                     return later ? ConsumeConcurrentlyStatus.RECONSUME_LATER : ConsumeConcurrentlyStatus.CONSUME_SUCCESS;
                 });
                 c.start();
                 consumers.put(id, c);
                 return "{\"ev\":\"ok\",\"cmd\":\"consumer\"}";
             }
+            case "txproducer": {
+                final String name = a[1];
+                TransactionMQProducer p = new TransactionMQProducer(a[3]);
+                p.setNamesrvAddr(a[2]);
+                p.setInstanceName(name);
+                p.setSendMsgTimeout(10000);
+                checkAnswers.put(name, LocalTransactionState.UNKNOW);
+                p.setTransactionListener(new TransactionListener() {
+                    @Override
+                    public LocalTransactionState executeLocalTransaction(Message msg, Object arg) {
+                        return txState(msg.getUserProperty("txState"));
+                    }
+
+                    @Override
+                    public LocalTransactionState checkLocalTransaction(MessageExt msg) {
+                        LocalTransactionState answer = checkAnswers.get(name);
+                        emit("{\"ev\":\"check\",\"p\":" + q(name) + ",\"topic\":" + q(msg.getTopic()) + ",\"body\":"
+                            + q(new String(msg.getBody(), StandardCharsets.UTF_8)) + ",\"msgId\":" + q(msg.getMsgId())
+                            + ",\"transactionId\":" + q(msg.getTransactionId()) + ",\"answer\":" + q(answer.name())
+                            + "}");
+                        return answer;
+                    }
+                });
+                p.start();
+                producers.put(name, p);
+                return "{\"ev\":\"ok\",\"cmd\":\"txproducer\"}";
+            }
+            case "txsend": {
+                DefaultMQProducer p = producers.get(a[1]);
+                if (!(p instanceof TransactionMQProducer)) throw new IllegalArgumentException("no txproducer " + a[1]);
+                Message m = new Message(a[2], a[3].getBytes(StandardCharsets.UTF_8));
+                txState(a[4]);
+                m.putUserProperty("txState", a[4]);
+                TransactionSendResult r = ((TransactionMQProducer) p).sendMessageInTransaction(m, null);
+                return "{\"ev\":\"ok\",\"cmd\":\"txsend\",\"status\":" + q(r.getSendStatus().name())
+                    + ",\"state\":" + q(r.getLocalTransactionState().name()) + ",\"msgId\":" + q(r.getMsgId())
+                    + ",\"transactionId\":" + q(r.getTransactionId()) + "}";
+            }
+            case "txcheck": {
+                if (!checkAnswers.containsKey(a[1])) throw new IllegalArgumentException("no txproducer " + a[1]);
+                checkAnswers.put(a[1], txState(a[2]));
+                return "{\"ev\":\"ok\",\"cmd\":\"txcheck\"}";
+            }
+            case "litepull": {
+                final String id = a[1];
+                DefaultLitePullConsumer c = new DefaultLitePullConsumer(a[3]);
+                c.setNamesrvAddr(a[2]);
+                c.setInstanceName(id);
+                c.setConsumeFromWhere(ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET);
+                c.subscribe(a[4], "*");
+                c.start();
+                final LitePull l = new LitePull(c);
+                l.poller = new Thread(() -> {
+                    while (l.running) {
+                        try {
+                            for (MessageExt m : c.poll(200)) emit(msgJson(id, m));
+                        } catch (Throwable e) {
+                            if (l.running)
+                                emit("{\"ev\":\"pollError\",\"c\":" + q(id) + ",\"message\":" + q(String.valueOf(e)) + "}");
+                        }
+                    }
+                }, "litepull-" + id);
+                l.poller.setDaemon(true);
+                l.poller.start();
+                litePulls.put(id, l);
+                return "{\"ev\":\"ok\",\"cmd\":\"litepull\"}";
+            }
             case "stop": {
                 DefaultMQPushConsumer c = consumers.remove(a[1]);
                 if (c != null) c.shutdown();
+                LitePull l = litePulls.remove(a[1]);
+                if (l != null) l.stop();
                 DefaultMQProducer p = producers.remove(a[1]);
                 if (p != null) p.shutdown();
-                return "{\"ev\":\"ok\",\"cmd\":\"stop\",\"found\":" + (c != null || p != null) + "}";
+                checkAnswers.remove(a[1]);
+                return "{\"ev\":\"ok\",\"cmd\":\"stop\",\"found\":" + (c != null || l != null || p != null) + "}";
             }
             case "admin": {
                 String[] adminArgs = new String[a.length - 1];
