@@ -137,7 +137,7 @@ describeWithJava('RocketMQ Java transactional producer and lite pull consumer ag
     await java.command('txcheck', 'TX', 'UNKNOW');
   }, 60_000);
 
-  test('a Java DefaultLitePullConsumer.subscribe() gets its first message within 2 s of the first send', async () => {
+  test('a Java DefaultLitePullConsumer.subscribe() gets its first messages promptly, not after its 20 s rebalance', async () => {
     const topic = uniqueName('JLite');
     await createTopic(topic, 4);
     await java.command('litepull', 'L1', ns, uniqueName('JLiteGroup'), topic);
@@ -146,10 +146,12 @@ describeWithJava('RocketMQ Java transactional producer and lite pull consumer ag
       expect((await java.command('send', 'P1', topic, 'T', '', `lite-${i}`)).status).toBe('SEND_OK');
     const got = () => java.messages.filter((m) => m.c === 'L1');
     await waitUntil(() => new Set(got().map((m) => m.body)).size === 3, 30_000, state);
-    // RocketMQ's own broker hands it over in about a second: the consumer's first rebalance assigns the
-    // queues and the pull that follows finds the messages.
+    // RocketMQ's own broker hands it over in about a second (so does ours on a quiet machine): the
+    // consumer's first rebalance assigns the queues and the pull that follows finds the messages. The
+    // bound is loose for a busy machine, and still far below the 20 s a member waited when it was not
+    // told of its own join.
     const firstAfter = (got()[0]?.at ?? Infinity) - sentAt;
-    expect(firstAfter).toBeLessThan(2000);
+    expect(firstAfter).toBeLessThan(10_000);
     expect([...new Set(got().map((m) => m.body))].sort()).toEqual(['lite-0', 'lite-1', 'lite-2']);
     expect(got().every((m) => m.topic === topic)).toBe(true);
     await java.command('stop', 'L1');
