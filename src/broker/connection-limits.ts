@@ -16,6 +16,7 @@
 import type { Server } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Logger } from '../common/logger.js';
+import { RareLog } from './rare-log.js';
 
 export interface ConnectionLimitsOptions {
   maxConnections: number;
@@ -44,7 +45,6 @@ export interface ConnectionStats {
 
 /** Answers of a refused request end with this, so the first part of a remark says why. */
 const BUSY_PREFIX = '[REJECTREQUEST]system busy, start flow control for a while: ';
-const LOG_EVERY_MS = 10_000;
 
 export class ConnectionLimits {
   private readonly options: ConnectionLimitsOptions;
@@ -52,11 +52,11 @@ export class ConnectionLimits {
   private dropped = 0;
   private refused = 0;
   private admitted = 0;
-  private lastDropLog = 0;
-  private lastRefuseLog = 0;
+  private readonly rareLog: RareLog;
 
   constructor(options: ConnectionLimitsOptions) {
     this.options = options;
+    this.rareLog = new RareLog(options.logger);
   }
 
   /** Bounds `server`'s connections (Node closes the ones past `maxConnections`) and logs the drops. */
@@ -64,10 +64,8 @@ export class ConnectionLimits {
     server.maxConnections = this.options.maxConnections;
     server.on('drop', () => {
       this.dropped++;
-      const now = Date.now();
-      if (now - this.lastDropLog < LOG_EVERY_MS) return;
-      this.lastDropLog = now;
-      this.options.logger.warn(
+      this.rareLog.warn(
+        'drop',
         { maxConnections: this.options.maxConnections, droppedConnections: this.dropped },
         'connection refused: maxConnections are open',
       );
@@ -96,11 +94,7 @@ export class ConnectionLimits {
     }
     if (why !== undefined) {
       this.refused++;
-      const now = Date.now();
-      if (now - this.lastRefuseLog >= LOG_EVERY_MS) {
-        this.lastRefuseLog = now;
-        this.options.logger.warn({ refusedRequests: this.refused, reason: why }, 'request refused: connection limits');
-      }
+      this.rareLog.warn('refuse', { refusedRequests: this.refused, reason: why }, 'request refused: connection limits');
       return BUSY_PREFIX + why;
     }
     state.inFlight++;

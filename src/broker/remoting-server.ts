@@ -1,7 +1,4 @@
 /**
- * One piece past 500 lines because reading, budgets, answering and closing of a connection are one state
- * machine: each step decides whether the connection is read again (options and counters are apart).
- *
  * The broker's RocketMQ remoting listener (RocketMQ: NettyRemotingServer), on node:net only: a thin
  * shell that splits a connection's bytes into RocketMQ frames, hands each request to `onRequest`, and
  * writes the answer back with the request's `opaque`, the response flag and the request's header
@@ -42,31 +39,34 @@ import {
 import { RemotingDecodeError } from '../remoting/remoting-decode-error.js';
 import { releasePullBody } from '../store/index.js';
 import { ConnectionBudget } from './remoting/byte-budget.js';
+import { RareLog } from './rare-log.js';
+import {
+  ConnectionAdmission,
+  FRAME_RATE_GRACE_MS,
+  NO_REQUEST,
+  closeVerdict,
+  type CloseVerdict,
+} from './remoting/connection-admission.js';
 import { FrameIntake, type Reservation } from './remoting/frame-intake.js';
 import { publicRemark } from './remoting/public-remark.js';
 import { RemotingConnection } from './remoting/remoting-connection.js';
 import type { Counter, RemotingListenerStats, RemotingServerOptions } from './remoting/remoting-server-options.js';
 import { encodeResponseParts } from './remoting/response-frame.js';
 
-export { RemotingConnection } from './remoting/remoting-connection.js';
-export type { RemotingListenerStats, RemotingServerOptions } from './remoting/remoting-server-options.js';
-export { encodeResponseParts, nextOpaque } from './remoting/response-frame.js';
+// The response encoder stays reachable here for the benchmark that compares builds.
+export { encodeResponseParts } from './remoting/response-frame.js';
 
 /** RocketMQ: the remark of a request refused because the server is overloaded. */
 const OVERLOAD_REMARK = '[OVERLOAD]system busy, start flow control for a while';
 /** A frame's first second or two may be slow (a prefix split across packets) before its rate is judged. */
-const FRAME_RATE_GRACE_MS = 2000;
 /** After a bad frame, the requests read before it get this long to be answered before the connection closes. */
 const CLOSE_GRACE_MS = 5000;
-const LOG_EVERY_MS = 10_000;
 
 export class RemotingServer {
   private readonly server: net.Server;
   private readonly options: RemotingServerOptions;
   private readonly connections = new Set<RemotingConnection>();
-  /** Connections that have not sent a complete request yet, oldest first (the first evicted). */
-  private readonly fresh = new Set<RemotingConnection>();
-  private readonly perAddress = new Map<string, number>();
+  private readonly admission: ConnectionAdmission;
   /** Connections whose next frame waits for room in the broker-wide budget. */
   private readonly waiting = new Set<RemotingConnection>();
   /** Connections that stopped being read after a bad frame and close once answered. */
@@ -84,13 +84,15 @@ export class RemotingServer {
     refusedConnections: 0,
   };
   private peakConnectionBytes = 0;
-  private readonly lastLog = new Map<string, number>();
+  private readonly rareLog: RareLog;
   private active = 0;
   private idleWaiters: Array<() => void> = [];
   private closing: Promise<void> | undefined;
 
   constructor(options: RemotingServerOptions) {
     this.options = options;
+    this.admission = new ConnectionAdmission(options);
+    this.rareLog = new RareLog(options.logger);
     this.server = net.createServer({ noDelay: true, keepAlive: true }, (socket) => this.onConnection(socket));
     this.unsubscribeBudget = options.budget.whenFree(() => {
       for (const c of [...this.waiting]) this.pump(c);
@@ -168,45 +170,24 @@ export class RemotingServer {
     await this.closing;
   }
 
-  /** Logs at most once per LOG_EVERY_MS per kind, so a flood does not flood the log too. */
-  private warnRarely(kind: string, fields: Record<string, unknown>, message: string): void {
-    const now = Date.now();
-    if (now - (this.lastLog.get(kind) ?? 0) < LOG_EVERY_MS) return;
-    this.lastLog.set(kind, now);
-    this.options.logger.warn(fields, message);
-  }
-
-  /** Makes room for a new connection from `ip`, evicting a connection that never sent a request; false when none can go. */
-  private admit(ip: string): boolean {
-    const o = this.options;
-    const fromIp = this.perAddress.get(ip) ?? 0;
-    const full = this.connections.size >= o.maxConnections;
-    if (fromIp < o.maxConnectionsPerAddress && !full) return true;
-    let victim: RemotingConnection | undefined;
-    for (const c of this.fresh) {
-      // Past the per-address limit only that address's own connections make room.
-      if (fromIp >= o.maxConnectionsPerAddress && c.peerIp !== ip) continue;
-      victim = c;
-      break;
-    }
-    if (!victim) return false;
-    this.counters.evictedConnections++;
-    this.warnRarely(
-      'evict',
-      { remote: victim.remoteAddress, evicted: this.counters.evictedConnections },
-      'remoting connection that never sent a request closed to make room for a new one',
-    );
-    this.forget(victim);
-    victim.destroy();
-    return true;
-  }
-
   private onConnection(socket: Socket): void {
     const o = this.options;
     const ip = socket.remoteAddress ?? 'unknown';
-    if (!this.admit(ip)) {
+    const admission = this.admission.admit(ip, this.connections.size);
+    if (admission.admit && admission.evict) {
+      const victim = admission.evict;
+      this.counters.evictedConnections++;
+      this.rareLog.warn(
+        'evict',
+        { remote: victim.remoteAddress, evicted: this.counters.evictedConnections },
+        'remoting connection that never sent a request closed to make room for a new one',
+      );
+      this.forget(victim);
+      victim.destroy();
+    }
+    if (!admission.admit) {
       this.counters.refusedConnections++;
-      this.warnRarely(
+      this.rareLog.warn(
         'refuse',
         { remote: ip, max: o.maxConnections, maxPerAddress: o.maxConnectionsPerAddress },
         'remoting connection refused: too many connections',
@@ -219,8 +200,7 @@ export class RemotingServer {
     const connection = new RemotingConnection(socket, budget, o.logger, Date.now(), (c) => this.drained(c));
     connection.intake = new FrameIntake(o.maxFrameBytes, (bytes) => this.reserve(connection, bytes));
     this.connections.add(connection);
-    this.fresh.add(connection);
-    this.perAddress.set(ip, (this.perAddress.get(ip) ?? 0) + 1);
+    this.admission.opened(connection);
     socket.setTimeout(o.idleTimeoutMs);
     socket.on('timeout', () => {
       if (connection.inFlight > 0) return;
@@ -261,11 +241,8 @@ export class RemotingServer {
   /** Takes a closed (or closing) connection out of the listener's books. */
   private forget(connection: RemotingConnection): void {
     if (!this.connections.delete(connection)) return;
-    this.fresh.delete(connection);
+    this.admission.closed(connection);
     this.waiting.delete(connection);
-    const n = (this.perAddress.get(connection.peerIp) ?? 1) - 1;
-    if (n <= 0) this.perAddress.delete(connection.peerIp);
-    else this.perAddress.set(connection.peerIp, n);
   }
 
   /** The budget's word on a frame of `bytes` whose length just came on `connection`. */
@@ -317,7 +294,7 @@ export class RemotingServer {
       }
       if (!connection.sentRequest) {
         connection.sentRequest = true;
-        this.fresh.delete(connection);
+        this.admission.requested(connection);
       }
       // A response goes to whoever waits for it; one to a oneway notification finds nobody.
       if (isResponse(command.flag)) {
@@ -382,46 +359,23 @@ export class RemotingServer {
     if (!socket.writableEnded) socket.end(() => socket.destroy());
   }
 
+  /** Closes a connection the listener will not keep, counted and (rarely) logged. */
+  private drop(c: RemotingConnection, verdict: CloseVerdict): void {
+    this.counters[verdict.counter]++;
+    this.rareLog.warn(verdict.counter, verdict.fields, verdict.message);
+    this.forget(c);
+    c.destroy();
+  }
+
   /** The periodic checks: no request in time, frames too slow, connections that do not drain, closings that hang. */
   private sweep(): void {
     const o = this.options;
     const now = Date.now();
-    for (const c of this.fresh) {
-      if (now - c.openedAt < o.firstRequestTimeoutMs) break; // oldest first
-      this.counters.closedNoRequest++;
-      this.warnRarely('no-request', { remote: c.remoteAddress }, 'remoting connection sent no request in time, closed');
-      this.forget(c);
-      c.destroy();
-    }
+    for (const c of [...this.admission.overdue(now, o.firstRequestTimeoutMs)])
+      this.drop(c, { ...NO_REQUEST, fields: { remote: c.remoteAddress } });
     for (const c of this.connections) {
-      if (c.pausedSince) {
-        if (now - c.lastDrainAt > o.drainTimeoutMs) {
-          this.counters.closedUndrained++;
-          this.warnRarely(
-            'undrained',
-            { remote: c.remoteAddress, heldBytes: c.budget.used },
-            'remoting connection over its byte budget did not drain in time, closed',
-          );
-          this.forget(c);
-          c.destroy();
-        }
-        continue;
-      }
-      const elapsed = now - c.frameStartedAt;
-      if (
-        c.intake?.inProgress &&
-        elapsed > FRAME_RATE_GRACE_MS &&
-        c.frameBytes < (o.minFrameBytesPerSecond * elapsed) / 1000
-      ) {
-        this.counters.closedSlowFrames++;
-        this.warnRarely(
-          'slow',
-          { remote: c.remoteAddress, bytes: c.frameBytes, ms: elapsed },
-          'remoting frame arriving slower than the minimum data rate, connection closed',
-        );
-        this.forget(c);
-        c.destroy();
-      }
+      const verdict = closeVerdict(c, now, o);
+      if (verdict) this.drop(c, verdict);
     }
     // A request read before a bad frame that is still not answered (a held pull) does not keep the connection.
     for (const c of this.closingConnections) {
@@ -516,7 +470,7 @@ export class RemotingServer {
       if (why !== undefined) {
         releasePullBody(response.body as Uint8Array);
         this.counters.busyAnswers++;
-        this.warnRarely(
+        this.rareLog.warn(
           'busy',
           { remote: connection.remoteAddress, reason: why },
           'remoting answer refused: byte budget',

@@ -5,7 +5,8 @@
  * connection closes first, is settled as such, and nothing is kept for it afterwards.
  */
 import type { RemotingCommand, RemotingCommandInput } from '../../remoting/remoting-command.js';
-import { nextOpaque, type RemotingConnection } from '../remoting-server.js';
+import type { RemotingConnection } from './remoting-connection.js';
+import { nextOpaque } from './response-frame.js';
 
 /** Why a call to a client did not get an answer. */
 export class ClientCallError extends Error {
