@@ -5,6 +5,7 @@
 import net from 'node:net';
 import { RequestCode } from '../../src/protocol/index.js';
 import { encodeRemotingCommand } from '../../src/remoting/remoting-command.js';
+import { heartbeatBody } from './remoting-test-client.js';
 
 export class RawSockets {
   private readonly sockets = new Set<net.Socket>();
@@ -59,33 +60,7 @@ export const pullFrame = (opaque: number, group: string, topic: string, queueOff
     },
   });
 
-export const heartbeatBody = (clientID: string, group: string, topic: string): Buffer =>
-  Buffer.from(
-    JSON.stringify({
-      clientID,
-      consumerDataSet: [
-        {
-          groupName: group,
-          consumeType: 'CONSUME_PASSIVELY',
-          messageModel: 'CLUSTERING',
-          consumeFromWhere: 'CONSUME_FROM_FIRST_OFFSET',
-          subscriptionDataSet: [
-            {
-              topic,
-              subString: '*',
-              tagsSet: [],
-              codeSet: [],
-              subVersion: 1,
-              expressionType: 'TAG',
-              classFilterMode: false,
-            },
-          ],
-          unitMode: false,
-        },
-      ],
-      producerDataSet: [],
-    }),
-  );
+export { heartbeatBody };
 
 export const heartbeatFrame = (opaque: number, clientID: string, group: string, topic: string): Buffer =>
   encodeRemotingCommand({

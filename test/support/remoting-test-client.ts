@@ -97,3 +97,42 @@ export class RemotingTestClient {
     return this.closed;
   }
 }
+
+/**
+ * A HEART_BEAT body (RocketMQ's HeartbeatData as JSON): `clientID` consuming `topic` with `*` in
+ * `consumerGroup` (none when null), and producing in `producerGroup` when given.
+ */
+export const heartbeatBody = (
+  clientID: string,
+  consumerGroup: string | null,
+  topic: string,
+  producerGroup?: string,
+): Buffer =>
+  Buffer.from(
+    JSON.stringify({
+      clientID,
+      consumerDataSet: consumerGroup
+        ? [
+            {
+              groupName: consumerGroup,
+              consumeType: 'CONSUME_PASSIVELY',
+              messageModel: 'CLUSTERING',
+              consumeFromWhere: 'CONSUME_FROM_FIRST_OFFSET',
+              subscriptionDataSet: [
+                {
+                  topic,
+                  subString: '*',
+                  tagsSet: [],
+                  codeSet: [],
+                  subVersion: 1,
+                  expressionType: 'TAG',
+                  classFilterMode: false,
+                },
+              ],
+              unitMode: false,
+            },
+          ]
+        : [],
+      producerDataSet: producerGroup ? [{ groupName: producerGroup }] : [],
+    }),
+  );

@@ -10,37 +10,7 @@ import { ResponseCode } from '../../../src/protocol/response-code.js';
 import { encodeRemotingCommand } from '../../../src/remoting/remoting-command.js';
 import { uniqueName } from '../../support/broker-client.js';
 import { startBroker, waitFor, type BrokerFixture } from '../../support/broker-fixture.js';
-import { RemotingTestClient } from '../../support/remoting-test-client.js';
-
-const heartbeat = (clientID: string, consumerGroup: string | null, topic: string, producerGroup?: string): Buffer =>
-  Buffer.from(
-    JSON.stringify({
-      clientID,
-      consumerDataSet: consumerGroup
-        ? [
-            {
-              groupName: consumerGroup,
-              consumeType: 'CONSUME_PASSIVELY',
-              messageModel: 'CLUSTERING',
-              consumeFromWhere: 'CONSUME_FROM_FIRST_OFFSET',
-              subscriptionDataSet: [
-                {
-                  topic,
-                  subString: '*',
-                  tagsSet: [],
-                  codeSet: [],
-                  subVersion: 1,
-                  expressionType: 'TAG',
-                  classFilterMode: false,
-                },
-              ],
-              unitMode: false,
-            },
-          ]
-        : [],
-      producerDataSet: producerGroup ? [{ groupName: producerGroup }] : [],
-    }),
-  );
+import { RemotingTestClient, heartbeatBody } from '../../support/remoting-test-client.js';
 
 const json = (b: Buffer | null): Record<string, unknown> => JSON.parse((b ?? Buffer.from('{}')).toString('utf8'));
 
@@ -96,7 +66,7 @@ describe('operator commands over remoting', () => {
     const pgroup = uniqueName('OpsP');
     const a = await connect();
     const hb = await a.request(RequestCode.HEART_BEAT, null, {
-      body: heartbeat('10.0.0.9@ops', group, topic, pgroup),
+      body: heartbeatBody('10.0.0.9@ops', group, topic, pgroup),
       version: 409,
     });
     expect(hb.code).toBe(ResponseCode.SUCCESS);

@@ -6,35 +6,7 @@
 import { RequestCode, ResponseCode } from '../../../src/protocol/index.js';
 import { uniqueName } from '../../support/broker-client.js';
 import { startBroker, waitFor, type BrokerFixture } from '../../support/broker-fixture.js';
-import { RemotingTestClient } from '../../support/remoting-test-client.js';
-
-const heartbeat = (clientID: string, group: string, topic: string): Buffer =>
-  Buffer.from(
-    JSON.stringify({
-      clientID,
-      consumerDataSet: [
-        {
-          groupName: group,
-          consumeType: 'CONSUME_PASSIVELY',
-          messageModel: 'CLUSTERING',
-          consumeFromWhere: 'CONSUME_FROM_FIRST_OFFSET',
-          subscriptionDataSet: [
-            {
-              topic,
-              subString: '*',
-              tagsSet: [],
-              codeSet: [],
-              subVersion: 1,
-              expressionType: 'TAG',
-              classFilterMode: false,
-            },
-          ],
-          unitMode: false,
-        },
-      ],
-      producerDataSet: [],
-    }),
-  );
+import { RemotingTestClient, heartbeatBody } from '../../support/remoting-test-client.js';
 
 const pullHeader = (group: string, topic: string, offset: number, suspendMs: number): Record<string, string> => ({
   consumerGroup: group,
@@ -228,12 +200,12 @@ describe('broker remoting listener', () => {
     expect((await fx.client.send(topic, 'x')).code).toBe(ResponseCode.SUCCESS);
     const a = await connect();
     const b = await connect();
-    expect((await a.request(RequestCode.HEART_BEAT, null, { body: heartbeat('10.0.0.1@a', group, topic) })).code).toBe(
-      ResponseCode.SUCCESS,
-    );
-    expect((await b.request(RequestCode.HEART_BEAT, null, { body: heartbeat('10.0.0.1@b', group, topic) })).code).toBe(
-      ResponseCode.SUCCESS,
-    );
+    expect(
+      (await a.request(RequestCode.HEART_BEAT, null, { body: heartbeatBody('10.0.0.1@a', group, topic) })).code,
+    ).toBe(ResponseCode.SUCCESS);
+    expect(
+      (await b.request(RequestCode.HEART_BEAT, null, { body: heartbeatBody('10.0.0.1@b', group, topic) })).code,
+    ).toBe(ResponseCode.SUCCESS);
     await waitFor(() => a.pushed.length > 0);
     const note = a.pushed[0];
     expect(note?.code).toBe(RequestCode.NOTIFY_CONSUMER_IDS_CHANGED);
@@ -255,17 +227,17 @@ describe('broker remoting listener', () => {
     const topic = uniqueName('RT');
     const group = uniqueName('RG');
     const a = await connect();
-    expect((await a.request(RequestCode.HEART_BEAT, null, { body: heartbeat('10.0.0.2@a', group, topic) })).code).toBe(
-      ResponseCode.SUCCESS,
-    );
+    expect(
+      (await a.request(RequestCode.HEART_BEAT, null, { body: heartbeatBody('10.0.0.2@a', group, topic) })).code,
+    ).toBe(ResponseCode.SUCCESS);
     await waitFor(() => a.pushed.length > 0, 2000);
     expect(a.pushed[0]?.code).toBe(RequestCode.NOTIFY_CONSUMER_IDS_CHANGED);
     expect(a.pushed[0]?.extFields?.consumerGroup).toBe(group);
     // The second member is told of its join too, within the window or at its end.
     const b = await connect();
-    expect((await b.request(RequestCode.HEART_BEAT, null, { body: heartbeat('10.0.0.2@b', group, topic) })).code).toBe(
-      ResponseCode.SUCCESS,
-    );
+    expect(
+      (await b.request(RequestCode.HEART_BEAT, null, { body: heartbeatBody('10.0.0.2@b', group, topic) })).code,
+    ).toBe(ResponseCode.SUCCESS);
     await waitFor(() => b.pushed.some((n) => n.code === RequestCode.NOTIFY_CONSUMER_IDS_CHANGED), 2000);
   });
 
