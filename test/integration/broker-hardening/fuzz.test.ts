@@ -15,11 +15,11 @@ import { createFuzzer, describeCommands, seededRandom, type FuzzRequest } from '
 setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;
 
-/** Holding calls (pulls, watches) with a huge fuzzed timeout are abandoned by the client after this. */
+/** Holding calls (pulls, POPs, watches) with a huge fuzzed hold time are abandoned by the client after this. */
 const HOLD_TIMEOUT_MS = 1500;
 /** Any other call: generous, the machine may be busy. */
 const CALL_TIMEOUT_MS = 30_000;
-const HOLDING = /PULL_MESSAGE|WATCH_CONSUMER_IDS|^11$|^361$|^90001$/;
+const HOLDING = /PULL_MESSAGE|POP_MESSAGE|WATCH_CONSUMER_IDS|^11$|^361$|^90001$|^200050$/;
 
 interface Tally {
   sent: number;
