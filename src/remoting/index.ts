@@ -26,3 +26,12 @@ export {
 } from './remoting-command.js';
 export { RemotingDecodeError, RemotingFrameTooLargeError } from './remoting-decode-error.js';
 export { DEFAULT_MAX_FRAME_LENGTH, FrameReader, type FrameReaderOptions } from './frame-reader.js';
+export {
+  ACL_ACCESS_KEY,
+  ACL_SECURITY_TOKEN,
+  ACL_SIGNATURE,
+  aclSignature,
+  aclSignedContent,
+  signExtFields,
+  type AclCredentials,
+} from './acl-signature.js';
