@@ -7,6 +7,7 @@
 import { createInflate } from 'node:zlib';
 import { CompressionType, DEFAULT_MAX_DECOMPRESSED_BYTES, MessageSysFlag } from '../../common/codec/constants.js';
 import { decompressBody } from '../../common/codec/compression.js';
+import { zstdDecompressedSize } from '../../common/codec/zstd.js';
 import { STORED_SYSFLAG_BITS } from '../../store/record-check.js';
 import { STORE_DEFAULTS } from '../../store/index.js';
 import type { BrokerContext } from '../broker-context.js';
@@ -139,13 +140,16 @@ function lz4BlockOutput(b: Uint8Array, start: number, end: number): number {
   return out;
 }
 
+/** Lets the event loop serve others before the caller goes on. */
+const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
 /**
  * Why a body flagged compressed is refused, or null when it decompresses (with the compression type of
  * `sysFlag`, 0 meaning zlib) to at most `maxDecompressedBytes` (the broker passes the store's
- * maxMessageSize). The size is bounded before any work: an LZ4 body's is counted from its sequences, a
- * zstd body's declared sizes are checked first by its decoder, and decoding stops at the limit; zlib runs
- * on the thread pool and its output is counted, not kept, so a large body neither stalls other calls nor
- * holds memory.
+ * maxMessageSize). The size is bounded before any work: an LZ4 body's is counted from its sequences; a
+ * zstd body's declared sizes are checked first and its decoding, which stops at the limit, runs in slices
+ * between which other calls are served; zlib runs on the thread pool. The output of zstd and zlib is
+ * counted, not kept, so a large body neither stalls other calls nor holds memory.
  */
 export async function compressedBodyProblem(
   body: Buffer,
@@ -158,6 +162,7 @@ export async function compressedBodyProblem(
   const type = bits === 0 ? CompressionType.ZLIB : bits;
   try {
     if (type === CompressionType.ZLIB) await inflatedSize(body, maxDecompressedBytes);
+    else if (type === CompressionType.ZSTD) await zstdDecompressedSize(body, maxDecompressedBytes, nextTurn);
     else {
       if (type === CompressionType.LZ4 && lz4DecompressedSize(body) > maxDecompressedBytes) {
         return `the compressed body expands past ${maxDecompressedBytes} bytes`;

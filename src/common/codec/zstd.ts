@@ -116,11 +116,11 @@ function readFrame(b: Uint8Array, at: number): FrameInfo {
 }
 
 /**
- * Decompresses a zstd body (one or more frames, skippable frames allowed) into a fresh buffer of at
- * most `maxOutputLength` bytes. Throws `ZstdError` on malformed or truncated data, a dictionary, a
- * window over 128 MiB, or output over the cap.
+ * Reads every frame header of `body` (skippable frames skipped) and refuses what `zstdDecompress` refuses
+ * before decoding: malformed or truncated framing, dictionaries, oversized windows, and declared content
+ * sizes that add up past `maxOutputLength`.
  */
-export function zstdDecompress(body: Uint8Array, maxOutputLength: number): Uint8Array {
+function checkFrames(body: Uint8Array, maxOutputLength: number): void {
   if (body.length === 0) throw new ZstdError('no zstd frame: the body is empty');
   let declared = 0;
   for (let at = 0; at < body.length;) {
@@ -141,19 +141,68 @@ export function zstdDecompress(body: Uint8Array, maxOutputLength: number): Uint8
       throw new ZstdError(`zstd content of ${declared} bytes exceeds the limit of ${maxOutputLength} bytes`);
     at = f.end;
   }
-  const chunks: Uint8Array[] = [];
+}
+
+/** A decoder whose output goes to `sink`, stopping with a ZstdError once more than `maxOutputLength` came. */
+function cappedDecoder(maxOutputLength: number, sink: (chunk: Uint8Array) => void): Decompress {
   let total = 0;
-  const d = new Decompress((chunk) => {
+  return new Decompress((chunk) => {
     total += chunk.length;
     if (total > maxOutputLength) throw new ZstdError(`zstd content exceeds the limit of ${maxOutputLength} bytes`);
-    if (chunk.length > 0) chunks.push(chunk);
+    sink(chunk);
   });
+}
+
+/** Feeds `input` to `d`; a decoder failure that is not already a ZstdError becomes one. */
+function push(d: Decompress, input: Uint8Array, final: boolean): void {
   try {
-    d.push(body, true);
+    d.push(input, final);
   } catch (e) {
     if (e instanceof ZstdError) throw e;
     throw new ZstdError(`malformed zstd data: ${(e as Error).message}`, { cause: e });
   }
+}
+
+/**
+ * The decompressed size of a zstd body, counted without keeping the output. The frame headers are
+ * checked first, as `zstdDecompress` checks them; then the decoder is fed `sliceBytes` of the body at a
+ * time, awaiting `pause()` between slices, so that a body which takes long to decode (frames that
+ * declare no size are only bounded by `maxOutputLength`) holds the thread for one slice at a time.
+ * Rejects with the errors `zstdDecompress` throws.
+ */
+export async function zstdDecompressedSize(
+  body: Uint8Array,
+  maxOutputLength: number,
+  pause: () => Promise<void>,
+  sliceBytes = 32 * 1024,
+): Promise<number> {
+  checkFrames(body, maxOutputLength);
+  let total = 0;
+  const d = cappedDecoder(maxOutputLength, (chunk) => {
+    total += chunk.length;
+  });
+  for (let at = 0; at < body.length; at += sliceBytes) {
+    if (at > 0) await pause();
+    const end = Math.min(body.length, at + sliceBytes);
+    push(d, body.subarray(at, end), end === body.length);
+  }
+  return total;
+}
+
+/**
+ * Decompresses a zstd body (one or more frames, skippable frames allowed) into a fresh buffer of at
+ * most `maxOutputLength` bytes. Throws `ZstdError` on malformed or truncated data, a dictionary, a
+ * window over 128 MiB, or output over the cap.
+ */
+export function zstdDecompress(body: Uint8Array, maxOutputLength: number): Uint8Array {
+  checkFrames(body, maxOutputLength);
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  const d = cappedDecoder(maxOutputLength, (chunk) => {
+    total += chunk.length;
+    if (chunk.length > 0) chunks.push(chunk);
+  });
+  push(d, body, true);
   if (chunks.length === 1) return chunks[0] as Uint8Array;
   const out = new Uint8Array(total);
   let o = 0;

@@ -1,6 +1,7 @@
 /**
  * Compression bombs: a body flagged LZ4 (or zstd) is measured before it is decoded — an LZ4 body's size is
- * counted from its sequences, without producing output — and a body that would expand past the store's
+ * counted from its sequences, without producing output; a zstd body's declared size is read from its
+ * frame headers, and one that declares none is decoded in slices and counted up to the limit — and a body that would expand past the store's
  * maxMessageSize is refused with MESSAGE_ILLEGAL, quickly, and never stored.
  */
 import { lz4FrameCompress } from '../../../src/common/codec/lz4.js';
@@ -59,6 +60,29 @@ test('a zstd frame declaring more than maxMessageSize is refused MESSAGE_ILLEGAL
   const r = await send(uniqueName('Bomb'), zstdBomb(), sysFlag(CompressionType.ZSTD));
   expect(r.code).toBe(ResponseCode.MESSAGE_ILLEGAL);
   expect(r.remark).toContain('expands past');
+});
+
+/**
+ * A zstd frame that declares no content size (as streaming compressors write it), made of `blocks` RLE
+ * blocks of `blockBytes` bytes each: its size is only known by decoding it.
+ */
+function zstdStreamed(blocks: number, blockBytes: number): Buffer {
+  const parts = [Buffer.from([0x28, 0xb5, 0x2f, 0xfd, 0x00, 7 << 3])]; // no size, 128 KiB window
+  for (let i = 0; i < blocks; i++) {
+    const header = (i === blocks - 1 ? 1 : 0) | (1 << 1) | (blockBytes << 3);
+    parts.push(Buffer.from([header & 0xff, (header >> 8) & 0xff, (header >> 16) & 0xff, 0x61]));
+  }
+  return Buffer.concat(parts);
+}
+
+test('a zstd frame without a declared size is decoded in slices up to maxMessageSize, then refused', async () => {
+  const topic = uniqueName('Bomb');
+  const bomb = zstdStreamed(128, 128 * 1024); // 16 MiB from 518 bytes
+  const r = await send(topic, bomb, sysFlag(CompressionType.ZSTD));
+  expect(r.code).toBe(ResponseCode.MESSAGE_ILLEGAL);
+  expect(r.remark).toContain('expands past');
+  const ok = await send(topic, zstdStreamed(4, 1000), sysFlag(CompressionType.ZSTD));
+  expect(ok.code).toBe(ResponseCode.SUCCESS);
 });
 
 test.each([

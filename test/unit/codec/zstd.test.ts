@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
-import { ZstdError, zstdDecompress } from '../../../src/common/codec/zstd.js';
+import { ZstdError, zstdDecompress, zstdDecompressedSize } from '../../../src/common/codec/zstd.js';
 import {
   CompressionType,
   DecodeError,
@@ -104,6 +104,50 @@ describe('zstd decoder refuses what it must', () => {
       }),
       { numRuns: 100 },
     );
+  });
+});
+
+describe('zstd size counted in slices (the broker check of a stored body)', () => {
+  const counting = (): { pauses: number; pause: () => Promise<void> } => {
+    const state = {
+      pauses: 0,
+      pause: (): Promise<void> => {
+        state.pauses++;
+        return Promise.resolve();
+      },
+    };
+    return state;
+  };
+
+  it.each(fixture.cases.map((c) => [c.name, c] as const))('%s: the size zstdDecompress gives', async (_n, c) => {
+    const p = counting();
+    await expect(zstdDecompressedSize(Buffer.from(c.frame, 'base64'), MAX, p.pause, 64)).resolves.toBe(c.length);
+    expect(p.pauses).toBe(Math.ceil(Buffer.from(c.frame, 'base64').length / 64) - 1);
+  });
+
+  it.each(fixture.bombs.map((b) => [b.name, b] as const))('refuses the bomb %s at the limit', async (_n, b) => {
+    const p = counting();
+    await expect(zstdDecompressedSize(Buffer.from(b.frame, 'base64'), 1_000_000, p.pause, 16)).rejects.toThrow(
+      /exceeds the limit of 1000000 bytes/,
+    );
+  });
+
+  it('refuses what zstdDecompress refuses, with the same errors', async () => {
+    const frame = frameOf('zstd CLI -3, content');
+    const p = counting();
+    for (const bad of [new Uint8Array(0), Buffer.from('hello world'), frame.subarray(0, frame.length - 5)]) {
+      const sync = ((): unknown => {
+        try {
+          zstdDecompress(bad, MAX);
+        } catch (e) {
+          return e;
+        }
+        return undefined;
+      })();
+      expect(sync).toBeInstanceOf(ZstdError);
+      await expect(zstdDecompressedSize(bad, MAX, p.pause, 100)).rejects.toThrow((sync as Error).message);
+    }
+    await expect(zstdDecompressedSize(frame, text.length - 1, p.pause, 100)).rejects.toThrow(ZstdError);
   });
 });
 
