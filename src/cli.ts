@@ -6,7 +6,7 @@
  *                      [--channel-expired-timeout-ms N] [--watch-renew-grace-ms N]
  *                      [--message-delay-level "1s 5s ..."] [--dlq-readable]
  *                      [--log-level debug|info|warn|error|silent]
- *                      [--remoting-port N]
+ *                      [--remoting-port N] [--config broker.conf]
  * Prints `rocketmq-ts broker listening on <address>` once the broker serves, and shuts down cleanly on
  * SIGINT / SIGTERM (exit code 0), or when started through npm (`npx`) once npm is gone (cli-launcher.ts).
  * Bad flags exit with code 2 and a message on stderr.
@@ -15,7 +15,8 @@
  */
 import { readFileSync, statSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { Broker } from './broker/index.js';
+import { Broker, type BrokerOptions } from './broker/index.js';
+import { BrokerConfFileError, brokerOptionsFromConf } from './broker/broker-conf-file.js';
 import { LOG_LEVELS, createLineLogger, isLogLevel } from './common/line-logger.js';
 import { UsageError as AdminUsageError, adminUsage, isAdminCommand, runAdminCommand } from './cli-admin.js';
 import { startedThroughNpm, watchLauncher } from './cli-launcher.js';
@@ -27,7 +28,11 @@ Commands:
   (and the admin commands below; rocketmq-ts --version prints the version)
 
 rocketmq-ts broker options:
-  --store DIR              store directory (required)
+  --config FILE            settings in RocketMQ's broker.conf form (key=value lines):
+                           every broker and store option by name, e.g.
+                           remotingMaxConnectionsPerAddress=200 or maxMessageSize=1048576;
+                           flags given on the command line win
+  --store DIR              store directory (required, here or as storePath in --config)
   --port N                 port to listen on (default 8081; 0 picks a free one)
   --host H                 interface to bind (default 127.0.0.1)
   --advertised-address URL the address clients are told to use (default
@@ -105,6 +110,27 @@ function accessToken(file: string | undefined, flag: string | undefined): string
   return flag;
 }
 
+/** The settings of a `--config` file; a file that cannot be read or a bad line is a usage error. */
+function readBrokerConf(file: string): Partial<BrokerOptions> {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (e) {
+    throw new UsageError(`--config: cannot read ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+  }
+  try {
+    return brokerOptionsFromConf(text, file);
+  } catch (e) {
+    if (e instanceof BrokerConfFileError) throw new UsageError(`--config: ${e.message}`);
+    throw e;
+  }
+}
+
+/** `o` without its undefined entries, so that a flag not given leaves the --config file's value. */
+function definedOnly<T extends object>(o: T): Partial<T> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
+}
+
 async function runBroker(args: string[]): Promise<void> {
   const { values } = parseArgs({
     args,
@@ -125,6 +151,7 @@ async function runBroker(args: string[]): Promise<void> {
       'dlq-readable': { type: 'boolean' },
       'log-level': { type: 'string' },
       'remoting-port': { type: 'string' },
+      config: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
     strict: true,
@@ -134,25 +161,31 @@ async function runBroker(args: string[]): Promise<void> {
     process.stdout.write(USAGE);
     return;
   }
-  if (!values.store) throw new UsageError('--store DIR is required');
+  const conf = values.config === undefined ? {} : readBrokerConf(values.config);
+  const storePath = values.store ?? conf.storePath;
+  if (!storePath) throw new UsageError('--store DIR is required');
   const level = values['log-level'] ?? 'info';
   if (!isLogLevel(level)) throw new UsageError(`--log-level must be one of ${LOG_LEVELS.join(', ')}, got '${level}'`);
   const logger = createLineLogger(level, (line) => process.stderr.write(line));
   const broker = await Broker.start({
-    storePath: values.store,
-    port: parsePort(values.port),
-    host: values.host,
-    advertisedAddress: values['advertised-address'],
-    brokerName: values['broker-name'],
-    clusterName: values['cluster-name'],
-    accessToken: accessToken(values['access-token-file'], values['access-token']),
-    autoCreateTopicEnable: values['no-auto-create-topic'] ? false : undefined,
-    channelExpiredTimeoutMs: parseMs('channel-expired-timeout-ms', values['channel-expired-timeout-ms']),
-    watchRenewGraceMs: parseMs('watch-renew-grace-ms', values['watch-renew-grace-ms']),
-    dlqReadable: values['dlq-readable'] ? true : undefined,
+    ...conf,
+    ...definedOnly({
+      port: parsePort(values.port),
+      host: values.host,
+      advertisedAddress: values['advertised-address'],
+      brokerName: values['broker-name'],
+      clusterName: values['cluster-name'],
+      accessToken: accessToken(values['access-token-file'], values['access-token']),
+      autoCreateTopicEnable: values['no-auto-create-topic'] ? false : undefined,
+      channelExpiredTimeoutMs: parseMs('channel-expired-timeout-ms', values['channel-expired-timeout-ms']),
+      watchRenewGraceMs: parseMs('watch-renew-grace-ms', values['watch-renew-grace-ms']),
+      dlqReadable: values['dlq-readable'] ? true : undefined,
+      remotingPort: parsePort(values['remoting-port'], 'remoting-port'),
+    }),
+    storePath,
     logger,
-    remotingPort: parsePort(values['remoting-port'], 'remoting-port'),
     store: {
+      ...conf.store,
       ...(values['sync-flush'] ? { flushDiskType: 'SYNC_FLUSH' as const } : {}),
       ...(values['message-delay-level'] ? { messageDelayLevel: values['message-delay-level'] } : {}),
     },

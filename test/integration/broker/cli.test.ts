@@ -1,7 +1,9 @@
 /**
  * The CLI (`rocketmq-ts broker ...`) from the compiled package, as a user runs it.
  */
-import { rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { ResponseCode } from '../../../src/protocol/index.js';
 import { TestBrokerClient, uniqueName } from '../../support/broker-client.js';
 import { tempStorePath } from '../../support/broker-fixture.js';
@@ -87,6 +89,33 @@ describe('rocketmq-ts broker (CLI)', () => {
       }
       expect(await r.exit).toBe(0);
       rmSync(store, { recursive: true, force: true });
+    },
+    CLI_TEST_TIMEOUT_MS,
+  );
+
+  test(
+    '--config FILE sets options in broker.conf form; a flag on the command line wins; a bad line stops it',
+    async () => {
+      const dir = mkdtempSync(path.join(os.tmpdir(), 'rmq-cli-conf-'));
+      const store = path.join(dir, 'store');
+      const conf = path.join(dir, 'broker.conf');
+      writeFileSync(conf, `storePathRootDir=${store}\nlistenPort=0\nbrokerName=broker-conf\nport=1\n`);
+      const r = run(['broker', '--config', conf, '--port', '0']);
+      const client = new TestBrokerClient(await listeningAddress(r));
+      try {
+        await r.waitFor(/remoting listening on 127\.0\.0\.1:(\d+)/);
+        const route = await client.call('GET_ROUTEINFO_BY_TOPIC', { topic: 'TBW102' });
+        expect(route.body.toString('utf8')).toContain('broker-conf');
+      } finally {
+        await client.close();
+        r.child.kill('SIGTERM');
+      }
+      expect(await r.exit).toBe(0);
+      writeFileSync(conf, `storePathRootDir=${store}\nremotingMaxConnections=many\n`);
+      const bad = run(['broker', '--config', conf]);
+      expect(await bad.exit).toBe(2);
+      expect(bad.stderr()).toContain(`--config: ${conf}:2: remotingMaxConnections must be a whole number, got 'many'`);
+      rmSync(dir, { recursive: true, force: true });
     },
     CLI_TEST_TIMEOUT_MS,
   );
