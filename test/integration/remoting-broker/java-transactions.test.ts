@@ -1,7 +1,8 @@
 /**
  * RocketMQ's own Java client (4.9.8, from the shared kit) against the bundled broker over its remoting
  * port: a TransactionMQProducer whose local transaction commits (delivered once), rolls back (never
- * delivered) or stays UNKNOW until the broker's check-back settles it; and a DefaultLitePullConsumer that
+ * delivered) or stays UNKNOW until the broker's check-back settles it, and one that dies before deciding
+ * is settled by the check-back to another member of its group; and a DefaultLitePullConsumer that
  * subscribe()s to a topic and receives the first message sent after it started within a bound close to
  * RocketMQ's own. The broker checks undecided halves often, so check-backs come within seconds.
  * One JVM serves the whole file (Driver.java); skipped with one line when Java or the kit is missing.
@@ -136,6 +137,31 @@ describeWithJava('RocketMQ Java transactional producer and lite pull consumer ag
     expect(await bodiesOn(topic)).toEqual(['late']);
     await java.command('txcheck', 'TX', 'UNKNOW');
   }, 60_000);
+
+  test('a Java producer that dies before deciding is resolved by the check-back to another member of its group', async () => {
+    const kit = javaKit();
+    if (!kit) return;
+    const topic = uniqueName('JTxOrphan');
+    const group = uniqueName('JTxShared');
+    await createTopic(topic, 4);
+    const doomed = await JavaDriver.start(kit, classes);
+    try {
+      await doomed.command('txproducer', 'DOOMED', ns, group);
+      await java.command('txproducer', 'SURVIVOR', ns, group);
+      await java.command('txcheck', 'SURVIVOR', 'COMMIT');
+      // The half is stored, then the JVM ends inside executeLocalTransaction: no END_TRANSACTION is sent.
+      await expect(doomed.command('txsend', 'DOOMED', topic, 'orphan', 'HALT')).rejects.toThrow(/driver exited/);
+      const survivorChecks = () => java.checks.filter((c) => c.p === 'SURVIVOR' && c.topic === topic);
+      await waitUntil(() => survivorChecks().some((c) => c.answer === 'COMMIT_MESSAGE'), 30_000, state);
+      await waitAsync(async () => (await bodiesOn(topic)).length === 1, 15_000, state);
+      await waitUntil(() => fx.broker.transactionalMessageService.pendingCount === 0, 15_000, state);
+      await fx.broker.transactionalMessageService.check();
+      expect(await bodiesOn(topic)).toEqual(['orphan']);
+    } finally {
+      await java.command('stop', 'SURVIVOR');
+      await doomed.close();
+    }
+  }, 90_000);
 
   test('a Java DefaultLitePullConsumer.subscribe() gets its first messages promptly, not after its 20 s rebalance', async () => {
     const topic = uniqueName('JLite');

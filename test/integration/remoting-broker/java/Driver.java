@@ -35,8 +35,9 @@ import org.apache.rocketmq.common.message.MessageExt;
  *   batch NAME TOPIC TAG COUNT BODY_PREFIX
  *   consumer ID NAMESRV GROUP TOPIC tag|sql EXPRESSION ok|later MAX_RECONSUME_TIMES
  *   txproducer NAME NAMESRV GROUP (a TransactionMQProducer; its checks answer UNKNOW until txcheck)
- *   txsend NAME TOPIC BODY COMMIT|ROLLBACK|UNKNOW
- *                                 (executeLocalTransaction returns the state in the txState property)
+ *   txsend NAME TOPIC BODY COMMIT|ROLLBACK|UNKNOW|HALT
+ *                                 (executeLocalTransaction returns the state in the txState property;
+ *                                 HALT ends the JVM at once instead: a producer that dies undecided)
  *   txcheck NAME COMMIT|ROLLBACK|UNKNOW  (what checkLocalTransaction answers from now on)
  *   litepull ID NAMESRV GROUP TOPIC     (a DefaultLitePullConsumer subscribed to TOPIC with "*", polling)
  *   stop ID                       (a producer or a consumer; a consumer commits its offsets)
@@ -195,6 +196,7 @@ public final class Driver {
                 p.setTransactionListener(new TransactionListener() {
                     @Override
                     public LocalTransactionState executeLocalTransaction(Message msg, Object arg) {
+                        if ("HALT".equals(msg.getUserProperty("txState"))) Runtime.getRuntime().halt(3);
                         return txState(msg.getUserProperty("txState"));
                     }
 
@@ -216,7 +218,7 @@ public final class Driver {
                 DefaultMQProducer p = producers.get(a[1]);
                 if (!(p instanceof TransactionMQProducer)) throw new IllegalArgumentException("no txproducer " + a[1]);
                 Message m = new Message(a[2], a[3].getBytes(StandardCharsets.UTF_8));
-                txState(a[4]);
+                if (!"HALT".equals(a[4])) txState(a[4]);
                 m.putUserProperty("txState", a[4]);
                 TransactionSendResult r = ((TransactionMQProducer) p).sendMessageInTransaction(m, null);
                 return "{\"ev\":\"ok\",\"cmd\":\"txsend\",\"status\":" + q(r.getSendStatus().name())
