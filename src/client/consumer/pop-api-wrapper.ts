@@ -15,6 +15,7 @@ import {
   type ChangeInvisibleTimeResponseHeader,
   type ExtraInfo,
   type PopMessageResponseHeader,
+  QueryAssignmentResponseBody,
 } from '../../protocol/index.js';
 import type { CallOptions, MQClientAPI } from '../instance/mq-client-api.js';
 
@@ -40,6 +41,14 @@ export interface PoppedMessage {
   message: MessageExt;
   receiptHandle: string;
   handle: ExtraInfo;
+}
+
+/** What QUERY_ASSIGNMENT answered for one (topic, group, member) on one broker. */
+export interface PopAssignment {
+  /** The group's mode on that broker (set with SET_MESSAGE_REQUEST_MODE, `mqadmin setConsumeMode`). */
+  mode: 'PULL' | 'POP';
+  /** The queue ids given to the member (-1: every queue of the topic on that broker). */
+  queueIds: number[];
 }
 
 export interface PopResponse {
@@ -169,5 +178,35 @@ export class PopAPIWrapper {
       invisibleTime: h.invisibleTime,
       reviveQid: h.reviveQid ?? handle.reviveQid,
     });
+  }
+
+  /**
+   * QUERY_ASSIGNMENT (RocketMQ: MQClientAPIImpl.queryAssignment): the queues the broker gives this member
+   * of `consumerGroup` on `topic`, and the group's mode there.
+   */
+  async queryAssignment(
+    addr: string,
+    q: { topic: string; consumerGroup: string; clientId: string; strategyName: string },
+    opts: CallOptions,
+  ): Promise<PopAssignment> {
+    const body = Buffer.from(JSON.stringify({ ...q, messageModel: 'CLUSTERING' }), 'utf8');
+    const res = await this.api.invoke(addr, { code: RequestCode.QUERY_ASSIGNMENT, header: {}, body }, opts);
+    if (res.code !== ResponseCode.SUCCESS) throw errorFromResponse(res.code, res.remark);
+    let parsed: ReturnType<typeof QueryAssignmentResponseBody.safeParse>;
+    try {
+      parsed = QueryAssignmentResponseBody.safeParse(JSON.parse(res.body?.toString('utf8') ?? '{}'));
+    } catch {
+      throw new RocketMQError(
+        'ERR_BAD_RESPONSE',
+        'malformed response: QUERY_ASSIGNMENT answered a body that is not JSON',
+      );
+    }
+    if (!parsed.success)
+      throw new RocketMQError('ERR_BAD_RESPONSE', `malformed response: QUERY_ASSIGNMENT: ${parsed.error.message}`);
+    const assignments = (parsed.data.messageQueueAssignments ?? []).filter((a) => a.messageQueue.topic === q.topic);
+    return {
+      mode: assignments.some((a) => a.mode === 'POP') ? 'POP' : 'PULL',
+      queueIds: [...new Set(assignments.map((a) => a.messageQueue.queueId))].sort((a, b) => a - b),
+    };
   }
 }
