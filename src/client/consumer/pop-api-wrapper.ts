@@ -9,6 +9,7 @@ import { decodeMessages } from '../../common/codec/index.js';
 import {
   RequestCode,
   ResponseCode,
+  bitSetOf,
   buildExtraInfo,
   errorFromResponse,
   parseExtraInfo,
@@ -143,6 +144,41 @@ export class PopAPIWrapper {
       bname: handle.brokerName,
     };
     const res = await this.api.invoke(addr, { code: RequestCode.ACK_MESSAGE, header }, opts);
+    if (res.code !== ResponseCode.SUCCESS) throw errorFromResponse(res.code, res.remark);
+  }
+
+  /**
+   * BATCH_ACK_MESSAGE (RocketMQ: MQClientAPIImpl.batchAckMessageAsync): acknowledges messages popped from
+   * one broker in one request, one BatchAck (a start offset and a bit set) per popped checkpoint. A
+   * broker that could not apply some answers an error naming how many it applied.
+   */
+  async batchAck(
+    addr: string,
+    brokerName: string,
+    consumerGroup: string,
+    items: ReadonlyArray<{ topic: string; handle: ExtraInfo }>,
+    opts: CallOptions,
+  ): Promise<void> {
+    const groups = new Map<string, { topic: string; h: ExtraInfo; bits: number[] }>();
+    for (const { topic, handle: h } of items) {
+      const k = [topic, h.retry, h.queueId, h.ckOffset, h.popTime, h.invisibleTime, h.reviveQid].join(' ');
+      let g = groups.get(k);
+      if (!g) groups.set(k, (g = { topic, h, bits: [] }));
+      g.bits.push(h.queueOffset - h.ckOffset);
+    }
+    const acks = [...groups.values()].map(({ topic, h, bits }) => ({
+      c: consumerGroup,
+      t: topic,
+      r: h.retry,
+      so: h.ckOffset,
+      q: h.queueId,
+      rq: h.reviveQid,
+      pt: h.popTime,
+      it: h.invisibleTime,
+      b: bitSetOf(bits),
+    }));
+    const body = Buffer.from(JSON.stringify({ brokerName, acks }), 'utf8');
+    const res = await this.api.invoke(addr, { code: RequestCode.BATCH_ACK_MESSAGE, header: {}, body }, opts);
     if (res.code !== ResponseCode.SUCCESS) throw errorFromResponse(res.code, res.remark);
   }
 

@@ -2,7 +2,7 @@
  * PushConsumer with consumeMode 'POP' on the bundled broker: a backlog drained exactly once (TCP and
  * HTTP), prompt start, a member killed mid-batch (its transport closed with listeners still running)
  * whose messages come back to the survivor after their invisible time, eight members started together on
- * a four-queue topic all receiving without a duplicate, retries through the broker's revive (the POP
+ * a four-queue topic all receiving without a duplicate, shutdown waiting for listeners and acknowledgements, retries through the broker's revive (the POP
  * retry topic) up to the dead-letter queue, and the options and listeners POP refuses.
  */
 import type { Broker } from '../../../src/broker/index.js';
@@ -172,6 +172,28 @@ describe.each<Transport>(['tcp', 'http'])('PushConsumer POP over %s', (t) => {
       expect(seen.duplicates()).toEqual([]);
       expect(per.filter((n) => n === 0)).toEqual([]);
     }, 40_000);
+
+    it('shutdown waits for running listeners and their acknowledgements', async () => {
+      const topic = uniq('PopPushT');
+      let release!: () => void;
+      const gate = new Promise<void>((r) => (release = r));
+      let running = 0;
+      const c = consumer(uniq('PopPushG'), topic, { consumeThreadMax: 4 });
+      c.registerMessageListener(async () => {
+        running++;
+        await gate;
+      });
+      await c.start();
+      await c.ready;
+      await sendAll(fx.broker, topic, ['s1', 's2', 's3', 's4']);
+      await waitFor(() => running === 4, 10_000);
+      const report = c.shutdown({ timeoutMs: 10_000 });
+      await waitFor(() => c.state === 'SHUTTING_DOWN');
+      release();
+      expect(await report).toEqual({ unfinishedListeners: 0, droppedConsumeRequests: 0, errors: [] });
+      // Acknowledged before shutdown resolved: nothing is left in flight on the broker.
+      expect(allAcked()).toBe(true);
+    }, 30_000);
 
     it('a failing message is retried through the revive (POP retry topic, reconsumeTimes growing), then sent to the DLQ', async () => {
       const topic = uniq('PopPushT');

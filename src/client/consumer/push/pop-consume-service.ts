@@ -1,8 +1,9 @@
 /**
  * ConsumeMessagePopConcurrentlyService: popped messages are cut into batches of
  * `consumeMessageBatchMaxSize`, each batch runs the concurrent listener (through the consume core, with
- * the concurrent service's reading of its answers) on at most `consumeThreadMax` workers. A success is
- * acknowledged (ACK_MESSAGE); a failure changes the message's invisible time to the retry delay of its
+ * the concurrent service's reading of its answers) on at most `consumeThreadMax` workers. Successes are
+ * acknowledged together once the listener calls of the moment have answered (one BATCH_ACK_MESSAGE
+ * per broker instead of an ACK_MESSAGE per message); a failure changes the message's invisible time to the retry delay of its
  * level, so the broker's revive delivers it again with reconsumeTimes + 1, and a message that has
  * failed `maxReconsumeTimes` times is sent to `%DLQ%<group>` and acknowledged. A batch whose invisible
  * time ran out before its listener ended is left alone: the broker has already handed it out again.
@@ -42,7 +43,8 @@ export interface PopConsumeServiceDeps {
   listener: MessageListenerConcurrently;
   clock: Clock;
   logger: Logger;
-  ack(popped: PoppedMessage): Promise<void>;
+  /** Acknowledges messages (from any brokers: ACK_MESSAGE for one, BATCH_ACK_MESSAGE for several). */
+  ack(popped: readonly PoppedMessage[]): Promise<void>;
   changeInvisibleTime(popped: PoppedMessage, invisibleTimeMs: number): Promise<void>;
   /** CONSUMER_SEND_MSG_BACK with delay level -1. */
   sendToDeadLetterQueue(msg: MessageExt, mq: MessageQueue): Promise<void>;
@@ -77,6 +79,9 @@ export class PopConsumeService {
   /** Acknowledgements, invisible-time changes and dead-letter sends in flight. */
   readonly #settling = new Set<Promise<void>>();
   readonly #startTime: StartTimeText;
+  /** Successes waiting for the next acknowledgement flush. */
+  #acks: Array<{ p: PoppedMessage; mq: MessageQueue }> = [];
+  #ackFlushScheduled = false;
   #idle: { promise: Promise<void>; resolve: () => void } | undefined;
 
   constructor(deps: PopConsumeServiceDeps) {
@@ -165,7 +170,7 @@ export class PopConsumeService {
   ): void {
     let ackIndex = -1;
     if (status === ConsumeConcurrentlyStatus.CONSUME_SUCCESS) ackIndex = Math.min(context.ackIndex, popped.length - 1);
-    for (let i = 0; i <= ackIndex; i++) this.#track(this.#ack(popped[i] as PoppedMessage, mq));
+    for (let i = 0; i <= ackIndex; i++) this.#queueAck(popped[i] as PoppedMessage, mq);
     const failed = popped.slice(ackIndex + 1);
     for (const p of failed) this.#track(this.#retryLater(p, context.delayLevelWhenNextConsume, mq));
     pq.waitAckCount -= popped.length;
@@ -187,12 +192,30 @@ export class PopConsumeService {
     void p.finally(() => this.#settling.delete(p));
   }
 
-  async #ack(p: PoppedMessage, mq: MessageQueue): Promise<void> {
+  #queueAck(p: PoppedMessage, mq: MessageQueue): void {
+    this.#acks.push({ p, mq });
+    if (this.#ackFlushScheduled) return;
+    this.#ackFlushScheduled = true;
+    setImmediate(() => this.#flushAcks());
+  }
+
+  #flushAcks(): void {
+    this.#ackFlushScheduled = false;
+    const batch = this.#acks;
+    if (batch.length === 0) return;
+    this.#acks = [];
+    this.#track(this.#sendAcks(batch));
+  }
+
+  async #sendAcks(batch: ReadonlyArray<{ p: PoppedMessage; mq: MessageQueue }>): Promise<void> {
     try {
-      await this.#d.ack(p);
+      await this.#d.ack(batch.map((a) => a.p));
     } catch (err) {
-      // Not lost: the broker delivers it again after its invisible time.
-      this.#d.logger.warn({ err, mq, msgId: p.message.msgId }, 'POP acknowledgement failed');
+      // Not lost: what was not acknowledged is delivered again after its invisible time.
+      this.#d.logger.warn(
+        { err, mqs: [...new Set(batch.map((a) => a.mq))], count: batch.length },
+        'POP acknowledgement failed',
+      );
     }
   }
 
@@ -207,7 +230,7 @@ export class PopConsumeService {
     if (delayLevel < 0 || msg.reconsumeTimes >= d.maxReconsumeTimes) {
       try {
         await d.sendToDeadLetterQueue(msg, mq);
-        await d.ack(p);
+        await d.ack([p]);
         return;
       } catch (err) {
         d.logger.warn({ err, mq, msgId: msg.msgId }, 'sending to the dead-letter queue failed; retried later');
@@ -242,6 +265,7 @@ export class PopConsumeService {
       }
       await waitAtMost(this.#idle.promise, Math.max(0, deadline - d.clock.now()), d.clock);
     }
+    this.#flushAcks();
     if (this.#settling.size > 0)
       await waitAtMost(Promise.allSettled([...this.#settling]), Math.max(0, deadline - d.clock.now()), d.clock);
     return { unfinished: this.#busy, droppedRequests, unsettledAcks: this.#settling.size };

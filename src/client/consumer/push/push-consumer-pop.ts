@@ -20,7 +20,7 @@ import { reachBrokers } from '../../instance/client-start.js';
 import { MQClientInstance } from '../../instance/mq-client-instance.js';
 import type { MQConsumerInner } from '../../instance/mq-consumer-inner.js';
 import { Deferred } from '../consumer-startup.js';
-import { PopAPIWrapper } from '../pop-api-wrapper.js';
+import { PopAPIWrapper, type PoppedMessage } from '../pop-api-wrapper.js';
 import { PopConsumeService, type PopProcessQueue } from './pop-consume-service.js';
 import { runPopLoop, type PopLoopContext } from './pop-message-loop.js';
 import type { PushConsumerShutdownReport, PushConsumerState } from './push-consumer-events.js';
@@ -99,10 +99,7 @@ export class PushConsumerPop {
       listener: listener.fn,
       clock: o.clock,
       logger,
-      ack: async (p) => {
-        const addr = await this.#brokerAddr(instance, p.message.topic, p.handle.brokerName);
-        await pop.ack(addr, o.consumerGroup, p.message.topic, p.handle, p.receiptHandle, {});
-      },
+      ack: (popped) => this.#ack(instance, pop, popped),
       changeInvisibleTime: async (p, ms) => {
         const addr = await this.#brokerAddr(instance, p.message.topic, p.handle.brokerName);
         await pop.changeInvisibleTime(addr, o.consumerGroup, p.message.topic, p.handle, p.receiptHandle, ms, {});
@@ -159,6 +156,28 @@ export class PushConsumerPop {
     this.ready.resolve();
     logger.info(event, 'PushConsumer (POP) ready');
     this.#host.events.emit('ready', event);
+  }
+
+  /** One ACK_MESSAGE, or one BATCH_ACK_MESSAGE per broker; rejects with the first failure once all are done. */
+  async #ack(instance: MQClientInstance, pop: PopAPIWrapper, popped: readonly PoppedMessage[]): Promise<void> {
+    const group = this.#host.options.consumerGroup;
+    const byBroker = new Map<string, PoppedMessage[]>();
+    for (const p of popped) {
+      const list = byBroker.get(p.handle.brokerName);
+      if (list) list.push(p);
+      else byBroker.set(p.handle.brokerName, [p]);
+    }
+    const results = await Promise.allSettled(
+      [...byBroker].map(async ([brokerName, list]) => {
+        const first = list[0] as PoppedMessage;
+        const addr = await this.#brokerAddr(instance, first.message.topic, brokerName);
+        if (list.length === 1) return pop.ack(addr, group, first.message.topic, first.handle, first.receiptHandle, {});
+        const items = list.map((p) => ({ topic: p.message.topic, handle: p.handle }));
+        return pop.batchAck(addr, brokerName, group, items, {});
+      }),
+    );
+    const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed) throw failed.reason;
   }
 
   async #brokerAddr(instance: MQClientInstance, topic: string, brokerName: string): Promise<string> {
