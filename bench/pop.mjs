@@ -7,10 +7,12 @@
 //
 // One process runs the broker, the producer and the consumer, so the figures compare the three ways of
 // consuming under the same conditions; they are not the broker's limits (bench/compare.mjs is).
+import { Buffer } from 'node:buffer';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir, loadavg, cpus } from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { setTimeout } from 'node:timers';
 import { parseArgs } from 'node:util';
 import { Broker } from '../dist/broker/index.js';
 import { Producer, PushConsumer, SimpleConsumer } from '../dist/index.js';

@@ -154,7 +154,8 @@ describe.each<Transport>(['tcp', 'http'])('PushConsumer POP over %s', (t) => {
       const seen = new Seen();
       const per = Array.from({ length: 8 }, () => 0);
       const members = per.map((_, i) => {
-        const c = consumer(group, topic, { popBatchNums: 4, consumeThreadMax: 2 });
+        // A low flow-control threshold: no member can hoard what the others should get.
+        const c = consumer(group, topic, { popBatchNums: 4, consumeThreadMax: 2, popThresholdForQueue: 8 });
         c.registerMessageListener(async (msgs) => {
           seen.add(msgs);
           per[i]! += msgs.length;
