@@ -174,6 +174,25 @@ describe.each<Transport>(['tcp', 'http'])('PushConsumer POP over %s', (t) => {
       expect(per.filter((n) => n === 0)).toEqual([]);
     }, 40_000);
 
+    it('delivers only what the tag subscription names, and leaves nothing in flight', async () => {
+      const topic = uniq('PopPushT');
+      const p = new Producer({ endpoints: fx.broker.address, defaultTopicQueueNums: 4 });
+      await p.start();
+      try {
+        for (const tags of ['A', 'B', 'A', 'C']) await p.send({ topic, body: Buffer.from(`${tags}-msg`), tags });
+      } finally {
+        await p.shutdown();
+      }
+      const seen = new Seen();
+      const c = consumer(uniq('PopPushG'), topic);
+      c.subscribe(topic, 'A || C');
+      c.registerMessageListener((msgs) => seen.add(msgs));
+      await c.start();
+      await waitFor(() => seen.count.size === 2 && seen.count.get('A-msg') === 2, 10_000);
+      await waitFor(allAcked, 5000);
+      expect([...seen.count.keys()].sort()).toEqual(['A-msg', 'C-msg']);
+    }, 30_000);
+
     it('shutdown waits for running listeners and their acknowledgements', async () => {
       const topic = uniq('PopPushT');
       let release!: () => void;
