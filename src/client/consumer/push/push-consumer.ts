@@ -18,7 +18,8 @@
  * consume service, pull service, rebalance), `pull-message.ts` (the pull path and its callback),
  * `rebalance-push-impl.ts`, `../consumer-routes.ts` (routes and extra heartbeats),
  * `push-consumer-tasks.ts` (cleanExpiredMsg, stall watch), `push-consumer-shutdown.ts`, and
- * `push-consumer-run.ts` (what they share).
+ * `push-consumer-run.ts` (what they share). With `consumeMode: 'POP'`, `push-consumer-pop.ts` takes the
+ * place of the lifecycle and the pull path (its pop loops and POP consume service beside it).
  */
 import { StateError } from '../../../common/errors.js';
 import type { Logger } from '../../../common/logger.js';
