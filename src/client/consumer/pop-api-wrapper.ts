@@ -9,12 +9,14 @@ import { decodeMessages } from '../../common/codec/index.js';
 import {
   RequestCode,
   ResponseCode,
+  bitSetOf,
   buildExtraInfo,
   errorFromResponse,
   parseExtraInfo,
   type ChangeInvisibleTimeResponseHeader,
   type ExtraInfo,
   type PopMessageResponseHeader,
+  QueryAssignmentResponseBody,
 } from '../../protocol/index.js';
 import type { CallOptions, MQClientAPI } from '../instance/mq-client-api.js';
 
@@ -40,6 +42,14 @@ export interface PoppedMessage {
   message: MessageExt;
   receiptHandle: string;
   handle: ExtraInfo;
+}
+
+/** What QUERY_ASSIGNMENT answered for one (topic, group, member) on one broker. */
+export interface PopAssignment {
+  /** The group's mode on that broker (set with SET_MESSAGE_REQUEST_MODE, `mqadmin setConsumeMode`). */
+  mode: 'PULL' | 'POP';
+  /** The queue ids given to the member (-1: every queue of the topic on that broker). */
+  queueIds: number[];
 }
 
 export interface PopResponse {
@@ -137,6 +147,41 @@ export class PopAPIWrapper {
     if (res.code !== ResponseCode.SUCCESS) throw errorFromResponse(res.code, res.remark);
   }
 
+  /**
+   * BATCH_ACK_MESSAGE (RocketMQ: MQClientAPIImpl.batchAckMessageAsync): acknowledges messages popped from
+   * one broker in one request, one BatchAck (a start offset and a bit set) per popped checkpoint. A
+   * broker that could not apply some answers an error naming how many it applied.
+   */
+  async batchAck(
+    addr: string,
+    brokerName: string,
+    consumerGroup: string,
+    items: ReadonlyArray<{ topic: string; handle: ExtraInfo }>,
+    opts: CallOptions,
+  ): Promise<void> {
+    const groups = new Map<string, { topic: string; h: ExtraInfo; bits: number[] }>();
+    for (const { topic, handle: h } of items) {
+      const k = [topic, h.retry, h.queueId, h.ckOffset, h.popTime, h.invisibleTime, h.reviveQid].join(' ');
+      let g = groups.get(k);
+      if (!g) groups.set(k, (g = { topic, h, bits: [] }));
+      g.bits.push(h.queueOffset - h.ckOffset);
+    }
+    const acks = [...groups.values()].map(({ topic, h, bits }) => ({
+      c: consumerGroup,
+      t: topic,
+      r: h.retry,
+      so: h.ckOffset,
+      q: h.queueId,
+      rq: h.reviveQid,
+      pt: h.popTime,
+      it: h.invisibleTime,
+      b: bitSetOf(bits),
+    }));
+    const body = Buffer.from(JSON.stringify({ brokerName, acks }), 'utf8');
+    const res = await this.api.invoke(addr, { code: RequestCode.BATCH_ACK_MESSAGE, header: {}, body }, opts);
+    if (res.code !== ResponseCode.SUCCESS) throw errorFromResponse(res.code, res.remark);
+  }
+
   /** CHANGE_MESSAGE_INVISIBLETIME: the new receipt handle (the old one is no longer valid). */
   async changeInvisibleTime(
     addr: string,
@@ -169,5 +214,35 @@ export class PopAPIWrapper {
       invisibleTime: h.invisibleTime,
       reviveQid: h.reviveQid ?? handle.reviveQid,
     });
+  }
+
+  /**
+   * QUERY_ASSIGNMENT (RocketMQ: MQClientAPIImpl.queryAssignment): the queues the broker gives this member
+   * of `consumerGroup` on `topic`, and the group's mode there.
+   */
+  async queryAssignment(
+    addr: string,
+    q: { topic: string; consumerGroup: string; clientId: string; strategyName: string },
+    opts: CallOptions,
+  ): Promise<PopAssignment> {
+    const body = Buffer.from(JSON.stringify({ ...q, messageModel: 'CLUSTERING' }), 'utf8');
+    const res = await this.api.invoke(addr, { code: RequestCode.QUERY_ASSIGNMENT, header: {}, body }, opts);
+    if (res.code !== ResponseCode.SUCCESS) throw errorFromResponse(res.code, res.remark);
+    let parsed: ReturnType<typeof QueryAssignmentResponseBody.safeParse>;
+    try {
+      parsed = QueryAssignmentResponseBody.safeParse(JSON.parse(res.body?.toString('utf8') ?? '{}'));
+    } catch {
+      throw new RocketMQError(
+        'ERR_BAD_RESPONSE',
+        'malformed response: QUERY_ASSIGNMENT answered a body that is not JSON',
+      );
+    }
+    if (!parsed.success)
+      throw new RocketMQError('ERR_BAD_RESPONSE', `malformed response: QUERY_ASSIGNMENT: ${parsed.error.message}`);
+    const assignments = (parsed.data.messageQueueAssignments ?? []).filter((a) => a.messageQueue.topic === q.topic);
+    return {
+      mode: assignments.some((a) => a.mode === 'POP') ? 'POP' : 'PULL',
+      queueIds: [...new Set(assignments.map((a) => a.messageQueue.queueId))].sort((a, b) => a - b),
+    };
   }
 }

@@ -30,7 +30,7 @@ export const ACK_INDEX_ALL = 2147483647;
 export const LOCAL_RECONSUME_DELAY_MS = 5000;
 
 /** How the concurrent service reads its listener's answers. */
-const CONCURRENT_RULES: ListenerRules<ConsumeConcurrentlyStatus> = {
+export const CONCURRENT_RULES: ListenerRules<ConsumeConcurrentlyStatus> = {
   statuses: [ConsumeConcurrentlyStatus.CONSUME_SUCCESS, ConsumeConcurrentlyStatus.RECONSUME_LATER],
   success: ConsumeConcurrentlyStatus.CONSUME_SUCCESS,
   failure: ConsumeConcurrentlyStatus.RECONSUME_LATER,

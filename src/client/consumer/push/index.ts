@@ -24,6 +24,7 @@ export {
 } from './push-consumer.js';
 export {
   DEFAULT_PUSH_CONSUMER_OPTIONS,
+  type PushConsumeMode,
   type PushConsumerOptions,
   type ResolvedPushConsumerOptions,
 } from './push-consumer-options.js';

@@ -112,7 +112,35 @@ export interface PushConsumerOptions extends ClientOptions {
   startSettleMaxMs?: number;
   /** Aborting this signal shuts the consumer down (as `shutdown()`). */
   signal?: AbortSignal;
+  /**
+   * How messages are fetched: 'PULL' (default: the group's members share the queues and pull them) or
+   * 'POP' (RocketMQ 5's push consumer with client rebalance off: the broker hands each message to one
+   * member, which acknowledges it; see docs/consumer.md, "Pull, push or POP"). POP is CLUSTERING only
+   * and takes a concurrent listener.
+   */
+  consumeMode?: PushConsumeMode;
+  /** POP: how long a popped message stays invisible to the group before it is delivered again, ms. Default 60000. */
+  popInvisibleTimeMs?: number;
+  /** POP: messages asked for per POP_MESSAGE. Default 32, [1, 32]. */
+  popBatchNums?: number;
+  /** POP: stop popping an assignment while this many of its messages wait for their acknowledgement. Default 96. */
+  popThresholdForQueue?: number;
+  /**
+   * POP: the wait before a failed message is delivered again, by delay level (level 0 takes the message's
+   * reconsumeTimes), ms. Default RocketMQ's popDelayLevel: 10 s, 30 s, 1 min, 2 min ... 2 h.
+   */
+  popRetryDelaysMs?: readonly number[];
 }
+
+/** How a PushConsumer fetches messages. */
+export type PushConsumeMode = 'PULL' | 'POP';
+
+/** The longest invisible time a broker accepts (RocketMQ proxy's maxInvisibleTimeMills: 12 hours). */
+export const POP_MAX_INVISIBLE_TIME_MS = 12 * 3600 * 1000;
+/** A shorter invisible time would run out before a listener has had a chance to finish. */
+export const POP_MIN_INVISIBLE_TIME_MS = 1000;
+/** RocketMQ: DefaultMQPushConsumerImpl.popDelayLevel, in seconds. */
+const POP_DELAY_LEVEL_S = [10, 30, 60, 120, 180, 240, 300, 360, 420, 480, 540, 600, 1200, 1800, 3600, 7200];
 
 export const DEFAULT_PUSH_CONSUMER_OPTIONS = Object.freeze({
   messageModel: MessageModel.CLUSTERING,
@@ -140,6 +168,11 @@ export const DEFAULT_PUSH_CONSUMER_OPTIONS = Object.freeze({
   rebalanceLockMaxLiveTimeMs: REBALANCE_LOCK_MAX_LIVE_TIME_MS,
   startSettleMs: 300,
   startSettleMaxMs: 3000,
+  consumeMode: 'PULL' as PushConsumeMode,
+  popInvisibleTimeMs: 60_000,
+  popBatchNums: 32,
+  popThresholdForQueue: 96,
+  popRetryDelaysMs: Object.freeze(POP_DELAY_LEVEL_S.map((s) => s * 1000)) as readonly number[],
 });
 
 /** RocketMQ's MixAll.DEFAULT_CONSUMER_GROUP, refused as a group name. */
@@ -201,6 +234,15 @@ const schema = z.object({
   startSettleMs: intIn(0, 10_000).default(D.startSettleMs),
   startSettleMaxMs: intIn(0, 60_000).default(D.startSettleMaxMs),
   signal: z.custom<AbortSignal>((v) => v instanceof AbortSignal, { message: 'must be an AbortSignal' }).optional(),
+  consumeMode: z.enum(['PULL', 'POP']).default(D.consumeMode),
+  popInvisibleTimeMs: intIn(POP_MIN_INVISIBLE_TIME_MS, POP_MAX_INVISIBLE_TIME_MS).default(D.popInvisibleTimeMs),
+  popBatchNums: intIn(1, 32).default(D.popBatchNums),
+  popThresholdForQueue: intIn(1, 65535).default(D.popThresholdForQueue),
+  popRetryDelaysMs: z
+    .array(intIn(1, POP_MAX_INVISIBLE_TIME_MS))
+    .min(1)
+    .max(64)
+    .default([...D.popRetryDelaysMs]),
 });
 
 export interface ResolvedPushConsumerOptions extends ResolvedClientOptions {
@@ -237,6 +279,11 @@ export interface ResolvedPushConsumerOptions extends ResolvedClientOptions {
   startSettleMs: number;
   startSettleMaxMs: number;
   signal: AbortSignal | undefined;
+  consumeMode: PushConsumeMode;
+  popInvisibleTimeMs: number;
+  popBatchNums: number;
+  popThresholdForQueue: number;
+  popRetryDelaysMs: readonly number[];
 }
 
 /** Validates and defaults PushConsumer options; a bad option throws an InvalidArgumentError naming it. */
@@ -254,8 +301,15 @@ export function resolvePushConsumerOptions(input: PushConsumerOptions): Resolved
       `must exceed rebalanceLockIntervalMs (${o.rebalanceLockIntervalMs}) so a held lock is renewed before it lapses`,
     );
   }
+  if (o.consumeMode === 'POP' && o.messageModel !== MessageModel.CLUSTERING) {
+    throw new InvalidArgumentError(
+      'consumeMode',
+      'POP delivers each message to one member of the group: it can not be combined with BROADCASTING',
+    );
+  }
   return {
     ...o,
+    popRetryDelaysMs: Object.freeze([...o.popRetryDelaysMs]),
     consumeTimestamp: o.consumeTimestamp ?? defaultConsumeTimestamp(o.clock.now()),
     allocateMessageQueueStrategy: o.allocateMessageQueueStrategy ?? new AllocateMessageQueueAveragely(),
     // RocketMQ: -1 means 16 for concurrent consumption.

@@ -18,7 +18,8 @@
  * consume service, pull service, rebalance), `pull-message.ts` (the pull path and its callback),
  * `rebalance-push-impl.ts`, `../consumer-routes.ts` (routes and extra heartbeats),
  * `push-consumer-tasks.ts` (cleanExpiredMsg, stall watch), `push-consumer-shutdown.ts`, and
- * `push-consumer-run.ts` (what they share).
+ * `push-consumer-run.ts` (what they share). With `consumeMode: 'POP'`, `push-consumer-pop.ts` takes the
+ * place of the lifecycle and the pull path (its pop loops and POP consume service beside it).
  */
 import { StateError } from '../../../common/errors.js';
 import type { Logger } from '../../../common/logger.js';
@@ -48,6 +49,7 @@ import {
   type ListenerRegistration,
 } from './push-consumer-subscriptions.js';
 import { PushConsumerLifecycle } from './push-consumer-lifecycle.js';
+import { PushConsumerPop, orderlyRefused } from './push-consumer-pop.js';
 import { SafeEventEmitter } from '../../instance/safe-emitter.js';
 import type { ClientEventListen, ClientEventUnlisten } from '../../instance/event-methods.js';
 
@@ -90,6 +92,8 @@ export class PushConsumer {
   readonly #host: PushConsumerHost;
   readonly #routes: ConsumerRoutes;
   readonly #life: PushConsumerLifecycle;
+  /** consumeMode 'POP' (push-consumer-pop.ts) takes the place of the pull lifecycle. */
+  readonly #pop: PushConsumerPop | undefined;
   #listener: ListenerRegistration | undefined;
   #paused = false;
 
@@ -109,12 +113,13 @@ export class PushConsumer {
       thresholds: new PullThresholds(this.options),
       flowControlTimes: 0,
       run: () => this.#life.run,
-      isRunning: () => this.#life.state === 'RUNNING',
+      isRunning: () => this.state === 'RUNNING',
       isPaused: () => this.#paused,
       isOrderly: () => this.#listener?.orderly === true,
     };
     this.#routes = new ConsumerRoutes(this.#host);
     this.#life = new PushConsumerLifecycle(this.#host, this.#routes, this.#pullAbort);
+    this.#pop = this.options.consumeMode === 'POP' ? new PushConsumerPop(this.#host) : undefined;
   }
 
   get consumerGroup(): string {
@@ -123,11 +128,11 @@ export class PushConsumer {
 
   /** The client id (`ip@instanceName`) once started. */
   get clientId(): string | undefined {
-    return this.#life.run?.instance.clientId;
+    return this.#pop ? this.#pop.clientId : this.#life.run?.instance.clientId;
   }
 
   get state(): PushConsumerState {
-    return this.#life.state;
+    return (this.#pop ?? this.#life).state;
   }
 
   /**
@@ -138,11 +143,15 @@ export class PushConsumer {
    * starts once, so this is the same promise every time it is read.
    */
   get ready(): Promise<void> {
-    return this.#life.ready.promise;
+    return (this.#pop ?? this.#life).ready.promise;
   }
 
-  /** The queues this member consumes now (all topics, the retry topic included), sorted. */
+  /**
+   * The queues this member consumes now (all topics, the retry topic included), sorted. In POP mode:
+   * what it pops, queue id -1 standing for every queue of the topic on that broker.
+   */
   assignedQueues(): MessageQueue[] {
+    if (this.#pop) return this.#pop.assignedQueues();
     return (this.#life.run?.rebalance.allocatedQueues() ?? []).sort(compareMessageQueue);
   }
 
@@ -154,7 +163,8 @@ export class PushConsumer {
    */
   async lag(): Promise<ConsumerLagEvent> {
     const run = this.#life.run;
-    const state = this.#life.state;
+    const state = this.state;
+    if (this.#pop) throw new StateError('in POP mode the broker keeps the progress: the PushConsumer has no lag');
     if (!run || state !== 'RUNNING') throw new StateError(`the PushConsumer is ${state}, it has no lag`);
     const queues: QueueLag[] = [];
     for (const mq of this.assignedQueues()) {
@@ -178,7 +188,7 @@ export class PushConsumer {
    */
   subscribe(topic: string, selector: MessageSelector | string = '*'): this {
     this.#subscriptions.subscribe(topic, selector, this.options.clock);
-    if (this.#life.state === 'RUNNING') this.#applySubscriptionChange(topic, true);
+    if (this.state === 'RUNNING') this.#applySubscriptionChange(topic, true);
     return this;
   }
 
@@ -187,7 +197,7 @@ export class PushConsumer {
    * running consumer the brokers are told at once; `subscriptionsApplied()` resolves when they know.
    */
   unsubscribe(topic: string): this {
-    if (this.#subscriptions.table.delete(topic) && this.#life.state === 'RUNNING')
+    if (this.#subscriptions.table.delete(topic) && this.state === 'RUNNING')
       this.#applySubscriptionChange(topic, false);
     return this;
   }
@@ -204,6 +214,7 @@ export class PushConsumer {
   }
 
   #applySubscriptionChange(topic: string, added: boolean): void {
+    if (this.#pop) void this.#pop.refresh().catch(() => undefined);
     const run = this.#life.run;
     if (!run) return;
     this.#subscriptions.applyChange(run, this.#routes, topic, added, this.#logger);
@@ -236,12 +247,13 @@ export class PushConsumer {
     options: OrderlyListenerOptions = {},
   ): this {
     this.#checkListenerChange();
+    if (this.#pop) throw orderlyRefused();
     this.#listener = orderlyListener(listener, options);
     return this;
   }
 
   #checkListenerChange(): void {
-    const state = this.#life.state;
+    const state = this.state;
     if (state !== 'CREATE_JUST')
       throw new StateError(`the listener can only be registered before start() (the PushConsumer is ${state})`);
   }
@@ -264,6 +276,7 @@ export class PushConsumer {
    * while starting or running; rejects after `shutdown()`.
    */
   start(): Promise<void> {
+    if (this.#pop) return this.#pop.start(this.#listener, this.#subscriptions.table);
     return this.#life.start(this.#listener, this.#subscriptions.table);
   }
 
@@ -273,7 +286,7 @@ export class PushConsumer {
    * instance is released. Idempotent: every call returns the same promise.
    */
   shutdown(opts: { timeoutMs?: number } = {}): Promise<PushConsumerShutdownReport> {
-    return this.#life.shutdown(opts.timeoutMs ?? this.options.shutdownTimeoutMs);
+    return (this.#pop ?? this.#life).shutdown(opts.timeoutMs ?? this.options.shutdownTimeoutMs);
   }
 
   async [Symbol.asyncDispose](): Promise<void> {
