@@ -18,6 +18,7 @@ import type { ExtFields } from '../../../src/remoting/remoting-command-model.js'
 import { RemotingTestServer, waitFor } from '../../support/remoting-test-server.js';
 
 const SECRETS: Record<string, string> = { appUser: 'appSecret123', other: 'otherSecret456' };
+const SIGNED_AS = { accessKey: 'appUser', secretKey: 'appSecret123' };
 const DENIED_REMARK =
   'org.apache.rocketmq.acl.common.AclException: No default permission for topic:Secret, ' +
   'org.apache.rocketmq.acl.plain.PlainPermissionManager.checkPerm(PlainPermissionManager.java:611)';
@@ -249,5 +250,30 @@ describe.each([
     h.refuseWith = 'java.lang.NullPointerException, a.b.C.m(C.java:1)';
     const res = await h.client(undefined).invoke(h.addr, maxOffset, { timeoutMs: 3000 });
     expect(res.code).toBe(ResponseCode.SYSTEM_ERROR);
+  });
+});
+
+describe('requests the broker sends', () => {
+  test("the client's answers to them are not signed (as in RocketMQ)", async () => {
+    const server = await RemotingTestServer.start(() => ({ code: ResponseCode.SUCCESS, extFields: { offset: '1' } }));
+    const c = new TcpRemotingClient({ closeTimeoutMs: 1000, credentials: new Credentials({ ...SIGNED_AS }) });
+    try {
+      c.onServerRequest(RequestCode.GET_CONSUMER_RUNNING_INFO, () => ({
+        code: ResponseCode.SUCCESS,
+        extFields: { a: '1' },
+      }));
+      await c.invoke(server.addr, maxOffset, { timeoutMs: 3000 });
+      expect(server.received[0]?.extFields?.Signature).toBeDefined();
+      server.sendToClients({
+        code: RequestCode.GET_CONSUMER_RUNNING_INFO,
+        opaque: 77,
+        extFields: { consumerGroup: 'g' },
+      });
+      await waitFor(() => server.responses.length === 1, 5000, 'the answer');
+      expect(server.responses[0]?.extFields).toEqual({ a: '1' });
+    } finally {
+      await c.close();
+      await server.close();
+    }
   });
 });
