@@ -19,6 +19,8 @@ const COMMON = {
   endpoints: { type: 'string' },
   namesrvAddr: { type: 'string', short: 'n' },
   'access-token': { type: 'string' },
+  'access-key': { type: 'string' },
+  'secret-key': { type: 'string' },
   json: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
 } as const;
@@ -86,9 +88,30 @@ export function adminUsage(): string {
 ${lines.join('\n')}
 Every admin command takes --endpoints URL[,URL] (default $ROCKETMQ_TS_ENDPOINTS or http://127.0.0.1:8081)
 or -n HOST:PORT[;HOST:PORT] (--namesrvAddr: the NameServers of a RocketMQ cluster, or the bundled broker's
-remoting port), --access-token T (or $ROCKETMQ_TS_ACCESS_TOKEN; --endpoints only) and --json (one JSON
-document instead of a table).
+remoting port), --access-token T (or $ROCKETMQ_TS_ACCESS_TOKEN; --endpoints only), --access-key AK and
+--secret-key SK (or $ROCKETMQ_ACCESS_KEY and $ROCKETMQ_SECRET_KEY: the account of a cluster with ACL turned
+on; admin changes need an admin account) and --json (one JSON document instead of a table).
 `;
+}
+
+/**
+ * The ACL account of an admin command: the flags, else the environment (ROCKETMQ_ACCESS_KEY,
+ * ROCKETMQ_SECRET_KEY); both halves or neither. A secret key on the command line can be read by every
+ * user of the machine in the process list, so it earns a warning on `warn`.
+ */
+export function cliCredentials(
+  flags: { 'access-key'?: string | undefined; 'secret-key'?: string | undefined },
+  env: Readonly<Record<string, string | undefined>>,
+  warn: (text: string) => void,
+): { accessKey: string; secretKey: string } | undefined {
+  const accessKey = flags['access-key'] ?? env.ROCKETMQ_ACCESS_KEY ?? '';
+  const secretKey = flags['secret-key'] ?? env.ROCKETMQ_SECRET_KEY ?? '';
+  if (accessKey === '' && secretKey === '') return undefined;
+  if (accessKey === '') throw new UsageError('a secret key was given without --access-key (or $ROCKETMQ_ACCESS_KEY)');
+  if (secretKey === '') throw new UsageError('--access-key needs --secret-key (or $ROCKETMQ_SECRET_KEY)');
+  if (flags['secret-key'] !== undefined)
+    warn('rocketmq-ts: warning: --secret-key is visible to every user in the process list; use ROCKETMQ_SECRET_KEY\n');
+  return { accessKey, secretKey };
 }
 
 /** Lines of a table: a header row, then the rows, columns padded to their widest cell. */
@@ -352,12 +375,19 @@ export async function runAdminCommand(name: AdminCommandName, args: string[]): P
       .map((e) => e.trim())
       .filter((e) => e !== '');
   const accessToken = values['access-token'] ?? process.env.ROCKETMQ_TS_ACCESS_TOKEN ?? undefined;
+  const credentials = cliCredentials(values, process.env, (t) => process.stderr.write(t));
+  const signed = credentials ? { credentials } : {};
   const admin =
     values.namesrvAddr !== undefined
-      ? new AdminClient({ namesrvAddr: list(values.namesrvAddr), ...(values['access-token'] ? { accessToken } : {}) })
+      ? new AdminClient({
+          namesrvAddr: list(values.namesrvAddr),
+          ...(values['access-token'] ? { accessToken } : {}),
+          ...signed,
+        })
       : new AdminClient({
           endpoints: list(values.endpoints ?? process.env.ROCKETMQ_TS_ENDPOINTS ?? 'http://127.0.0.1:8081'),
           ...(accessToken ? { accessToken } : {}),
+          ...signed,
         });
   try {
     await run(name, values as Record<string, string | boolean | undefined>, admin, {

@@ -12,6 +12,9 @@ export {
   TransportError,
   StateError,
   StartTimeoutError,
+  AclAccessDeniedError,
+  CredentialsError,
+  type AclRefusalDetails,
   type RocketMQErrorOptions,
   type TransportErrorOptions,
 } from './common/errors.js';
@@ -30,5 +33,6 @@ export * from './client/admin/index.js';
 // ---- shared pieces the clients' API names ----
 export type { Clock, TimerHandle } from './common/clock.js';
 export { AbortError, RequestRejectedError, ClosedError } from './remoting/remoting-errors.js';
+export type { AclCredentials, CredentialsSource } from './remoting/acl-credentials.js';
 export { BrokerResponseError } from './protocol/response-error.js';
 export { consoleLogger, defaultLogger } from './common/env-logger.js';

@@ -88,3 +88,50 @@ export class StartTimeoutError extends RocketMQError {
     this.address = address;
   }
 }
+
+/** What the broker named when it refused a request under its ACL, as far as its answer says. */
+export interface AclRefusalDetails {
+  /** The account the refusal names (or, when the broker named none, the one the request was signed with). */
+  readonly accessKey: string | undefined;
+  /** The resource refused, as RocketMQ prints it: `topic:Name` or `group:Name`; undefined when not named. */
+  readonly resource: string | undefined;
+  /** The request code refused for lack of admin rights, when that was the reason. */
+  readonly adminRequestCode: number | undefined;
+  /** The broker's reason (RocketMQ's `AclException` message, without the class and stack frame). */
+  readonly reason: string;
+}
+
+/**
+ * The broker refused a request under its access control (RocketMQ's plain ACL): no credentials, an
+ * unknown account, a wrong signature, a resource the account may not use, or an admin request from a
+ * non-admin account. Not retriable: the same request with the same credentials is refused again.
+ * `accessKey` and `resource` name the account and the topic or group when the broker's answer does.
+ */
+export class AclAccessDeniedError extends RocketMQError implements AclRefusalDetails {
+  readonly accessKey: string | undefined;
+  readonly resource: string | undefined;
+  readonly adminRequestCode: number | undefined;
+  readonly reason: string;
+  /** The address of the broker that refused. */
+  readonly address: string;
+  constructor(message: string, address: string, details: AclRefusalDetails, options: RocketMQErrorOptions = {}) {
+    super('ERR_ACL_ACCESS_DENIED', message, { ...options, retriable: false });
+    this.accessKey = details.accessKey;
+    this.resource = details.resource;
+    this.adminRequestCode = details.adminRequestCode;
+    this.reason = details.reason;
+    this.address = address;
+  }
+}
+
+/**
+ * The client's credentials could not be had for a request: the credentials function threw, rejected,
+ * returned something that is not `{ accessKey, secretKey }`, or did not answer within the request's
+ * deadline. The request was not sent. Retriable: a provider that fails now (an STS endpoint down) may
+ * answer later.
+ */
+export class CredentialsError extends RocketMQError {
+  constructor(message: string, options: RocketMQErrorOptions = {}) {
+    super('ERR_CREDENTIALS', message, { retriable: true, ...options });
+  }
+}

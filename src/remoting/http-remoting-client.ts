@@ -34,12 +34,19 @@ import { RequestCode } from '../protocol/request-code.js';
 import { ResponseCode } from '../protocol/response-code.js';
 import type { InvokeOptions, RemotingClient } from './remoting-client.js';
 import { AbortError, ClosedError, RequestRejectedError } from './remoting-errors.js';
+import { aclDeniedError, aclRefusal, signHttpHeader, type Credentials } from './acl-credentials.js';
 
 export interface HttpRemotingClientOptions {
   /** Connections per broker origin for control calls (everything but held pulls and watches). Default 64. */
   connectionsPerBroker?: number;
   /** Sent as `Authorization: Bearer <token>` when the broker was started with an access token. */
   accessToken?: string | undefined;
+  /**
+   * Signs every request as RocketMQ's `AclClientRPCHook` does, the `AccessKey`, `SecurityToken` and
+   * `Signature` fields added to the frame's header (the signature covers the header's values, sorted
+   * by field name, then the body).
+   */
+  credentials?: Credentials | undefined;
   /** How long `close()` waits for calls in flight before aborting them, ms. Default 5000. */
   closeTimeoutMs?: number;
   /** How long an idle keep-alive connection is kept, ms. Default 4000 (below Node servers' 5 s). */
@@ -210,6 +217,7 @@ class CallHandler implements Dispatcher.DispatchHandler {
 export class HttpRemotingClient implements RemotingClient {
   readonly #connections: number;
   readonly #accessToken: string | undefined;
+  readonly #credentials: Credentials | undefined;
   readonly #closeTimeoutMs: number;
   readonly #keepAliveTimeoutMs: number;
   readonly #logger: Logger;
@@ -226,6 +234,7 @@ export class HttpRemotingClient implements RemotingClient {
       throw new InvalidArgumentError('connectionsPerBroker', `must be an integer >= 1, got ${String(n)}`);
     this.#connections = n;
     this.#accessToken = options.accessToken;
+    this.#credentials = options.credentials;
     this.#closeTimeoutMs = options.closeTimeoutMs ?? 5000;
     this.#keepAliveTimeoutMs = options.keepAliveTimeoutMs ?? 4000;
     this.#logger = options.logger ?? silentLogger;
@@ -276,6 +285,21 @@ export class HttpRemotingClient implements RemotingClient {
     const { lanes, basePath } = this.#targets.get(addr) ?? (await this.#target(addr));
     const signal = opts.signal;
     if (signal?.aborted) throw new AbortError(`${spec.name} aborted before it was sent`, { cause: signal.reason });
+    let timeoutMs = opts.timeoutMs;
+    let header: Readonly<Record<string, unknown>> | undefined = request.header;
+    let accessKey: string | undefined;
+    if (this.#credentials) {
+      // An async credentials function's wait counts against the call's deadline.
+      const started = this.#clock.now();
+      const pending = this.#credentials.get(timeoutMs, this.#clock, signal);
+      const credentials = pending instanceof Promise ? await pending : pending;
+      if (pending instanceof Promise) {
+        timeoutMs = Math.max(1, timeoutMs - (this.#clock.now() - started));
+        if (this.#closing) throw new ClosedError('the remoting client is closed');
+      }
+      header = signHttpHeader(header, request.body, credentials);
+      accessKey = credentials.accessKey;
+    }
     const pool = HELD_CALLS.has(request.code)
       ? lanes.held
       : LIVENESS_CALLS.has(request.code)
@@ -285,15 +309,15 @@ export class HttpRemotingClient implements RemotingClient {
       path: `${basePath}/v1/${spec.name}`,
       method: 'POST',
       headers: this.#headers,
-      body: encodeFrame(request.header, request.body),
-      headersTimeout: opts.timeoutMs + UNDICI_TIMEOUT_MARGIN_MS,
-      bodyTimeout: opts.timeoutMs + UNDICI_TIMEOUT_MARGIN_MS,
+      body: encodeFrame(header, request.body),
+      headersTimeout: timeoutMs + UNDICI_TIMEOUT_MARGIN_MS,
+      bodyTimeout: timeoutMs + UNDICI_TIMEOUT_MARGIN_MS,
     };
     let ended: 'timeout' | 'aborted' | null = null;
     let handler: CallHandler | undefined;
     const timer = this.#clock.setTimeout(() => {
       if (handler?.abort(new Error(`${spec.name} timed out`))) ended = 'timeout';
-    }, opts.timeoutMs);
+    }, timeoutMs);
     const unlisten =
       signal &&
       onAbort(signal, () => {
@@ -306,7 +330,10 @@ export class HttpRemotingClient implements RemotingClient {
         pool.dispatch(dispatchOptions, handler);
       });
       if (answer.status !== 200) throw this.#statusError(spec.name, addr, answer.status, answer.bytes);
-      return this.#decode(spec.responseHeader, spec.name, answer.bytes);
+      const res = this.#decode(spec.responseHeader, spec.name, answer.bytes);
+      const refusal = res.code !== ResponseCode.SUCCESS ? aclRefusal(res.remark, accessKey) : null;
+      if (refusal) throw aclDeniedError(spec.name, addr, refusal, res.code);
+      return res;
     } catch (e) {
       if (ended === 'timeout')
         throw new TransportError(`${spec.name} to ${addr} timed out after ${opts.timeoutMs} ms`, {

@@ -36,6 +36,8 @@ import {
 } from './remoting-command.js';
 import type { InvokeOptions, RemotingClient, ServerRequestProcessor } from './remoting-client.js';
 import { AbortError, ClosedError } from './remoting-errors.js';
+import { aclDeniedError, aclRefusal, type Credentials } from './acl-credentials.js';
+import { signExtFields } from './acl-signature.js';
 import { requestToWire, responseFromWire } from './tcp-command-mapping.js';
 import { TcpConnection } from './tcp-connection.js';
 
@@ -60,6 +62,11 @@ export interface TcpRemotingClientOptions {
    * in standard JSON).
    */
   version?: number;
+  /**
+   * Signs every request this client sends (oneway ones included) as RocketMQ's `AclClientRPCHook`
+   * does; the answers to requests the server sends are not signed.
+   */
+  credentials?: Credentials | undefined;
   logger?: Logger;
   clock?: Clock;
 }
@@ -126,6 +133,7 @@ export class TcpRemotingClient implements RemotingClient {
   readonly #version: number;
   readonly #logger: Logger;
   readonly #clock: Clock;
+  readonly #credentials: Credentials | undefined;
   readonly #connections = new Map<string, TcpConnection>();
   readonly #backoff = new Map<string, Backoff>();
   readonly #handlers = new Map<number, ServerRequestHandler>();
@@ -153,6 +161,7 @@ export class TcpRemotingClient implements RemotingClient {
     encodeRemotingCommand({ code: 0, opaque: 0, language: this.#language, version: this.#version });
     this.#logger = options.logger ?? silentLogger;
     this.#clock = options.clock ?? systemClock;
+    this.#credentials = options.credentials;
   }
 
   /**
@@ -216,10 +225,27 @@ export class TcpRemotingClient implements RemotingClient {
 
   async #invoke(addr: string, request: RemotingRequest, opts: InvokeOptions, oneway: boolean): Promise<unknown> {
     if (this.#closing) throw new ClosedError('the remoting client is closed');
-    const { extFields, body } = requestToWire(request);
+    const wire = requestToWire(request);
+    const body = wire.body;
+    let extFields: ExtFields = wire.extFields;
     const signal = opts.signal;
     const what = `request ${request.code} to ${addr}`;
     if (signal?.aborted) throw new AbortError(`${what} aborted before it was sent`, { cause: signal.reason });
+    let timeoutMs = opts.timeoutMs;
+    let accessKey: string | undefined;
+    if (this.#credentials) {
+      // Fixed credentials (and a function answering at once) sign without a turn of the event loop,
+      // so requests keep their order; an async function's wait counts against the call's deadline.
+      const started = this.#clock.now();
+      const pending = this.#credentials.get(timeoutMs, this.#clock, signal);
+      const credentials = pending instanceof Promise ? await pending : pending;
+      if (pending instanceof Promise) {
+        timeoutMs = Math.max(1, timeoutMs - (this.#clock.now() - started));
+        if (this.#closing) throw new ClosedError('the remoting client is closed');
+      }
+      extFields = signExtFields(extFields, body, credentials);
+      accessKey = credentials.accessKey;
+    }
     const opaque = this.#nextOpaque();
     const frame = encodeRemotingCommand(
       {
@@ -239,7 +265,7 @@ export class TcpRemotingClient implements RemotingClient {
     let unlisten: (() => void) | undefined;
     let conn: TcpConnection | undefined;
     try {
-      return await new Promise<unknown>((resolve, reject) => {
+      const answer = await new Promise<unknown>((resolve, reject) => {
         let done = false;
         const fail = (err: Error): void => {
           if (done) return;
@@ -255,7 +281,7 @@ export class TcpRemotingClient implements RemotingClient {
                 responseCode: RPC_TIME_OUT,
               }),
             ),
-          opts.timeoutMs,
+          timeoutMs,
         );
         if (signal)
           unlisten = onAbort(signal, () => fail(new AbortError(`${what} was aborted`, { cause: signal.reason })));
@@ -285,6 +311,10 @@ export class TcpRemotingClient implements RemotingClient {
           (err: Error) => fail(err instanceof RocketMQError ? err : new TransportError(err.message, { cause: err })),
         );
       });
+      const cmd = answer as RemotingCommand | undefined;
+      const refusal = cmd && cmd.code !== ResponseCode.SUCCESS ? aclRefusal(cmd.remark, accessKey) : null;
+      if (refusal) throw aclDeniedError(`request ${request.code}`, addr, refusal, (cmd as RemotingCommand).code);
+      return answer;
     } finally {
       if (timer !== undefined) this.#clock.clearTimeout(timer);
       unlisten?.();

@@ -14,3 +14,6 @@ export type TransportOptions =
 export function createTransport(options: TransportOptions): RemotingClient {
   return options.kind === 'tcp' ? new TcpRemotingClient(options) : new HttpRemotingClient(options);
 }
+
+/** The transports' `credentials` option: the client builds it from its own options. */
+export { Credentials, credentialsProblem, type AclCredentials, type CredentialsSource } from './acl-credentials.js';

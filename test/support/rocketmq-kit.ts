@@ -90,6 +90,8 @@ export interface KitOptions {
   brokerExtraConf?: string[];
   /** Extra JVM options for both servers. */
   javaOpts?: string[];
+  /** A `plain_acl.yml` to start the broker with (ACL turned on), as the kit's `RMQ_ACL_FILE`. */
+  aclFile?: string;
 }
 
 export interface RunResult {
@@ -175,6 +177,7 @@ export async function startKit(options: KitOptions = {}): Promise<RocketMQKit> {
       RMQ_START_TIMEOUT: '120',
       RMQ_JAVA_OPTS: ['-Dtls.server.mode=disabled', ...(options.javaOpts ?? [])].join(' '),
       RMQ_BROKER_EXTRA_CONF: (options.brokerExtraConf ?? []).join('\n'),
+      ...(options.aclFile === undefined ? {} : { RMQ_ACL_FILE: options.aclFile }),
     };
     const script = (name: string): string => path.join(dir, 'bin', name);
     let stopped: Promise<void> | undefined;

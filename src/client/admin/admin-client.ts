@@ -19,7 +19,15 @@ import type { Logger } from '../../common/logger.js';
 import { defaultLogger } from '../../common/env-logger.js';
 import type { MessageExt } from '../../common/message.js';
 import { createTransport } from '../../remoting/transport-factory.js';
-import { clientOptionsShape, finishClientOptions, loggerSchema, ms, parseOptions } from '../instance/client-options.js';
+import {
+  clientOptionsShape,
+  credentialsSchema,
+  finishClientOptions,
+  loggerSchema,
+  ms,
+  parseOptions,
+} from '../instance/client-options.js';
+import type { CredentialsSource } from '../../remoting/transport-factory.js';
 import {
   consumerConnection,
   consumerProgress,
@@ -63,6 +71,12 @@ export interface AdminClientOptions {
   namesrvAddr?: string | readonly string[];
   /** Sent as `Authorization: Bearer <token>` to brokers started with an access token (`endpoints` only). */
   accessToken?: string | undefined;
+  /**
+   * The account of a cluster with ACL turned on: `{ accessKey, secretKey, securityToken? }` or a
+   * function returning them (sync or async), called for every request. Admin requests (topic and
+   * group changes, offset resets) need an account with `admin: true`.
+   */
+  credentials?: CredentialsSource | undefined;
   /** Deadline of each call, ms. Default 5000. */
   requestTimeoutMs?: number;
   /** A pino-shaped logger. Default: silent. */
@@ -75,6 +89,7 @@ const adminOptionsSchema = z.strictObject({
   endpoints: clientOptionsShape.endpoints,
   namesrvAddr: clientOptionsShape.namesrvAddr,
   accessToken: z.string().min(1).optional(),
+  credentials: credentialsSchema.optional(),
   requestTimeoutMs: ms(1).default(DEFAULT_ADMIN_CLIENT_OPTIONS.requestTimeoutMs),
   logger: loggerSchema.default(() => defaultLogger()),
 });
@@ -101,8 +116,19 @@ export class AdminClient {
       );
     const remoting =
       o.namesrvAddr.length > 0
-        ? createTransport({ kind: 'tcp', logger: o.logger, connectTimeoutMs: o.requestTimeoutMs })
-        : createTransport({ kind: 'http', accessToken: o.accessToken, logger: o.logger, connectionsPerBroker: 2 });
+        ? createTransport({
+            kind: 'tcp',
+            credentials: o.credentials,
+            logger: o.logger,
+            connectTimeoutMs: o.requestTimeoutMs,
+          })
+        : createTransport({
+            kind: 'http',
+            accessToken: o.accessToken,
+            credentials: o.credentials,
+            logger: o.logger,
+            connectionsPerBroker: 2,
+          });
     this.#transport = new AdminTransport(remoting, o.endpoints, o.namesrvAddr, o.requestTimeoutMs);
   }
 

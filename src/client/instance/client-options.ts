@@ -13,6 +13,7 @@ import { InvalidArgumentError } from '../../common/errors.js';
 import type { Logger } from '../../common/logger.js';
 import { defaultLogger } from '../../common/env-logger.js';
 import { systemClock, type Clock } from '../../common/clock.js';
+import { Credentials, credentialsProblem, type CredentialsSource } from '../../remoting/transport-factory.js';
 
 export interface ClientOptions {
   /**
@@ -67,6 +68,13 @@ export interface ClientOptions {
   brokerUnreachableWarnMs?: number;
   /** Bearer token for a bundled broker started with an access token (`endpoints` only). */
   accessToken?: string | undefined;
+  /**
+   * The account of a cluster with ACL turned on (RocketMQ's plain ACL, as `AclClientRPCHook` signs):
+   * `{ accessKey, secretKey, securityToken? }`, or a function returning them (sync or async), called
+   * for every request so rotated or STS credentials take effect without a restart; an async function
+   * must answer within the request's timeout. Every request is signed, over TCP and HTTP. Default: none.
+   */
+  credentials?: CredentialsSource | undefined;
   /** A pino-shaped logger. Default: silent. */
   logger?: Logger;
   /** The clock all timers go through (tests drive it). Default: the system clock. */
@@ -102,6 +110,8 @@ export interface ResolvedClientOptions {
   watchConsumerIdsHoldMs: number;
   brokerUnreachableWarnMs: number;
   accessToken?: string | undefined;
+  /** The credentials every request is signed with; printing it never shows the secret. */
+  credentials?: Credentials | undefined;
   logger: Logger;
   clock: Clock;
 }
@@ -156,6 +166,17 @@ export const clockSchema = z.custom<Clock>(
   { message: 'must be a Clock with now, setTimeout, clearTimeout, setInterval and clearInterval' },
 );
 
+/**
+ * The `credentials` option: fixed credentials (checked here) or a function (checked per request),
+ * held in a `Credentials`, which never prints the secret. The message never quotes the value.
+ */
+export const credentialsSchema = z
+  .custom<CredentialsSource>((v) => typeof v === 'function' || credentialsProblem(v) === null, {
+    error: (issue) =>
+      `${credentialsProblem(issue.input) ?? 'invalid'} (or a function returning { accessKey, secretKey, securityToken? })`,
+  })
+  .transform((v) => new Credentials(v));
+
 /** An integer number of milliseconds within [min, max]. */
 export const ms = (min: number, max = 2_147_483_647): z.ZodInt => z.int().min(min).max(max);
 
@@ -202,6 +223,7 @@ export const clientOptionsShape = {
   watchConsumerIdsHoldMs: ms(100, 120_000).default(DEFAULT_CLIENT_OPTIONS.watchConsumerIdsHoldMs),
   brokerUnreachableWarnMs: ms(0).default(DEFAULT_CLIENT_OPTIONS.brokerUnreachableWarnMs),
   accessToken: z.string().min(1).optional(),
+  credentials: credentialsSchema.optional(),
   logger: loggerSchema.default(() => defaultLogger()),
   clock: clockSchema.default(systemClock),
 };

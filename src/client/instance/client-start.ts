@@ -6,10 +6,16 @@
  * then the start fails with a retriable `StartTimeoutError` naming what could not be reached (the
  * NameServers, or the broker's name and address) and the last failure.
  * A refusal that waiting cannot change (a SQL92 subscription the broker cannot serve, a wrong access
- * token) fails the start at once.
+ * token, the broker's ACL refusing the account or the group) fails the start at once.
  */
 import { delay, type Clock, type TimerHandle } from '../../common/clock.js';
-import { InvalidArgumentError, RocketMQError, StartTimeoutError, StateError } from '../../common/errors.js';
+import {
+  AclAccessDeniedError,
+  InvalidArgumentError,
+  RocketMQError,
+  StartTimeoutError,
+  StateError,
+} from '../../common/errors.js';
 import type { Logger } from '../../common/logger.js';
 import { describeFailure, nameAddresses } from './connection-errors.js';
 import { AddressedFailure, MASTER_ID, type MQClientInstance } from './mq-client-instance.js';
@@ -105,6 +111,8 @@ export async function reachBrokers(o: ReachBrokersOptions): Promise<void> {
 /** A failure that waiting cannot change, as the error the caller sees. */
 function refusal(o: ReachBrokersOptions, err: unknown): unknown {
   if (!(err instanceof AddressedFailure)) return err;
+  // An ACL refusal says itself who was refused and what: it is not the subscription's fault.
+  if (err.error instanceof AclAccessDeniedError) return err.error;
   if (err.topic !== undefined)
     return new InvalidArgumentError(
       'subscription',

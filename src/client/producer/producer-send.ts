@@ -5,7 +5,7 @@
  * The topic's writable queues come from the route cache (tryToFindTopicPublishInfo), borrowing the
  * template topic's brokers while the topic does not exist yet.
  */
-import { RocketMQError, TransportError } from '../../common/errors.js';
+import { AclAccessDeniedError, RocketMQError, TransportError } from '../../common/errors.js';
 import { MessageConst, RETRY_GROUP_TOPIC_PREFIX, type Message, type MessageQueue } from '../../common/message.js';
 import type { Logger } from '../../common/logger.js';
 import { CompressionType, MessageSysFlag, createUniqId, messageProperties2String } from '../../common/codec/index.js';
@@ -33,6 +33,8 @@ const RETRY_RESPONSE_CODES = new Set<number>([
 
 function shouldRetry(err: unknown): boolean {
   if (err instanceof AbortError || !(err instanceof RocketMQError)) return false;
+  // RocketMQ's broker answers an ACL refusal with SYSTEM_ERROR, but every broker refuses the account alike.
+  if (err instanceof AclAccessDeniedError) return false;
   if (err.responseCode !== undefined && err.responseCode >= 0)
     return RETRY_RESPONSE_CODES.has(err.responseCode) || err.retriable;
   return err.retriable;
