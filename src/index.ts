@@ -30,5 +30,6 @@ export * from './client/admin/index.js';
 // ---- shared pieces the clients' API names ----
 export type { Clock, TimerHandle } from './common/clock.js';
 export { AbortError, RequestRejectedError, ClosedError } from './remoting/remoting-errors.js';
+export { TlsError, type TlsOptions } from './remoting/tls-options.js';
 export { BrokerResponseError } from './protocol/response-error.js';
 export { consoleLogger, defaultLogger } from './common/env-logger.js';

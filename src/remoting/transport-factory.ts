@@ -14,3 +14,4 @@ export type TransportOptions =
 export function createTransport(options: TransportOptions): RemotingClient {
   return options.kind === 'tcp' ? new TcpRemotingClient(options) : new HttpRemotingClient(options);
 }
+export type { TlsOptions } from './tls-options.js';

@@ -19,6 +19,7 @@ import type { Logger } from '../../common/logger.js';
 import { defaultLogger } from '../../common/env-logger.js';
 import type { MessageExt } from '../../common/message.js';
 import { createTransport } from '../../remoting/transport-factory.js';
+import type { TlsOptions } from '../../remoting/transport-factory.js';
 import { clientOptionsShape, finishClientOptions, loggerSchema, ms, parseOptions } from '../instance/client-options.js';
 import {
   consumerConnection,
@@ -63,6 +64,8 @@ export interface AdminClientOptions {
   namesrvAddr?: string | readonly string[];
   /** Sent as `Authorization: Bearer <token>` to brokers started with an access token (`endpoints` only). */
   accessToken?: string | undefined;
+  /** TLS to the NameServers and brokers, as every client's `tls` option (`true` or Node's tls.connect options). */
+  tls?: boolean | TlsOptions | undefined;
   /** Deadline of each call, ms. Default 5000. */
   requestTimeoutMs?: number;
   /** A pino-shaped logger. Default: silent. */
@@ -75,6 +78,7 @@ const adminOptionsSchema = z.strictObject({
   endpoints: clientOptionsShape.endpoints,
   namesrvAddr: clientOptionsShape.namesrvAddr,
   accessToken: z.string().min(1).optional(),
+  tls: clientOptionsShape.tls,
   requestTimeoutMs: ms(1).default(DEFAULT_ADMIN_CLIENT_OPTIONS.requestTimeoutMs),
   logger: loggerSchema.default(() => defaultLogger()),
 });
@@ -101,8 +105,14 @@ export class AdminClient {
       );
     const remoting =
       o.namesrvAddr.length > 0
-        ? createTransport({ kind: 'tcp', logger: o.logger, connectTimeoutMs: o.requestTimeoutMs })
-        : createTransport({ kind: 'http', accessToken: o.accessToken, logger: o.logger, connectionsPerBroker: 2 });
+        ? createTransport({ kind: 'tcp', tls: o.tls, logger: o.logger, connectTimeoutMs: o.requestTimeoutMs })
+        : createTransport({
+            kind: 'http',
+            accessToken: o.accessToken,
+            tls: o.tls,
+            logger: o.logger,
+            connectionsPerBroker: 2,
+          });
     this.#transport = new AdminTransport(remoting, o.endpoints, o.namesrvAddr, o.requestTimeoutMs);
   }
 

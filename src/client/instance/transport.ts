@@ -11,11 +11,12 @@ export type { ServerRequestProcessor } from '../../remoting/remoting-client.js';
 
 /** Creates the transport the options ask for. */
 export function createRemotingClient(o: ResolvedClientOptions): RemotingClient {
-  if (o.namesrvAddr.length > 0) return createTransport({ kind: 'tcp', logger: o.logger, clock: o.clock });
+  if (o.namesrvAddr.length > 0) return createTransport({ kind: 'tcp', tls: o.tls, logger: o.logger, clock: o.clock });
   return createTransport({
     kind: 'http',
     connectionsPerBroker: o.connectionsPerBroker,
     accessToken: o.accessToken,
+    tls: o.tls,
     logger: o.logger,
     clock: o.clock,
   });
