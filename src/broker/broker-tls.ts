@@ -26,12 +26,11 @@ export interface BrokerTlsOptions {
   mode?: TlsMode;
 }
 
-/** What the listeners use: the loaded certificate and key, and a context built from them once. */
+/** What the listeners use: the loaded (and checked) certificate and key. */
 export interface BrokerTls {
   mode: 'permissive' | 'enforcing';
   cert: Buffer;
   key: Buffer;
-  context: tls.SecureContext;
 }
 
 function readPem(file: string, field: string, what: string): Buffer {
@@ -60,14 +59,13 @@ export function loadBrokerTls(options: BrokerTlsOptions | undefined): BrokerTls 
   } catch (e) {
     throw new InvalidArgumentError('tls.key', `'${options.key}' is not a PEM private key: ${(e as Error).message}`);
   }
-  let context: tls.SecureContext;
   try {
-    context = tls.createSecureContext({ cert, key });
+    tls.createSecureContext({ cert, key });
   } catch (e) {
     throw new InvalidArgumentError(
       'tls.key',
       `the key in '${options.key}' does not go with the certificate in '${options.cert}': ${(e as Error).message}`,
     );
   }
-  return { mode: options.mode ?? 'enforcing', cert, key, context };
+  return { mode: options.mode ?? 'enforcing', cert, key };
 }

@@ -37,7 +37,8 @@ export class TlsIntake {
   constructor(options: TlsIntakeOptions) {
     this.#o = options;
     this.#server = tls.createServer({
-      secureContext: options.tls.context,
+      cert: options.tls.cert,
+      key: options.tls.key,
       handshakeTimeout: options.handshakeTimeoutMs,
     });
     this.#server.on('secureConnection', (socket: tls.TLSSocket) => options.onSocket(socket));
