@@ -49,10 +49,7 @@ export function loadBrokerTls(options: BrokerTlsOptions | undefined): BrokerTls 
   try {
     new X509Certificate(cert);
   } catch (e) {
-    throw new InvalidArgumentError(
-      'tls.cert',
-      `'${options.cert}' is not a PEM certificate: ${(e as Error).message}`,
-    );
+    throw new InvalidArgumentError('tls.cert', `'${options.cert}' is not a PEM certificate: ${(e as Error).message}`);
   }
   try {
     createPrivateKey(key);

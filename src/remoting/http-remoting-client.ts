@@ -262,7 +262,8 @@ export class HttpRemotingClient implements RemotingClient {
     if (!lanes) {
       const keepAliveTimeout = this.#keepAliveTimeoutMs;
       // undici's connector takes Node's tls.connect options; they matter only for an https: origin.
-      const tls = url.protocol === 'https:' && this.#tls ? { connect: { ...this.#tls } as Pool.Options['connect'] } : {};
+      const tls =
+        url.protocol === 'https:' && this.#tls ? { connect: { ...this.#tls } as Pool.Options['connect'] } : {};
       lanes = {
         control: new Pool(url.origin, { connections: this.#connections, pipelining: 1, keepAliveTimeout, ...tls }),
         held: new Pool(url.origin, { connections: null, pipelining: 1, keepAliveTimeout, ...tls }),

@@ -219,7 +219,11 @@ export class TcpConnection {
     // A server that requires TLS closes a plain connection at its first bytes without a word
     // (RocketMQ's NettyRemotingServer in enforcing mode does): name that likely cause.
     const refused =
-      this.#open && !this.#answered && !this.#closing && this.#pending.size > 0 && !(this.#socket instanceof tls.TLSSocket);
+      this.#open &&
+      !this.#answered &&
+      !this.#closing &&
+      this.#pending.size > 0 &&
+      !(this.#socket instanceof tls.TLSSocket);
     const err =
       this.#closed ??
       new Error(
