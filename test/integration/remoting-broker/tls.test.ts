@@ -180,6 +180,20 @@ describeUnless(openSslMissing(), 'TLS on the bundled broker', () => {
       expect(tlsError.address).toBe(addr);
       expect(tlsError.tlsCode).toBe('DEPTH_ZERO_SELF_SIGNED_CERT');
     }, 60_000);
+    test('an HTTPS client that does not trust the certificate gets a TlsError naming the URL', async () => {
+      const producer = new Producer({ endpoints: broker.address, producerGroup: uniqueName('HttpsUntrustP') });
+      const err = await producer
+        .start()
+        .then(() => producer.send({ topic: uniqueName('HttpsUntrust'), body: Buffer.from('x') }))
+        .then(
+          () => undefined,
+          (e: unknown) => e,
+        );
+      await producer.shutdown();
+      expect(err).toBeInstanceOf(RocketMQError);
+      expect((err as Error).message).toMatch(/TLS handshake with https:\/\/127\.0\.0\.1:\d+ failed/);
+      expect((findCause(err, (e) => e instanceof TlsError) as TlsError).address).toBe(broker.address);
+    }, 60_000);
   });
 
   test('permissive: plain and TLS clients on the same remoting port', async () => {
