@@ -7,6 +7,7 @@
  *                      [--message-delay-level "1s 5s ..."] [--dlq-readable]
  *                      [--log-level debug|info|warn|error|silent]
  *                      [--remoting-port N] [--config broker.conf]
+ *                      [--tls-cert F --tls-key F [--tls-mode M]]
  * Prints `rocketmq-ts broker listening on <address>` once the broker serves, and shuts down cleanly on
  * SIGINT / SIGTERM (exit code 0), or when started through npm (`npx`) once npm is gone (cli-launcher.ts).
  * Bad flags exit with code 2 and a message on stderr.
@@ -17,6 +18,7 @@ import { readFileSync, statSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { Broker, type BrokerOptions } from './broker/index.js';
 import { BrokerConfFileError, brokerOptionsFromConf } from './broker/broker-conf-file.js';
+import { TLS_MODES, type TlsMode } from './broker/broker-tls.js';
 import { LOG_LEVELS, createLineLogger, isLogLevel } from './common/line-logger.js';
 import { UsageError as AdminUsageError, adminUsage, isAdminCommand, runAdminCommand } from './cli-admin.js';
 import { startedThroughNpm, watchLauncher } from './cli-launcher.js';
@@ -59,6 +61,11 @@ rocketmq-ts broker options:
   --remoting-port N        also serve RocketMQ's TCP remoting protocol on port N
                            (0 picks a free one): RocketMQ's clients, mqadmin and
                            ali-ons use 127.0.0.1:N as their name server (default off)
+  --tls-cert F             serve TLS with the PEM certificate in file F (with --tls-key)
+  --tls-key F              the certificate's PEM private key (unencrypted)
+  --tls-mode M             disabled, permissive or enforcing (default enforcing; as
+                           RocketMQ's tls.server.mode): permissive serves TLS and plain
+                           on the remoting port; HTTP is HTTPS only whenever TLS is on
   -h, --help               show this help
 `;
 
@@ -131,6 +138,23 @@ function definedOnly<T extends object>(o: T): Partial<T> {
   return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
 }
 
+/** --tls-cert, --tls-key and --tls-mode as the broker's `tls` option (undefined: no TLS). */
+function tlsOption(
+  cert: string | undefined,
+  key: string | undefined,
+  mode: string | undefined,
+): { cert: string; key: string; mode: TlsMode } | undefined {
+  if (mode !== undefined && !(TLS_MODES as readonly string[]).includes(mode))
+    throw new UsageError(`--tls-mode must be one of ${TLS_MODES.join(', ')}, got '${mode}'`);
+  if (mode === 'disabled') return undefined;
+  if (cert === undefined && key === undefined) {
+    if (mode !== undefined) throw new UsageError(`--tls-mode ${mode} needs --tls-cert and --tls-key`);
+    return undefined;
+  }
+  if (cert === undefined || key === undefined) throw new UsageError('give both --tls-cert and --tls-key');
+  return { cert, key, mode: (mode ?? 'enforcing') as TlsMode };
+}
+
 async function runBroker(args: string[]): Promise<void> {
   const { values } = parseArgs({
     args,
@@ -152,6 +176,9 @@ async function runBroker(args: string[]): Promise<void> {
       'log-level': { type: 'string' },
       'remoting-port': { type: 'string' },
       config: { type: 'string' },
+      'tls-cert': { type: 'string' },
+      'tls-key': { type: 'string' },
+      'tls-mode': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
     strict: true,
@@ -167,6 +194,7 @@ async function runBroker(args: string[]): Promise<void> {
   const level = values['log-level'] ?? 'info';
   if (!isLogLevel(level)) throw new UsageError(`--log-level must be one of ${LOG_LEVELS.join(', ')}, got '${level}'`);
   const logger = createLineLogger(level, (line) => process.stderr.write(line));
+  const tls = tlsOption(values['tls-cert'], values['tls-key'], values['tls-mode']);
   const broker = await Broker.start({
     ...conf,
     ...definedOnly({
@@ -184,6 +212,7 @@ async function runBroker(args: string[]): Promise<void> {
     }),
     storePath,
     logger,
+    ...(tls ? { tls } : {}),
     store: {
       ...conf.store,
       ...(values['sync-flush'] ? { flushDiskType: 'SYNC_FLUSH' as const } : {}),
@@ -191,7 +220,7 @@ async function runBroker(args: string[]): Promise<void> {
     },
   });
   const bound = broker.options.host.includes(':') ? `[${broker.options.host}]` : broker.options.host;
-  const listening = `http://${bound}:${broker.port}`;
+  const listening = `${tls ? 'https' : 'http'}://${bound}:${broker.port}`;
   await new Promise<void>((resolve) => {
     let unwatch = (): void => undefined;
     const stop = (why: string): void => {

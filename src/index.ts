@@ -34,5 +34,6 @@ export * from './client/admin/index.js';
 export type { Clock, TimerHandle } from './common/clock.js';
 export { AbortError, RequestRejectedError, ClosedError } from './remoting/remoting-errors.js';
 export type { AclCredentials, CredentialsSource } from './remoting/acl-credentials.js';
+export { TlsError, type TlsOptions } from './remoting/tls-options.js';
 export { BrokerResponseError } from './protocol/response-error.js';
 export { consoleLogger, defaultLogger } from './common/env-logger.js';

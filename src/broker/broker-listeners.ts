@@ -7,6 +7,7 @@ import { InvalidArgumentError } from '../common/errors.js';
 import { ResponseCode, type RemotingResponse } from '../protocol/index.js';
 import type { BrokerRequest, ConnectionInfo } from './broker-context.js';
 import type { ResolvedBrokerOptions } from './broker-options.js';
+import { loadBrokerTls } from './broker-tls.js';
 import { ConnectionLimits } from './connection-limits.js';
 import { HttpServer } from './http-server.js';
 import { RemotingServer } from './remoting-server.js';
@@ -49,6 +50,8 @@ export async function openListeners(
   o: ResolvedBrokerOptions,
   target: () => ListenerTarget | undefined,
 ): Promise<OpenListeners> {
+  // The certificate files are read and checked first: a bad one stops the start before anything binds.
+  const tls = loadBrokerTls(o.tls);
   const budget = new ByteBudget(o.maxBufferedBytes);
   const limits = new ConnectionLimits({
     maxConnections: o.maxConnections,
@@ -63,6 +66,7 @@ export async function openListeners(
     port: o.port,
     maxRequestBodyBytes: o.maxRequestBodyBytes,
     accessToken: o.accessToken,
+    tls,
     logger: o.logger,
     handle: (request, connection) =>
       target()
@@ -77,7 +81,7 @@ export async function openListeners(
   }
   const port = await http.listen();
   const host = advertisedHost(o.host);
-  const address = o.advertisedAddress ?? `http://${urlHost(host)}:${port}`;
+  const address = o.advertisedAddress ?? `${tls ? 'https' : 'http'}://${urlHost(host)}:${port}`;
   let remoting: RemotingServer | undefined;
   let remotingPort: number | undefined;
   if (o.remotingPort !== undefined) {
@@ -94,6 +98,7 @@ export async function openListeners(
       maxBufferedBytesPerConnection: o.remotingMaxBufferedBytesPerConnection,
       budget,
       drainTimeoutMs: o.remotingDrainTimeoutMs,
+      tls,
       logger: o.logger,
       onRequest: (command, connection) =>
         target()?.dispatcher

@@ -10,6 +10,7 @@ import { InvalidArgumentError } from '../common/errors.js';
 import { type Logger } from '../common/logger.js';
 import { defaultLogger } from '../common/env-logger.js';
 import type { MessageStoreOptions } from '../store/index.js';
+import { TLS_MODES, type BrokerTlsOptions } from './broker-tls.js';
 
 /** Store options the broker passes through to the MessageStore (storePath, clock and logger come from the broker). */
 export type BrokerStoreOptions = Omit<MessageStoreOptions, 'storePath' | 'clock' | 'logger' | 'storeHost'>;
@@ -63,6 +64,13 @@ export interface BrokerOptions {
   maxRequestBodyBytes?: number;
   /** When set, every call must carry `Authorization: Bearer <token>`; otherwise it is answered 401. */
   accessToken?: string;
+  /**
+   * TLS (RocketMQ's `tls.server.mode`, `tls.server.certPath`, `tls.server.keyPath`): `cert` and `key`
+   * are paths of PEM files, read and checked at start; `mode` is `enforcing` (default: TLS only),
+   * `permissive` (TLS and plain on the remoting port, told apart by the first byte) or `disabled`. With
+   * TLS on, the HTTP listener serves HTTPS only, with the same certificate, in either mode.
+   */
+  tls?: BrokerTlsOptions;
   /** LITE_PULL_MESSAGE is served. Default true (RocketMQ: litePullMessageEnable). */
   litePullMessageEnable?: boolean;
   /** Period of the safety-net check of held pulls, ms. Default 5000 (RocketMQ: PullRequestHoldService). */
@@ -180,8 +188,9 @@ export interface BrokerOptions {
 }
 
 export interface ResolvedBrokerOptions extends Required<
-  Omit<BrokerOptions, 'accessToken' | 'advertisedAddress' | 'store' | 'clock' | 'logger' | 'remotingPort'>
+  Omit<BrokerOptions, 'accessToken' | 'advertisedAddress' | 'store' | 'clock' | 'logger' | 'remotingPort' | 'tls'>
 > {
+  tls: BrokerTlsOptions | undefined;
   remotingPort: number | undefined;
   accessToken: string | undefined;
   advertisedAddress: string | undefined;
@@ -271,6 +280,9 @@ const schema = z.object({
   rejectTransactionMessage: z.boolean(),
   maxRequestBodyBytes: positiveInt,
   accessToken: z.string().min(1).optional(),
+  tls: z
+    .strictObject({ cert: z.string().min(1), key: z.string().min(1), mode: z.enum(TLS_MODES).optional() })
+    .optional(),
   litePullMessageEnable: z.boolean(),
   pullHoldCheckIntervalMs: positiveInt,
   shutdownTimeoutMs: z.number().int().nonnegative(),
@@ -313,6 +325,7 @@ export function resolveBrokerOptions(options: BrokerOptions): ResolvedBrokerOpti
     ...v,
     remotingPort: v.remotingPort,
     accessToken: v.accessToken,
+    tls: v.tls,
     advertisedAddress: v.advertisedAddress,
     store: (options.store ?? {}) as BrokerStoreOptions,
     clock: clock ?? systemClock,

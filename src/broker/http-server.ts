@@ -8,6 +8,7 @@
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import http from 'node:http';
+import https from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Logger } from '../common/logger.js';
 import {
@@ -19,7 +20,9 @@ import {
 } from '../protocol/index.js';
 import type { BrokerRequest, ConnectionInfo } from './broker-context.js';
 import { ClientConnection } from './client-connection.js';
+import type { BrokerTls } from './broker-tls.js';
 import type { ConnectionLimits } from './connection-limits.js';
+import { RareLog } from './rare-log.js';
 import { publicRemark } from './remoting/public-remark.js';
 import type { ByteBudget } from './remoting/byte-budget.js';
 import { lookupCommand, requestCodeNotSupported, validateRequest } from './dispatch.js';
@@ -30,6 +33,8 @@ export interface HttpServerOptions {
   port: number;
   maxRequestBodyBytes: number;
   accessToken: string | undefined;
+  /** Serve HTTPS with this certificate (in both TLS modes: permissive applies to the remoting port only). */
+  tls?: BrokerTls | undefined;
   logger: Logger;
   /** Bounds on connections, requests in flight and buffered answers (connection-limits.ts). */
   limits?: ConnectionLimits;
@@ -62,7 +67,7 @@ export class HttpServer {
   constructor(options: HttpServerOptions) {
     this.options = options;
     this.tokenHash = options.accessToken === undefined ? undefined : sha256(options.accessToken);
-    this.server = http.createServer({ keepAlive: true }, (req, res) => {
+    const onRequest = (req: http.IncomingMessage, res: http.ServerResponse): void => {
       this.active++;
       this.onRequest(req, res)
         .catch((e: unknown) => {
@@ -72,7 +77,11 @@ export class HttpServer {
           else res.destroy();
         })
         .then(this.requestDone, this.requestDone);
-    });
+    };
+    const tls = options.tls;
+    this.server = tls
+      ? https.createServer({ keepAlive: true, cert: tls.cert, key: tls.key, handshakeTimeout: 60_000 }, onRequest)
+      : http.createServer({ keepAlive: true }, onRequest);
     // Held pulls may last long: no socket inactivity timeout, and the request timeouts only bound how long
     // a client may take to send its request.
     this.server.timeout = 0;
@@ -80,11 +89,24 @@ export class HttpServer {
     this.server.requestTimeout = 300_000;
     this.server.keepAliveTimeout = 65_000;
     options.limits?.attach(this.server);
-    this.server.on('connection', (socket: Socket) => {
+    // Over HTTPS the requests arrive on the TLSSocket, so that is the socket counted and named; the
+    // raw one is tracked too, so that close() also ends a handshake still in progress.
+    this.server.on(tls ? 'secureConnection' : 'connection', (socket: Socket) => {
       options.limits?.onConnection(socket);
       this.sockets.set(socket, `${socket.remoteAddress ?? 'unknown'}:${socket.remotePort ?? 0}`);
       socket.on('close', () => this.sockets.delete(socket));
     });
+    if (tls) {
+      const rareLog = new RareLog(options.logger);
+      this.server.on('connection', (socket: Socket) => {
+        this.sockets.set(socket, '');
+        socket.on('close', () => this.sockets.delete(socket));
+      });
+      this.server.on('tlsClientError', (err: Error, socket: Socket) => {
+        rareLog.warn('tls-handshake', { remote: socket.remoteAddress, err: err.message }, 'HTTPS handshake failed');
+        socket.destroy();
+      });
+    }
     this.server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
       if (err.code === 'ECONNRESET' || !socket.writable) {
         socket.destroy();

@@ -13,6 +13,7 @@ export {
   type ResolvedBrokerOptions,
 } from './broker-options.js';
 export type { TopicConfig } from './broker-context.js';
+export type { BrokerTlsOptions, TlsMode } from './broker-tls.js';
 export type { MessageStoreOptions, FlushDiskType, BrokerRole } from '../store/index.js';
 export type { Clock, TimerHandle } from '../common/clock.js';
 export type { Logger } from '../common/logger.js';

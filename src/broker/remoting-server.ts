@@ -23,7 +23,7 @@
  *   `minFrameBytesPerSecond`, is closed; so is one with no traffic and nothing in flight for
  *   `idleTimeoutMs` (RocketMQ: serverChannelMaxIdleTimeSeconds).
  */
-import net, { type AddressInfo, type Socket } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import { ResponseCode } from '../protocol/index.js';
 import {
   decodeRemotingCommand,
@@ -50,6 +50,7 @@ import {
 import { FrameIntake, type Reservation } from './remoting/frame-intake.js';
 import { publicRemark } from './remoting/public-remark.js';
 import { RemotingConnection } from './remoting/remoting-connection.js';
+import { RemotingIntake } from './remoting/tls-intake.js';
 import type { Counter, RemotingListenerStats, RemotingServerOptions } from './remoting/remoting-server-options.js';
 import { encodeResponseParts } from './remoting/response-frame.js';
 
@@ -58,12 +59,11 @@ export { encodeResponseParts } from './remoting/response-frame.js';
 
 /** RocketMQ: the remark of a request refused because the server is overloaded. */
 const OVERLOAD_REMARK = '[OVERLOAD]system busy, start flow control for a while';
-/** A frame's first second or two may be slow (a prefix split across packets) before its rate is judged. */
 /** After a bad frame, the requests read before it get this long to be answered before the connection closes. */
 const CLOSE_GRACE_MS = 5000;
 
 export class RemotingServer {
-  private readonly server: net.Server;
+  private readonly intake: RemotingIntake;
   private readonly options: RemotingServerOptions;
   private readonly connections = new Set<RemotingConnection>();
   private readonly admission: ConnectionAdmission;
@@ -93,7 +93,7 @@ export class RemotingServer {
     this.options = options;
     this.admission = new ConnectionAdmission(options);
     this.rareLog = new RareLog(options.logger);
-    this.server = net.createServer({ noDelay: true, keepAlive: true }, (socket) => this.onConnection(socket));
+    this.intake = new RemotingIntake(options, this.rareLog, (socket) => this.onConnection(socket));
     this.unsubscribeBudget = options.budget.whenFree(() => {
       for (const c of [...this.waiting]) this.pump(c);
     });
@@ -138,18 +138,18 @@ export class RemotingServer {
   listen(): Promise<number> {
     return new Promise((resolve, reject) => {
       const onError = (e: Error): void => reject(e);
-      this.server.once('error', onError);
-      this.server.listen({ port: this.options.port, host: this.options.host }, () => {
-        this.server.off('error', onError);
-        this.server.on('error', (e) => this.options.logger.error({ err: e }, 'remoting server error'));
-        resolve((this.server.address() as AddressInfo).port);
+      this.intake.server.once('error', onError);
+      this.intake.server.listen({ port: this.options.port, host: this.options.host }, () => {
+        this.intake.server.off('error', onError);
+        this.intake.server.on('error', (e) => this.options.logger.error({ err: e }, 'remoting server error'));
+        resolve((this.intake.server.address() as AddressInfo).port);
       });
     });
   }
 
   /** Stops accepting connections; calls in flight go on. */
   stopAccepting(): void {
-    this.closing ??= new Promise<void>((resolve) => this.server.close(() => resolve()));
+    this.closing ??= this.intake.stop();
   }
 
   /** Waits up to `timeoutMs` for calls in flight, then closes every connection. Idempotent. */

@@ -35,6 +35,7 @@ import { ResponseCode } from '../protocol/response-code.js';
 import type { InvokeOptions, RemotingClient } from './remoting-client.js';
 import { AbortError, ClosedError, RequestRejectedError } from './remoting-errors.js';
 import { aclDeniedError, aclRefusal, signHttpHeader, type Credentials } from './acl-credentials.js';
+import { isTlsFailure, tlsHandshakeError, type TlsOptions } from './tls-options.js';
 
 export interface HttpRemotingClientOptions {
   /** Connections per broker origin for control calls (everything but held pulls and watches). Default 64. */
@@ -51,6 +52,11 @@ export interface HttpRemotingClientOptions {
   closeTimeoutMs?: number;
   /** How long an idle keep-alive connection is kept, ms. Default 4000 (below Node servers' 5 s). */
   keepAliveTimeoutMs?: number;
+  /**
+   * TLS options for `https://` brokers (Node's `tls.connect` options: `ca`, `cert`, `key`, `servername`,
+   * `rejectUnauthorized`). Without them an `https://` broker is checked against the system's CAs.
+   */
+  tls?: TlsOptions | undefined;
   logger?: Logger;
   clock?: Clock;
 }
@@ -220,6 +226,7 @@ export class HttpRemotingClient implements RemotingClient {
   readonly #credentials: Credentials | undefined;
   readonly #closeTimeoutMs: number;
   readonly #keepAliveTimeoutMs: number;
+  readonly #tls: TlsOptions | undefined;
   readonly #logger: Logger;
   readonly #clock: Clock;
   readonly #pools = new Map<string, Lanes>();
@@ -237,6 +244,7 @@ export class HttpRemotingClient implements RemotingClient {
     this.#credentials = options.credentials;
     this.#closeTimeoutMs = options.closeTimeoutMs ?? 5000;
     this.#keepAliveTimeoutMs = options.keepAliveTimeoutMs ?? 4000;
+    this.#tls = options.tls;
     this.#logger = options.logger ?? silentLogger;
     this.#clock = options.clock ?? systemClock;
     const headers: Record<string, string> = { 'content-type': FRAME_CONTENT_TYPE };
@@ -262,10 +270,13 @@ export class HttpRemotingClient implements RemotingClient {
     let lanes = this.#pools.get(url.origin);
     if (!lanes) {
       const keepAliveTimeout = this.#keepAliveTimeoutMs;
+      // undici's connector takes Node's tls.connect options; they matter only for an https: origin.
+      const tls =
+        url.protocol === 'https:' && this.#tls ? { connect: { ...this.#tls } as Pool.Options['connect'] } : {};
       lanes = {
-        control: new Pool(url.origin, { connections: this.#connections, pipelining: 1, keepAliveTimeout }),
-        held: new Pool(url.origin, { connections: null, pipelining: 1, keepAliveTimeout }),
-        liveness: new Pool(url.origin, { connections: LIVENESS_CONNECTIONS, pipelining: 1, keepAliveTimeout }),
+        control: new Pool(url.origin, { connections: this.#connections, pipelining: 1, keepAliveTimeout, ...tls }),
+        held: new Pool(url.origin, { connections: null, pipelining: 1, keepAliveTimeout, ...tls }),
+        liveness: new Pool(url.origin, { connections: LIVENESS_CONNECTIONS, pipelining: 1, keepAliveTimeout, ...tls }),
       };
       this.#pools.set(url.origin, lanes);
     }
@@ -345,6 +356,7 @@ export class HttpRemotingClient implements RemotingClient {
         throw new AbortError(`${spec.name} to ${addr} was aborted`, { cause: signal?.reason ?? e });
       if (e instanceof RocketMQError) throw e;
       if (this.#closing) throw new ClosedError(`the remoting client closed during ${spec.name}`);
+      if (addr.startsWith('https:') && isTlsFailure(e)) throw tlsHandshakeError(addr, e);
       throw new TransportError(`${spec.name} to ${addr} failed: ${(e as Error)?.message ?? String(e)}`, { cause: e });
     } finally {
       this.#clock.clearTimeout(timer);

@@ -2,13 +2,16 @@
  * One TCP connection to a RocketMQ remoting peer: frames out, frames in, responses matched to their
  * requests by `opaque`. A connection that closes or errors fails every request still waiting on it at
  * once; a peer that sends something that is not a remoting frame (too large, malformed) gets its
- * connection closed, with the reason logged.
+ * connection closed, with the reason logged. With `tls` the connection is TLS (RocketMQ's `tls.enable`),
+ * and a handshake that fails is a `TlsError` naming the address.
  */
 import net from 'node:net';
+import tls from 'node:tls';
 import type { Logger } from '../common/logger.js';
 import { FrameReader } from './frame-reader.js';
 import { TickWriter } from './tick-writer.js';
 import { decodeRemotingCommand, isResponse, type RemotingCommand } from './remoting-command.js';
+import { tlsHandshakeError, type TlsOptions } from './tls-options.js';
 
 /** Bytes one socket read may bring: several pull answers of 32 x 1 KiB when they are queued. */
 const READ_BUFFER_BYTES = 256 * 1024;
@@ -34,6 +37,10 @@ export class TcpConnection {
   readonly #events: TcpConnectionEvents;
   readonly #logger: Logger;
   #open = false;
+  /** A frame came from the peer: a close after that is not a refusal of the connection itself. */
+  #answered = false;
+  /** `end()` or `destroy()` was called: the close is ours. */
+  #closing = false;
   #closed: Error | null = null;
   readonly ready: Promise<void>;
 
@@ -41,7 +48,13 @@ export class TcpConnection {
     addr: string,
     host: string,
     port: number,
-    options: { maxFrameLength: number; connectTimeoutMs: number; logger: Logger; events: TcpConnectionEvents },
+    options: {
+      maxFrameLength: number;
+      connectTimeoutMs: number;
+      logger: Logger;
+      events: TcpConnectionEvents;
+      tls?: TlsOptions | undefined;
+    },
   ) {
     this.addr = addr;
     this.#events = options.events;
@@ -51,17 +64,24 @@ export class TcpConnection {
     // (copied out of it) are the only memory a read leaves behind — a pull answer no longer holds on to
     // the read buffers it arrived in, and the garbage collector runs far less often.
     const readBuffer = Buffer.allocUnsafe(READ_BUFFER_BYTES);
-    const socket = net.connect({
-      host,
-      port,
-      onread: {
-        buffer: readBuffer,
-        callback: (n: number, buf: Uint8Array): boolean => {
-          this.#onData(buf.subarray(0, n));
-          return true;
-        },
+    const onread = {
+      buffer: readBuffer,
+      callback: (n: number, buf: Uint8Array): boolean => {
+        this.#onData(buf.subarray(0, n));
+        return true;
       },
-    });
+    };
+    const secure = options.tls;
+    const socket = secure
+      ? tls.connect({
+          host,
+          port,
+          onread,
+          ...secure,
+          // SNI carries a host name only; an IP address is checked against the certificate's IP entries.
+          ...(secure.servername === undefined && net.isIP(host) === 0 ? { servername: host } : {}),
+        } as tls.ConnectionOptions)
+      : net.connect({ host, port, onread });
     this.#socket = socket;
     this.#writer = new TickWriter(socket);
     socket.setNoDelay(true);
@@ -69,14 +89,26 @@ export class TcpConnection {
     socket.setTimeout(options.connectTimeoutMs, () => {
       if (!this.#open) socket.destroy(new Error(`connect to ${addr} timed out after ${options.connectTimeoutMs} ms`));
     });
+    let tcpConnected = false;
     this.ready = new Promise<void>((resolve, reject) => {
       socket.once('connect', () => {
+        tcpConnected = true;
+        if (secure) return;
+        this.#open = true;
+        socket.setTimeout(0);
+        resolve();
+      });
+      socket.once('secureConnect', () => {
         this.#open = true;
         socket.setTimeout(0);
         resolve();
       });
       socket.once('close', () => {
-        if (!this.#open) reject(this.#closed ?? new Error(`connection to ${addr} closed`));
+        if (this.#open) return;
+        // Past the TCP connect, a TLS connection that did not open failed its handshake: say so, with
+        // the address, rather than as a reset.
+        if (secure && tcpConnected && !this.#closing) this.#closed = tlsHandshakeError(addr, this.#closed);
+        reject(this.#closed ?? new Error(`connection to ${addr} closed`));
       });
     });
     // A connect failure is reported through `ready`; nobody may be awaiting it yet.
@@ -131,6 +163,7 @@ export class TcpConnection {
         clearTimeout(timer);
         resolve();
       });
+      this.#closing = true;
       this.#closed ??= new Error(`connection to ${this.addr} was closed by the client`);
       this.#socket.end();
     });
@@ -138,11 +171,13 @@ export class TcpConnection {
 
   /** Destroys the connection now, failing whatever waits on it with `err`. */
   destroy(err: Error): void {
+    this.#closing = true;
     this.#closed ??= err;
     this.#socket.destroy();
   }
 
   #onData(chunk: Uint8Array): void {
+    this.#answered = true;
     let frames: Buffer[];
     try {
       frames = this.#reader.push(chunk);
@@ -181,7 +216,21 @@ export class TcpConnection {
   }
 
   #onClose(): void {
-    const err = this.#closed ?? new Error(`connection to ${this.addr} closed by the peer`);
+    // A server that requires TLS closes a plain connection at its first bytes without a word
+    // (RocketMQ's NettyRemotingServer in enforcing mode does): name that likely cause.
+    const refused =
+      this.#open &&
+      !this.#answered &&
+      !this.#closing &&
+      this.#pending.size > 0 &&
+      !(this.#socket instanceof tls.TLSSocket);
+    const err =
+      this.#closed ??
+      new Error(
+        refused
+          ? `connection to ${this.addr} was closed by the peer before it answered anything (a server that requires TLS does this to a plain connection: see the client's tls option)`
+          : `connection to ${this.addr} closed by the peer`,
+      );
     this.#closed = err;
     const calls = [...this.#pending.values()];
     this.#pending.clear();

@@ -40,6 +40,7 @@ import { aclDeniedError, aclRefusal, type Credentials } from './acl-credentials.
 import { signExtFields } from './acl-signature.js';
 import { requestToWire, responseFromWire } from './tcp-command-mapping.js';
 import { TcpConnection } from './tcp-connection.js';
+import { TlsError, type TlsOptions } from './tls-options.js';
 
 export interface TcpRemotingClientOptions {
   /** Header serialization of the requests this client writes. Default `'JSON'` (RocketMQ's default). */
@@ -67,6 +68,11 @@ export interface TcpRemotingClientOptions {
    * does; the answers to requests the server sends are not signed.
    */
   credentials?: Credentials | undefined;
+  /**
+   * Connect with TLS (RocketMQ's `tls.enable`): Node's `tls.connect` options (`ca`, `cert`, `key`,
+   * `servername`, `rejectUnauthorized`). A failed handshake is a `TlsError` naming the address. Default: plain TCP.
+   */
+  tls?: TlsOptions | undefined;
   logger?: Logger;
   clock?: Clock;
 }
@@ -134,6 +140,7 @@ export class TcpRemotingClient implements RemotingClient {
   readonly #logger: Logger;
   readonly #clock: Clock;
   readonly #credentials: Credentials | undefined;
+  readonly #tls: TlsOptions | undefined;
   readonly #connections = new Map<string, TcpConnection>();
   readonly #backoff = new Map<string, Backoff>();
   readonly #handlers = new Map<number, ServerRequestHandler>();
@@ -162,6 +169,7 @@ export class TcpRemotingClient implements RemotingClient {
     this.#logger = options.logger ?? silentLogger;
     this.#clock = options.clock ?? systemClock;
     this.#credentials = options.credentials;
+    this.#tls = options.tls;
   }
 
   /**
@@ -336,15 +344,20 @@ export class TcpRemotingClient implements RemotingClient {
     const { host, port } = parseAddress(addr);
     const backoff = this.#backoff.get(addr);
     const now = this.#clock.now();
-    if (backoff && now < backoff.retryAt)
+    if (backoff && now < backoff.retryAt) {
+      const last = backoff.lastError;
+      // A refused handshake stays a TlsError while the backoff lasts: the caller learns it is TLS, not TCP.
+      if (last instanceof TlsError) throw new TlsError(addr, last.message, last.tlsCode);
       throw new TransportError(
-        `cannot connect to ${addr} (${backoff.lastError.message}); next attempt in ${backoff.retryAt - now} ms`,
-        { cause: backoff.lastError },
+        `cannot connect to ${addr} (${last.message}); next attempt in ${backoff.retryAt - now} ms`,
+        { cause: last },
       );
+    }
     const conn = new TcpConnection(addr, host, port, {
       maxFrameLength: this.#maxFrameLength,
       connectTimeoutMs: this.#connectTimeoutMs,
       logger: this.#logger,
+      tls: this.#tls,
       events: {
         onRequest: (c, cmd) => this.#onServerRequest(c, cmd),
         onClose: (c, err) => {
@@ -360,6 +373,7 @@ export class TcpRemotingClient implements RemotingClient {
       const failures = (backoff?.failures ?? 0) + 1;
       const wait = Math.min(this.#backoffMs * 2 ** Math.min(failures - 1, 20), this.#maxBackoffMs);
       this.#backoff.set(addr, { failures, retryAt: this.#clock.now() + wait, lastError: e as Error });
+      if (e instanceof TlsError) throw e;
       throw new TransportError(`cannot connect to ${addr}: ${(e as Error).message}`, { cause: e });
     }
     this.#backoff.delete(addr);

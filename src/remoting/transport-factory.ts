@@ -17,3 +17,4 @@ export function createTransport(options: TransportOptions): RemotingClient {
 
 /** The transports' `credentials` option: the client builds it from its own options. */
 export { Credentials, credentialsProblem, type AclCredentials, type CredentialsSource } from './acl-credentials.js';
+export type { TlsOptions } from './tls-options.js';

@@ -125,7 +125,7 @@ export class JavaDriver {
   private readonly exit: Promise<void>;
   private readonly ready: Promise<void>;
 
-  private constructor(kit: JavaKit, classesDir: string) {
+  private constructor(kit: JavaKit, classesDir: string, jvmOptions: readonly string[]) {
     this.clientDir = mkdtempSync(path.join(os.tmpdir(), 'rmq-java-client-'));
     this.child = spawn(
       path.join(kit.dir, 'bin', 'java-client'),
@@ -136,6 +136,7 @@ export class JavaDriver {
         // Rebalance every second rather than every 20 s, so a route learnt late (e.g. %RETRY%group, created by
         // the group's first heartbeat) is used at once.
         '-Drocketmq.client.rebalance.waitInterval=1000',
+        ...jvmOptions,
         '-cp',
         classesDir,
         'Driver',
@@ -178,9 +179,9 @@ export class JavaDriver {
     );
   }
 
-  /** Starts the JVM and waits until it reads commands. */
-  static async start(kit: JavaKit, classesDir: string): Promise<JavaDriver> {
-    const d = new JavaDriver(kit, classesDir);
+  /** Starts the JVM (with extra `jvmOptions`, e.g. `-Dtls.enable=true`) and waits until it reads commands. */
+  static async start(kit: JavaKit, classesDir: string, jvmOptions: readonly string[] = []): Promise<JavaDriver> {
+    const d = new JavaDriver(kit, classesDir, jvmOptions);
     await d.ready;
     if (d.exited) throw new Error(`the Java driver did not start: ${d.stderr}`);
     return d;

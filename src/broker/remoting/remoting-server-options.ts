@@ -3,6 +3,7 @@
  */
 import type { Logger } from '../../common/logger.js';
 import type { RemotingCommand, RemotingCommandInput } from '../../remoting/remoting-command.js';
+import type { BrokerTls } from '../broker-tls.js';
 import type { ByteBudget } from './byte-budget.js';
 import type { RemotingConnection } from './remoting-connection.js';
 
@@ -28,6 +29,11 @@ export interface RemotingServerOptions {
   budget: ByteBudget;
   /** A connection not read because of its budget, that drains nothing for this long, is closed, ms. */
   drainTimeoutMs: number;
+  /**
+   * TLS on this port (RocketMQ's `tls.server.mode` permissive or enforcing); plain only when absent. A
+   * handshake has `firstRequestTimeoutMs` to finish.
+   */
+  tls?: BrokerTls | undefined;
   logger: Logger;
   /**
    * Answers one request: the response (its opaque, flag and serialization are set here), or null for

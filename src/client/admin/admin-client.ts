@@ -28,6 +28,7 @@ import {
   parseOptions,
 } from '../instance/client-options.js';
 import type { CredentialsSource } from '../../remoting/transport-factory.js';
+import type { TlsOptions } from '../../remoting/transport-factory.js';
 import {
   consumerConnection,
   consumerProgress,
@@ -77,6 +78,8 @@ export interface AdminClientOptions {
    * group changes, offset resets) need an account with `admin: true`.
    */
   credentials?: CredentialsSource | undefined;
+  /** TLS to the NameServers and brokers, as every client's `tls` option (`true` or Node's tls.connect options). */
+  tls?: boolean | TlsOptions | undefined;
   /** Deadline of each call, ms. Default 5000. */
   requestTimeoutMs?: number;
   /** A pino-shaped logger. Default: silent. */
@@ -90,6 +93,7 @@ const adminOptionsSchema = z.strictObject({
   namesrvAddr: clientOptionsShape.namesrvAddr,
   accessToken: z.string().min(1).optional(),
   credentials: credentialsSchema.optional(),
+  tls: clientOptionsShape.tls,
   requestTimeoutMs: ms(1).default(DEFAULT_ADMIN_CLIENT_OPTIONS.requestTimeoutMs),
   logger: loggerSchema.default(() => defaultLogger()),
 });
@@ -119,6 +123,7 @@ export class AdminClient {
         ? createTransport({
             kind: 'tcp',
             credentials: o.credentials,
+            tls: o.tls,
             logger: o.logger,
             connectTimeoutMs: o.requestTimeoutMs,
           })
@@ -126,6 +131,7 @@ export class AdminClient {
             kind: 'http',
             accessToken: o.accessToken,
             credentials: o.credentials,
+            tls: o.tls,
             logger: o.logger,
             connectionsPerBroker: 2,
           });

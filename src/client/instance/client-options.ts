@@ -14,6 +14,7 @@ import type { Logger } from '../../common/logger.js';
 import { defaultLogger } from '../../common/env-logger.js';
 import { systemClock, type Clock } from '../../common/clock.js';
 import { Credentials, credentialsProblem, type CredentialsSource } from '../../remoting/transport-factory.js';
+import type { TlsOptions } from '../../remoting/transport-factory.js';
 
 export interface ClientOptions {
   /**
@@ -75,6 +76,14 @@ export interface ClientOptions {
    * must answer within the request's timeout. Every request is signed, over TCP and HTTP. Default: none.
    */
   credentials?: CredentialsSource | undefined;
+  /**
+   * TLS to the NameServers and brokers (RocketMQ's `tls.enable`): `true` checks their certificates
+   * against the system's CAs; an object gives Node's `tls.connect` options (`ca`, `cert`, `key`,
+   * `servername`, `rejectUnauthorized`). With `endpoints` the URLs must be `https://` (an `https://`
+   * URL alone uses TLS with the system's CAs). A failed handshake is a `TlsError` naming the address.
+   * Default: no TLS.
+   */
+  tls?: boolean | TlsOptions | undefined;
   /** A pino-shaped logger. Default: silent. */
   logger?: Logger;
   /** The clock all timers go through (tests drive it). Default: the system clock. */
@@ -112,6 +121,8 @@ export interface ResolvedClientOptions {
   accessToken?: string | undefined;
   /** The credentials every request is signed with; printing it never shows the secret. */
   credentials?: Credentials | undefined;
+  /** The TLS options (`true` became `{}`), or undefined for none. */
+  tls?: TlsOptions | undefined;
   logger: Logger;
   clock: Clock;
 }
@@ -176,6 +187,26 @@ export const credentialsSchema = z
       `${credentialsProblem(issue.input) ?? 'invalid'} (or a function returning { accessKey, secretKey, securityToken? })`,
   })
   .transform((v) => new Credentials(v));
+const tlsMaterial = z.union([
+  z.string().min(1),
+  z.instanceof(Buffer),
+  z.array(z.union([z.string().min(1), z.instanceof(Buffer)])).min(1),
+]);
+
+/** `tls`: true, false or Node's tls.connect options (the subset a client passes on); resolved to options or undefined. */
+export const tlsSchema = z
+  .union([
+    z.boolean(),
+    z.strictObject({
+      ca: tlsMaterial.optional(),
+      cert: tlsMaterial.optional(),
+      key: tlsMaterial.optional(),
+      servername: z.string().min(1).optional(),
+      rejectUnauthorized: z.boolean().optional(),
+    }),
+  ])
+  .transform((v): TlsOptions | undefined => (v === false ? undefined : v === true ? {} : (v as TlsOptions)))
+  .optional();
 
 /** An integer number of milliseconds within [min, max]. */
 export const ms = (min: number, max = 2_147_483_647): z.ZodInt => z.int().min(min).max(max);
@@ -224,6 +255,7 @@ export const clientOptionsShape = {
   brokerUnreachableWarnMs: ms(0).default(DEFAULT_CLIENT_OPTIONS.brokerUnreachableWarnMs),
   accessToken: z.string().min(1).optional(),
   credentials: credentialsSchema.optional(),
+  tls: tlsSchema,
   logger: loggerSchema.default(() => defaultLogger()),
   clock: clockSchema.default(systemClock),
 };
@@ -260,6 +292,7 @@ export function finishClientOptions<
     clientIP?: string | undefined;
     endpoints?: readonly string[] | undefined;
     namesrvAddr?: readonly string[] | undefined;
+    tls?: TlsOptions | undefined;
   },
 >(o: T): T & { clientIP: string; endpoints: readonly string[]; namesrvAddr: readonly string[] } {
   if (o.endpoints !== undefined && o.namesrvAddr !== undefined)
@@ -272,6 +305,9 @@ export function finishClientOptions<
       'endpoints',
       'endpoints (the bundled broker, e.g. http://127.0.0.1:8081) or namesrvAddr (RocketMQ NameServers, e.g. 127.0.0.1:9876) is required',
     );
+  const plain = o.tls === undefined ? undefined : o.endpoints?.find((e) => /^http:/i.test(e));
+  if (plain !== undefined)
+    throw new InvalidArgumentError('tls', `is set, so the broker URLs must be https://, got ${plain}`);
   return {
     ...o,
     endpoints: o.endpoints ?? Object.freeze([]),

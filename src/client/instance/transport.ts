@@ -12,12 +12,13 @@ export type { ServerRequestProcessor } from '../../remoting/remoting-client.js';
 /** Creates the transport the options ask for. */
 export function createRemotingClient(o: ResolvedClientOptions): RemotingClient {
   if (o.namesrvAddr.length > 0)
-    return createTransport({ kind: 'tcp', credentials: o.credentials, logger: o.logger, clock: o.clock });
+    return createTransport({ kind: 'tcp', credentials: o.credentials, tls: o.tls, logger: o.logger, clock: o.clock });
   return createTransport({
     kind: 'http',
     connectionsPerBroker: o.connectionsPerBroker,
     accessToken: o.accessToken,
     credentials: o.credentials,
+    tls: o.tls,
     logger: o.logger,
     clock: o.clock,
   });
