@@ -6,7 +6,7 @@
  *                      [--channel-expired-timeout-ms N] [--watch-renew-grace-ms N]
  *                      [--message-delay-level "1s 5s ..."] [--dlq-readable]
  *                      [--log-level debug|info|warn|error|silent]
- *                      [--remoting-port N]
+ *                      [--remoting-port N] [--acl-file PATH]
  * Prints `rocketmq-ts broker listening on <address>` once the broker serves, and shuts down cleanly on
  * SIGINT / SIGTERM (exit code 0), or when started through npm (`npx`) once npm is gone (cli-launcher.ts).
  * Bad flags exit with code 2 and a message on stderr.
@@ -54,6 +54,9 @@ rocketmq-ts broker options:
   --remoting-port N        also serve RocketMQ's TCP remoting protocol on port N
                            (0 picks a free one): RocketMQ's clients, mqadmin and
                            ali-ons use 127.0.0.1:N as their name server (default off)
+  --acl-file PATH          RocketMQ's plain ACL: every request on both listeners must
+                           be signed by an account of this plain_acl.yml (re-read
+                           when it changes; a bad file stops the start)
   -h, --help               show this help
 `;
 
@@ -125,6 +128,7 @@ async function runBroker(args: string[]): Promise<void> {
       'dlq-readable': { type: 'boolean' },
       'log-level': { type: 'string' },
       'remoting-port': { type: 'string' },
+      'acl-file': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
     strict: true,
@@ -152,6 +156,7 @@ async function runBroker(args: string[]): Promise<void> {
     dlqReadable: values['dlq-readable'] ? true : undefined,
     logger,
     remotingPort: parsePort(values['remoting-port'], 'remoting-port'),
+    aclFile: values['acl-file'],
     store: {
       ...(values['sync-flush'] ? { flushDiskType: 'SYNC_FLUSH' as const } : {}),
       ...(values['message-delay-level'] ? { messageDelayLevel: values['message-delay-level'] } : {}),

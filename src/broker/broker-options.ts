@@ -63,6 +63,11 @@ export interface BrokerOptions {
   maxRequestBodyBytes?: number;
   /** When set, every call must carry `Authorization: Bearer <token>`; otherwise it is answered 401. */
   accessToken?: string;
+  /**
+   * RocketMQ's plain ACL: the path of a `plain_acl.yml`. Every request on both listeners must then be
+   * signed by one of its accounts (RocketMQ: aclEnable); the file is re-read when it changes.
+   */
+  aclFile?: string;
   /** LITE_PULL_MESSAGE is served. Default true (RocketMQ: litePullMessageEnable). */
   litePullMessageEnable?: boolean;
   /** Period of the safety-net check of held pulls, ms. Default 5000 (RocketMQ: PullRequestHoldService). */
@@ -180,10 +185,11 @@ export interface BrokerOptions {
 }
 
 export interface ResolvedBrokerOptions extends Required<
-  Omit<BrokerOptions, 'accessToken' | 'advertisedAddress' | 'store' | 'clock' | 'logger' | 'remotingPort'>
+  Omit<BrokerOptions, 'accessToken' | 'aclFile' | 'advertisedAddress' | 'store' | 'clock' | 'logger' | 'remotingPort'>
 > {
   remotingPort: number | undefined;
   accessToken: string | undefined;
+  aclFile: string | undefined;
   advertisedAddress: string | undefined;
   store: BrokerStoreOptions;
   clock: Clock;
@@ -271,6 +277,7 @@ const schema = z.object({
   rejectTransactionMessage: z.boolean(),
   maxRequestBodyBytes: positiveInt,
   accessToken: z.string().min(1).optional(),
+  aclFile: z.string().min(1).optional(),
   litePullMessageEnable: z.boolean(),
   pullHoldCheckIntervalMs: positiveInt,
   shutdownTimeoutMs: z.number().int().nonnegative(),
@@ -313,6 +320,7 @@ export function resolveBrokerOptions(options: BrokerOptions): ResolvedBrokerOpti
     ...v,
     remotingPort: v.remotingPort,
     accessToken: v.accessToken,
+    aclFile: v.aclFile,
     advertisedAddress: v.advertisedAddress,
     store: (options.store ?? {}) as BrokerStoreOptions,
     clock: clock ?? systemClock,
