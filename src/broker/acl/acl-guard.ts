@@ -4,7 +4,7 @@
  * edit takes effect without a restart (RocketMQ: AclFileWatchService). A file that cannot be read or is
  * wrong is refused at start; on a later change the old rules stay and the mistake is logged.
  */
-import { readFileSync, unwatchFile, watchFile, type Stats } from 'node:fs';
+import { readFileSync, stat, statSync, type Stats } from 'node:fs';
 import { InvalidArgumentError } from '../../common/errors.js';
 import type { Logger } from '../../common/logger.js';
 import { AclConfigError, parsePlainAclConfig, type PlainAclConfig } from './plain-acl-config.js';
@@ -15,6 +15,17 @@ export interface AclGuardOptions {
   pollIntervalMs?: number;
   /** A change is read this long after the last one seen, so a file written in steps is read once. Default 500. */
   debounceMs?: number;
+}
+
+/** What tells one version of the file from another (no stat: the file is gone). */
+const versionOf = (st: Stats | undefined): string => (st ? `${st.ino}:${st.size}:${st.mtimeMs}` : 'missing');
+
+function statOrUndefined(file: string): Stats | undefined {
+  try {
+    return statSync(file);
+  } catch {
+    return undefined;
+  }
 }
 
 /** Reads and checks a file; the error names the file and the line that is wrong (never a secret). */
@@ -62,29 +73,39 @@ export class AclGuard {
   private readonly logger: Logger;
   private readonly debounceMs: number;
   private timer: ReturnType<typeof setTimeout> | undefined;
+  private readonly poller: ReturnType<typeof setInterval>;
+  /** The version of the file last seen by a poll (or read at start). */
+  private seen: string;
   private closed = false;
   /** Successful re-reads since start (a bad one is not counted), for tests and stats. */
   reloads = 0;
   /** Re-reads refused since start. */
   reloadFailures = 0;
 
-  private constructor(file: string, config: PlainAclConfig, logger: Logger, options: AclGuardOptions) {
+  private constructor(file: string, config: PlainAclConfig, seen: string, logger: Logger, options: AclGuardOptions) {
     this.file = file;
     this.config = config;
     this.logger = logger;
     this.debounceMs = options.debounceMs ?? 500;
-    watchFile(file, { interval: options.pollIntervalMs ?? 1000, persistent: false }, this.onChange);
+    this.seen = seen;
+    // Polled rather than fs.watch'ed: editors replace a file (a new inode), which a watch loses; and the
+    // version is compared with the one read at start, so a change made just after the start is not missed.
+    this.poller = setInterval(() => stat(file, this.onStat), options.pollIntervalMs ?? 1000);
+    this.poller.unref();
   }
 
   /** Reads the file (throwing InvalidArgumentError naming the line that is wrong) and starts watching it. */
   static open(file: string, logger: Logger, options: AclGuardOptions = {}): AclGuard {
+    const seen = versionOf(statOrUndefined(file));
     const config = load(file);
     logger.info({ aclFile: file, accounts: config.accounts.size }, 'plain ACL loaded');
-    return new AclGuard(file, config, logger, options);
+    return new AclGuard(file, config, seen, logger, options);
   }
 
-  private readonly onChange = (current: Stats, previous: Stats): void => {
-    if (this.closed || (current.mtimeMs === previous.mtimeMs && current.size === previous.size)) return;
+  private readonly onStat = (err: Error | null, st: Stats | undefined): void => {
+    const version = versionOf(err ? undefined : st);
+    if (this.closed || version === this.seen) return;
+    this.seen = version;
     clearTimeout(this.timer);
     this.timer = setTimeout(() => this.reload(), this.debounceMs);
     this.timer.unref();
@@ -127,6 +148,6 @@ export class AclGuard {
   close(): void {
     this.closed = true;
     clearTimeout(this.timer);
-    unwatchFile(this.file, this.onChange);
+    clearInterval(this.poller);
   }
 }
