@@ -13,6 +13,8 @@ import { signExtFields, type AclCredentials } from '../../../src/remoting/acl-si
 import { parseAnswer, uniqueName } from '../../support/broker-client.js';
 import { startBroker, tempStorePath, waitFor, type BrokerFixture } from '../../support/broker-fixture.js';
 import { RemotingTestClient, heartbeatBody } from '../../support/remoting-test-client.js';
+import { CLI_TEST_TIMEOUT_MS, listeningAddress, runCli } from '../../support/cli-process.js';
+import { TestBrokerClient } from '../../support/broker-client.js';
 
 const APP: AclCredentials = { accessKey: 'appUser1', secretKey: 'appSecret1' };
 const READER: AclCredentials = { accessKey: 'readOnly1', secretKey: 'readSecret1' };
@@ -218,4 +220,34 @@ describe('broker with a plain ACL file', () => {
       rmSync(storePath, { recursive: true, force: true });
     }
   });
+
+  test(
+    'CLI: --acl-file turns the ACL on; a bad file exits 2 naming the line',
+    async () => {
+      const store = tempStorePath('rmq-cli-acl-');
+      // A file of its own: the shared one is left with a bad edit by the reload test.
+      const good = path.join(dir, 'cli-good.yml');
+      writeFileSync(good, aclYaml('SUB'));
+      const r = runCli(['broker', '--store', store, '--port', '0', '--acl-file', good]);
+      const client = new TestBrokerClient(await listeningAddress(r));
+      try {
+        const refused = await client.send(uniqueName('Cli'), 'x');
+        expect(refused.code).toBe(ResponseCode.SYSTEM_ERROR);
+        expect(refused.remark).toContain('No accessKey is configured');
+      } finally {
+        await client.close();
+        r.child.kill('SIGTERM');
+      }
+      expect(await r.exit).toBe(0);
+
+      const bad = path.join(dir, 'cli-bad.yml');
+      writeFileSync(bad, 'accounts:\n  - accessKey: appUser1\n    secretKey: appSecret1\n    admin: maybe\n');
+      const failed = runCli(['broker', '--store', store, '--port', '0', '--acl-file', bad]);
+      expect(await failed.exit).toBe(2);
+      expect(failed.stderr()).toContain(`aclFile: ${bad} line 4: admin must be true or false`);
+      expect(failed.stderr()).not.toContain('appSecret1');
+      rmSync(store, { recursive: true, force: true });
+    },
+    CLI_TEST_TIMEOUT_MS,
+  );
 });
