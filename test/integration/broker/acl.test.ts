@@ -208,6 +208,21 @@ describe('broker with a plain ACL file', () => {
     expect(logged.join('\n')).not.toContain('readSecret1');
   }, 90_000);
 
+  test('an access token and a remoting port go together once the ACL guards the remoting port', async () => {
+    const file = path.join(dir, 'token.yml');
+    writeFileSync(file, aclYaml('SUB'));
+    const storePath = tempStorePath();
+    try {
+      await expect(Broker.start({ port: 0, storePath, remotingPort: 0, accessToken: 'tok' })).rejects.toThrow(
+        /accessToken/,
+      );
+      const b = await Broker.start({ port: 0, storePath, remotingPort: 0, accessToken: 'tok', aclFile: file });
+      await b.shutdown();
+    } finally {
+      rmSync(storePath, { recursive: true, force: true });
+    }
+  });
+
   test('a bad file stops the start, naming the line', async () => {
     const bad = path.join(dir, 'bad.yml');
     writeFileSync(bad, 'accounts:\n  - accessKey: appUser1\n    secretKey: appSecret1\n    topicPerms:\n      - T1\n');
