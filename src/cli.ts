@@ -6,7 +6,7 @@
  *                      [--channel-expired-timeout-ms N] [--watch-renew-grace-ms N]
  *                      [--message-delay-level "1s 5s ..."] [--dlq-readable]
  *                      [--log-level debug|info|warn|error|silent]
- *                      [--remoting-port N] [--config broker.conf]
+ *                      [--remoting-port N] [--config broker.conf] [--acl-file PATH]
  *                      [--tls-cert F --tls-key F [--tls-mode M]]
  * Prints `rocketmq-ts broker listening on <address>` once the broker serves, and shuts down cleanly on
  * SIGINT / SIGTERM (exit code 0), or when started through npm (`npx`) once npm is gone (cli-launcher.ts).
@@ -66,6 +66,9 @@ rocketmq-ts broker options:
   --tls-mode M             disabled, permissive or enforcing (default enforcing; as
                            RocketMQ's tls.server.mode): permissive serves TLS and plain
                            on the remoting port; HTTP is HTTPS only whenever TLS is on
+  --acl-file PATH          RocketMQ's plain ACL: every request on both listeners must
+                           be signed by an account of this plain_acl.yml (re-read
+                           when it changes; a bad file stops the start)
   -h, --help               show this help
 `;
 
@@ -179,6 +182,7 @@ async function runBroker(args: string[]): Promise<void> {
       'tls-cert': { type: 'string' },
       'tls-key': { type: 'string' },
       'tls-mode': { type: 'string' },
+      'acl-file': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
     strict: true,
@@ -209,6 +213,7 @@ async function runBroker(args: string[]): Promise<void> {
       watchRenewGraceMs: parseMs('watch-renew-grace-ms', values['watch-renew-grace-ms']),
       dlqReadable: values['dlq-readable'] ? true : undefined,
       remotingPort: parsePort(values['remoting-port'], 'remoting-port'),
+      aclFile: values['acl-file'],
     }),
     storePath,
     logger,

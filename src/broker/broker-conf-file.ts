@@ -42,6 +42,7 @@ const OPTIONAL_BROKER_KEYS: Record<string, Kind> = {
   advertisedAddress: 'string',
   remotingPort: 'int',
   accessToken: 'string',
+  aclFile: 'string',
 };
 
 /** RocketMQ's names for settings this broker names differently. */

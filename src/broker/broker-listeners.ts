@@ -5,6 +5,7 @@
  */
 import { InvalidArgumentError } from '../common/errors.js';
 import { ResponseCode, type RemotingResponse } from '../protocol/index.js';
+import type { AclGuard } from './acl/acl-guard.js';
 import type { BrokerRequest, ConnectionInfo } from './broker-context.js';
 import type { ResolvedBrokerOptions } from './broker-options.js';
 import { loadBrokerTls } from './broker-tls.js';
@@ -49,6 +50,7 @@ export interface OpenListeners {
 export async function openListeners(
   o: ResolvedBrokerOptions,
   target: () => ListenerTarget | undefined,
+  acl?: AclGuard,
 ): Promise<OpenListeners> {
   // The certificate files are read and checked first: a bad one stops the start before anything binds.
   const tls = loadBrokerTls(o.tls);
@@ -67,16 +69,17 @@ export async function openListeners(
     maxRequestBodyBytes: o.maxRequestBodyBytes,
     accessToken: o.accessToken,
     tls,
+    acl,
     logger: o.logger,
     handle: (request, connection) =>
       target()
         ? target()!.handle(request, connection)
         : Promise.resolve({ code: ResponseCode.SYSTEM_BUSY, header: {}, remark: 'the broker is starting' }),
   });
-  if (o.remotingPort !== undefined && o.accessToken !== undefined) {
+  if (o.remotingPort !== undefined && o.accessToken !== undefined && acl === undefined) {
     throw new InvalidArgumentError(
       'remotingPort',
-      'the remoting listener has no access control, so it cannot be combined with accessToken',
+      'the remoting listener has no access control but the ACL, so it cannot be combined with accessToken without aclFile',
     );
   }
   const port = await http.listen();

@@ -71,6 +71,11 @@ export interface BrokerOptions {
    * TLS on, the HTTP listener serves HTTPS only, with the same certificate, in either mode.
    */
   tls?: BrokerTlsOptions;
+  /**
+   * RocketMQ's plain ACL: the path of a `plain_acl.yml`. Every request on both listeners must then be
+   * signed by one of its accounts (RocketMQ: aclEnable); the file is re-read when it changes.
+   */
+  aclFile?: string;
   /** LITE_PULL_MESSAGE is served. Default true (RocketMQ: litePullMessageEnable). */
   litePullMessageEnable?: boolean;
   /** Period of the safety-net check of held pulls, ms. Default 5000 (RocketMQ: PullRequestHoldService). */
@@ -188,11 +193,15 @@ export interface BrokerOptions {
 }
 
 export interface ResolvedBrokerOptions extends Required<
-  Omit<BrokerOptions, 'accessToken' | 'advertisedAddress' | 'store' | 'clock' | 'logger' | 'remotingPort' | 'tls'>
+  Omit<
+    BrokerOptions,
+    'accessToken' | 'aclFile' | 'advertisedAddress' | 'store' | 'clock' | 'logger' | 'remotingPort' | 'tls'
+  >
 > {
   tls: BrokerTlsOptions | undefined;
   remotingPort: number | undefined;
   accessToken: string | undefined;
+  aclFile: string | undefined;
   advertisedAddress: string | undefined;
   store: BrokerStoreOptions;
   clock: Clock;
@@ -283,6 +292,7 @@ const schema = z.object({
   tls: z
     .strictObject({ cert: z.string().min(1), key: z.string().min(1), mode: z.enum(TLS_MODES).optional() })
     .optional(),
+  aclFile: z.string().min(1).optional(),
   litePullMessageEnable: z.boolean(),
   pullHoldCheckIntervalMs: positiveInt,
   shutdownTimeoutMs: z.number().int().nonnegative(),
@@ -326,6 +336,7 @@ export function resolveBrokerOptions(options: BrokerOptions): ResolvedBrokerOpti
     remotingPort: v.remotingPort,
     accessToken: v.accessToken,
     tls: v.tls,
+    aclFile: v.aclFile,
     advertisedAddress: v.advertisedAddress,
     store: (options.store ?? {}) as BrokerStoreOptions,
     clock: clock ?? systemClock,

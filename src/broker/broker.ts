@@ -23,6 +23,7 @@ import type { RemotingServer } from './remoting-server.js';
 import type { RemotingListenerStats } from './remoting/remoting-server-options.js';
 import { PopService, attachPopService } from './pop/pop-service.js';
 import { RemotingDispatcher } from './remoting/remoting-dispatcher.js';
+import { AclGuard } from './acl/acl-guard.js';
 import { BrokerStatsManager } from './broker-stats-manager.js';
 import { ClientChannelTable } from './client-channel-table.js';
 import { BrokerConfigTable } from './broker-config-table.js';
@@ -77,6 +78,7 @@ export class Broker {
   private readonly limits: ConnectionLimits;
   private readonly remoting: RemotingServer | undefined;
   private readonly remotingDispatcher: RemotingDispatcher | undefined;
+  private readonly acl: AclGuard | undefined;
   private readonly unsubscribeConsumerChange: () => void;
   private readonly bootTimestamp: number;
   private readonly table: ReadonlyMap<number, Processor>;
@@ -99,9 +101,11 @@ export class Broker {
     remoting: RemotingServer | undefined;
     remotingAddress: string | undefined;
     remotingPort: number | undefined;
+    acl: AclGuard | undefined;
   }) {
     const o = parts.options;
     this.options = o;
+    this.acl = parts.acl;
     this.http = parts.http;
     this.limits = parts.limits;
     this.remoting = parts.remoting;
@@ -243,6 +247,7 @@ export class Broker {
           clientChannels,
           maxClientIdsPerConnection: o.remotingMaxClientIdsPerConnection,
           notifyWindowMs: o.notifyConsumerIdsChangedWindowMs,
+          acl: parts.acl,
           notifyEnabled: (group) =>
             this.subscriptionGroupManager.findSubscriptionGroupConfig(group)?.notifyConsumerIdsChangedEnable ?? true,
         },
@@ -344,10 +349,16 @@ export class Broker {
     let broker: Broker | undefined;
     // The listeners answer "starting" until the broker exists, then hand it what they read.
     let target: ListenerTarget | undefined;
-    const { http, limits, port, address, remoting, remotingPort, remotingAddress, storeIp } = await openListeners(
-      o,
-      () => target,
-    );
+    // A bad ACL file stops the start before anything listens.
+    const acl = o.aclFile === undefined ? undefined : AclGuard.open(o.aclFile, o.logger);
+    let listeners: Awaited<ReturnType<typeof openListeners>>;
+    try {
+      listeners = await openListeners(o, () => target, acl);
+    } catch (e) {
+      acl?.close();
+      throw e;
+    }
+    const { http, limits, port, address, remoting, remotingPort, remotingAddress, storeIp } = listeners;
     let store: MessageStore;
     try {
       store = await MessageStore.open({
@@ -360,12 +371,24 @@ export class Broker {
         logger: o.logger,
       });
     } catch (e) {
+      acl?.close();
       await http.close(0);
       await remoting?.close(0);
       throw e;
     }
     try {
-      broker = new Broker({ options: o, http, limits, port, address, store, remoting, remotingAddress, remotingPort });
+      broker = new Broker({
+        options: o,
+        http,
+        limits,
+        port,
+        address,
+        store,
+        remoting,
+        remotingAddress,
+        remotingPort,
+        acl,
+      });
       const built = broker;
       target = {
         handle: (request, connection) => built.handle(request, connection),
@@ -381,6 +404,7 @@ export class Broker {
     } catch (e) {
       if (broker) await broker.shutdown().catch(() => undefined);
       else {
+        acl?.close();
         await http.close(0);
         await remoting?.close(0);
         await store.shutdown();
@@ -454,6 +478,7 @@ export class Broker {
     await step('close HTTP', () => this.http.close(this.options.shutdownTimeoutMs));
     await step('calls to clients and notice timers', () => this.remotingDispatcher?.close());
     await step('close remoting', () => this.remoting?.close(this.options.shutdownTimeoutMs));
+    await step('ACL file watch', () => this.acl?.close());
     await step('pop service', () => this.popService.shutdown());
     await step('consumer change listener', () => this.unsubscribeConsumerChange());
     await step('schedule service', () => this.scheduleMessageService.shutdown());

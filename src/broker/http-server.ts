@@ -19,6 +19,7 @@ import {
   type RemotingResponse,
 } from '../protocol/index.js';
 import type { BrokerRequest, ConnectionInfo } from './broker-context.js';
+import type { AclGuard } from './acl/acl-guard.js';
 import { ClientConnection } from './client-connection.js';
 import type { BrokerTls } from './broker-tls.js';
 import type { ConnectionLimits } from './connection-limits.js';
@@ -43,6 +44,8 @@ export interface HttpServerOptions {
    * answers until handed to the OS count against it; while it is spent new requests are answered SYSTEM_BUSY.
    */
   budget?: ByteBudget;
+  /** The plain ACL every command passes before it is read (the broker's `aclFile`). */
+  acl?: AclGuard | undefined;
   /** Answers a validated request (the broker's handle). Must not throw; a rejection is answered SYSTEM_ERROR. */
   handle(request: BrokerRequest, connection: ConnectionInfo): Promise<RemotingResponse>;
 }
@@ -215,6 +218,8 @@ export class HttpServer {
     }
     const lookup = lookupCommand(m[1]);
     if (!lookup.spec) return this.sendFrame(res, requestCodeNotSupported(lookup.code ?? lookup.segment));
+    const refused = this.options.acl?.checkHttp(lookup.spec.code, frame.header, frame.body, connection.remoteAddress);
+    if (refused) return this.sendFrame(res, { code: refused.code, header: {}, remark: refused.remark });
     const validated = validateRequest(lookup.spec, frame.header, frame.body);
     if (!validated.ok) return this.sendJson(res, 400, 'BAD_REQUEST', validated.message, validated.field);
 

@@ -37,6 +37,7 @@ import { nextOpaque } from './response-frame.js';
 import { requestHeaderFromExtFields, responseHeaderToExtFields } from '../../protocol/ext-fields.js';
 import { InvalidArgumentError } from '../../common/errors.js';
 import type { ClientChannelTable } from '../client-channel-table.js';
+import type { AclGuard } from '../acl/acl-guard.js';
 import { ClientInvoker } from './client-invoker.js';
 import {
   BROKER_REMOTING_VERSION,
@@ -95,6 +96,8 @@ export interface DispatcherBroker {
   readonly maxClientIdsPerConnection: number;
   /** A group's members get at most one notice per this window, ms (notifyConsumerIdsChangedWindowMs). */
   readonly notifyWindowMs: number;
+  /** The plain ACL every request passes first, when the broker has one (RocketMQ: the ACL RPC hook). */
+  readonly acl?: AclGuard | undefined;
 }
 
 /** A group's notice window: open while a notice went out less than the window ago; `dirty` when a change waits. */
@@ -140,6 +143,8 @@ export class RemotingDispatcher {
   /** Answers one request (null: nothing to send, e.g. for a oneway request the caller drops anyway). */
   async onRequest(command: RemotingCommand, connection: RemotingConnection): Promise<RemotingCommandInput | null> {
     const b = this.broker;
+    const refused = b.acl?.checkRemoting(command.code, command.extFields, command.body, connection.remoteAddress);
+    if (refused) return response(refused.code, refused.remark);
     switch (command.code) {
       case NameServerRequestCode.GET_BROKER_CLUSTER_INFO:
         return response(ResponseCode.SUCCESS, null, undefined, encodeClusterInfo(b));

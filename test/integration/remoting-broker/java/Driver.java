@@ -8,9 +8,12 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import org.apache.rocketmq.acl.common.AclClientRPCHook;
+import org.apache.rocketmq.acl.common.SessionCredentials;
 import org.apache.rocketmq.client.consumer.DefaultLitePullConsumer;
 import org.apache.rocketmq.client.consumer.DefaultMQPushConsumer;
 import org.apache.rocketmq.client.consumer.MessageSelector;
+import org.apache.rocketmq.client.consumer.rebalance.AllocateMessageQueueAveragely;
 import org.apache.rocketmq.client.consumer.listener.ConsumeConcurrentlyStatus;
 import org.apache.rocketmq.client.consumer.listener.MessageListenerConcurrently;
 import org.apache.rocketmq.client.producer.DefaultMQProducer;
@@ -30,10 +33,10 @@ import org.apache.rocketmq.common.message.MessageExt;
  * consumers (push and lite pull) are printed as {"ev":"msg",...} lines whenever they happen, and the
  * broker's check-backs of a transactional producer as {"ev":"check",...} lines.
  *
- *   producer NAME NAMESRV
+ *   producer NAME NAMESRV [AK SK]   (with AK SK: requests signed by AclClientRPCHook)
  *   send NAME TOPIC TAG KEYS BODY [k=v ...]
  *   batch NAME TOPIC TAG COUNT BODY_PREFIX
- *   consumer ID NAMESRV GROUP TOPIC tag|sql EXPRESSION ok|later MAX_RECONSUME_TIMES
+ *   consumer ID NAMESRV GROUP TOPIC tag|sql EXPRESSION ok|later MAX_RECONSUME_TIMES [AK SK]
  *   txproducer NAME NAMESRV GROUP (a TransactionMQProducer; its checks answer UNKNOW until txcheck)
  *   txsend NAME TOPIC BODY COMMIT|ROLLBACK|UNKNOW|HALT
  *                                 (executeLocalTransaction returns the state in the txState property;
@@ -88,6 +91,18 @@ public final class Driver {
             + ",\"msgId\":" + q(m.getMsgId()) + "}";
     }
 
+    /** The error and its causes (a refused send's broker answer is the cause of the client's exception). */
+    static String withCauses(Throwable e) {
+        StringBuilder sb = new StringBuilder(String.valueOf(e));
+        for (Throwable c = e.getCause(); c != null && c != c.getCause(); c = c.getCause()) sb.append("; caused by: ").append(c);
+        return sb.toString();
+    }
+
+    /** RocketMQ's plain-ACL signing hook for an account. */
+    static org.apache.rocketmq.remoting.RPCHook aclHook(String ak, String sk) {
+        return new AclClientRPCHook(new SessionCredentials(ak, sk));
+    }
+
     static String q(String s) {
         if (s == null) return "null";
         StringBuilder b = new StringBuilder("\"");
@@ -123,7 +138,7 @@ public final class Driver {
                 if (a[0].equals("exit")) break;
                 emit(run(a));
             } catch (Throwable e) {
-                emit("{\"ev\":\"error\",\"cmd\":" + q(a[0]) + ",\"message\":" + q(String.valueOf(e)) + "}");
+                emit("{\"ev\":\"error\",\"cmd\":" + q(a[0]) + ",\"message\":" + q(withCauses(e)) + "}");
             }
         }
         for (LitePull l : litePulls.values()) l.stop();
@@ -135,7 +150,7 @@ public final class Driver {
     static String run(String[] a) throws Exception {
         switch (a[0]) {
             case "producer": {
-                DefaultMQProducer p = new DefaultMQProducer(a[1]);
+                DefaultMQProducer p = a.length > 4 ? new DefaultMQProducer(a[1], aclHook(a[3], a[4])) : new DefaultMQProducer(a[1]);
                 p.setNamesrvAddr(a[2]);
                 p.setInstanceName(a[1]);
                 p.setSendMsgTimeout(10000);
@@ -166,7 +181,9 @@ public final class Driver {
             }
             case "consumer": {
                 String id = a[1];
-                DefaultMQPushConsumer c = new DefaultMQPushConsumer(a[3]);
+                DefaultMQPushConsumer c = a.length > 10
+                    ? new DefaultMQPushConsumer(a[3], aclHook(a[9], a[10]), new AllocateMessageQueueAveragely())
+                    : new DefaultMQPushConsumer(a[3]);
                 c.setNamesrvAddr(a[2]);
                 c.setInstanceName(id);
                 c.setConsumeFromWhere(ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET);
