@@ -251,7 +251,10 @@ export async function startKit(options: KitOptions = {}): Promise<RocketMQKit> {
       },
       async createTopic(topic, queues = 4) {
         const n = String(queues);
-        const out = await result.mqadmin('updateTopic', '-c', 'DefaultCluster', '-t', topic, '-r', n, '-w', n);
+        // mqadmin gives up on a call after its own 3 s timeout, which a busy machine can exceed: try again.
+        let out = '';
+        for (let attempt = 0; attempt < 3 && !/success/.test(out); attempt++)
+          out = await result.mqadmin('updateTopic', '-c', 'DefaultCluster', '-t', topic, '-r', n, '-w', n);
         if (!/success/.test(out)) throw new Error(`mqadmin updateTopic ${topic} did not succeed:\n${out}`);
       },
       exampleClasses() {
