@@ -1,11 +1,13 @@
 /**
  * Our SimpleConsumer against a stock Apache RocketMQ 5.3.3 NameServer and broker (the 5.3.3 kit, one
  * cluster for the file), over RocketMQ's remoting POP (PopMessageProcessor, AckMessageProcessor,
- * ChangeInvisibleTimeProcessor, PopReviveService): receive and ack, changeInvisibleDuration, and the
- * redelivery of an unacknowledged message through the broker's revive with reconsumeTimes growing, then
- * the dead-letter queue after the group's retryMaxTimes. Skipped with one line without the kit or Java 17+.
+ * ChangeInvisibleTimeProcessor, PopReviveService): receive by tag and by SQL92 and ack,
+ * changeInvisibleDuration, and the redelivery of an unacknowledged message through the broker's revive
+ * with reconsumeTimes growing, then the dead-letter queue past the consumer's maxReconsumeTimes.
+ * Skipped with one line without the kit or Java 17+.
  */
 import { Producer } from '../../../src/client/producer/producer.js';
+import { MessageSelector } from '../../../src/client/consumer/message-selector.js';
 import { SimpleConsumer, type ReceivedMessage, type SimpleConsumerOptions } from '../../../src/index.js';
 import { waitFor } from '../../support/broker-fixture.js';
 import { kitDescribe, startKit, type RocketMQKit } from '../../support/rocketmq-kit.js';
@@ -24,7 +26,7 @@ kitDescribe(
     const consumer = async (
       group: string,
       topic: string,
-      tag = '*',
+      selector: MessageSelector | string = '*',
       extra: Partial<SimpleConsumerOptions> = {},
     ): Promise<SimpleConsumer> => {
       const c = new SimpleConsumer({
@@ -34,7 +36,7 @@ kitDescribe(
         requestTimeoutMs: 10_000,
         ...extra,
       });
-      c.subscribe(topic, tag);
+      c.subscribe(topic, selector);
       consumers.push(c);
       await c.start();
       // The first POP of a new group sets its offsets (RocketMQ's ConsumeInitMode); later sends are all seen.
@@ -80,6 +82,23 @@ kitDescribe(
         expect(m.deliveryAttempt).toBe(1);
         await c.ack(m);
       }
+      expect(await c.receive(8, 20_000)).toEqual([]);
+    }, 90_000);
+
+    it('receives by SQL92: only the messages whose properties match', async () => {
+      const topic = uniq('PopSqlT');
+      await kit.createTopic(topic, 2);
+      const c = await consumer(uniq('PopSqlG'), topic, MessageSelector.bySql("color = 'red' AND seq >= 2"));
+      for (let i = 0; i < 8; i++)
+        await producer.send({
+          topic,
+          body: Buffer.from(`s${i}`),
+          tags: 'T',
+          properties: { color: i % 2 ? 'blue' : 'red', seq: String(i) },
+        });
+      const got = await receiveN(c, 3, 20_000);
+      expect(got.map(body).sort()).toEqual(['s2', 's4', 's6']);
+      for (const m of got) await c.ack(m);
       expect(await c.receive(8, 20_000)).toEqual([]);
     }, 90_000);
 
