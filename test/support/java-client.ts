@@ -1,6 +1,7 @@
 /**
  * RocketMQ's own Java client for the interoperability suites: finds the Apache RocketMQ 4.9.8 kit
- * (`RMQ_KIT_DIR`, else a `shared/rocketmq-java` folder beside the project or one of its parents) and
+ * (`RMQ_KIT_DIR`, else a `shared/rocketmq-java` folder beside the project or one of its parents), or with
+ * version 5 the 5.3.3 kit (`RMQ5_KIT_DIR`, else `shared/rocketmq5-java`), and
  * Java 17, compiles small Java programs against the kit's class path once per test file, and runs them
  * through the kit's `bin/java-client`. When the kit, `java` or `javac` is missing, `javaKit()` returns
  * undefined with the reason, and the suites skip with one line.
@@ -14,7 +15,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { describeUnless, detectKit } from './rocketmq-kit.js';
+import { KITS, describeUnless, detectKit, type KitVersion } from './rocketmq-kit.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '../..');
@@ -22,45 +23,56 @@ const root = path.resolve(here, '../..');
 export interface JavaKit {
   /** The kit's directory. */
   dir: string;
+  /** 4 (RocketMQ 4.9.8) or 5 (RocketMQ 5.3.3). */
+  version: KitVersion;
   /** Output of `bin/classpath`. */
   classpath: string;
 }
 
-let cached: { kit: JavaKit | undefined; reason: string } | undefined;
+const cached = new Map<KitVersion, { kit: JavaKit | undefined; reason: string }>();
 
 /**
- * The kit when it, `java` (17+), `javac` and its class path are usable (the kit and Java as
- * `detectKit` finds them); else undefined and `javaKitMissing()` says why.
+ * The kit of `version` (default 4.9.8) when it, `java` (17+), `javac` and its class path are usable (the
+ * kit and Java as `detectKit` finds them); else undefined and `javaKitMissing()` says why.
  */
-export function javaKit(): JavaKit | undefined {
-  if (cached) return cached.kit;
-  const kit = detectKit();
-  if (!kit.available) {
-    cached = { kit: undefined, reason: kit.reason };
-    return undefined;
+export function javaKit(version: KitVersion = 4): JavaKit | undefined {
+  let entry = cached.get(version);
+  if (!entry) {
+    entry = findJavaKit(version);
+    cached.set(version, entry);
   }
+  return entry.kit;
+}
+
+function findJavaKit(version: KitVersion): { kit: JavaKit | undefined; reason: string } {
+  const kit = detectKit(version);
+  if (!kit.available) return { kit: undefined, reason: kit.reason };
   const javac = spawnSync('javac', ['-version'], { encoding: 'utf8' });
-  if (javac.status !== 0) {
-    cached = { kit: undefined, reason: 'no javac on PATH (Java 17 JDK needed)' };
-    return undefined;
-  }
+  if (javac.status !== 0) return { kit: undefined, reason: 'no javac on PATH (Java 17 JDK needed)' };
   const cp = spawnSync(path.join(kit.dir, 'bin', 'classpath'), { encoding: 'utf8' });
-  if (cp.status !== 0) {
-    cached = { kit: undefined, reason: `the kit's class path is incomplete: ${cp.stderr.trim()}` };
-    return undefined;
-  }
-  cached = { kit: { dir: kit.dir, classpath: cp.stdout.trim() }, reason: '' };
-  return cached.kit;
+  if (cp.status !== 0) return { kit: undefined, reason: `the kit's class path is incomplete: ${cp.stderr.trim()}` };
+  return { kit: { dir: kit.dir, version, classpath: cp.stdout.trim() }, reason: '' };
 }
 
-export function javaKitMissing(): string {
-  javaKit();
-  return cached?.reason ?? '';
+export function javaKitMissing(version: KitVersion = 4): string {
+  javaKit(version);
+  return cached.get(version)?.reason ?? '';
 }
 
-/** A suite that needs the kit and a JDK: skipped with one line saying why when they are missing. */
-export function describeWithJava(name: string, fn: () => void): void {
-  describeUnless(javaKit() ? null : javaKitMissing(), name, fn);
+/**
+ * A suite that needs the kit of `version` (default 4.9.8) and a JDK: skipped with one line saying why
+ * when they are missing.
+ */
+export function describeWithJava(name: string, fn: () => void, version: KitVersion = 4): void {
+  describeUnless(javaKit(version) ? null : javaKitMissing(version), name, fn);
+}
+
+/**
+ * One `describeWithJava` per kit version (4.9.8's Java client, then 5.3.3's): `name(release)` names the
+ * suite, `fn(version)` declares it. Each version skips on its own when its kit is missing.
+ */
+export function describeWithJavaEach(name: (release: string) => string, fn: (version: KitVersion) => void): void {
+  for (const { version, release } of KITS) describeWithJava(name(release), () => fn(version), version);
 }
 
 /** Compiles Java sources into a new temp directory and returns it. */

@@ -1,17 +1,19 @@
 /**
- * Runs the stock Apache RocketMQ 4.9.8 kit (NameServer, broker, mqadmin, Java client) for the interop
- * suites. The kit is `../shared/rocketmq-java` beside the project root (or beside a parent folder), or
- * `RMQ_KIT_DIR`; Java 17+ must
- * be on PATH. `detectKit()` says whether both are there (and, if not, why: the suite then skips with one
- * line); `startKit()` starts a NameServer and a broker on free ports in a fresh temp state dir and
- * returns helpers; `stop()` kills both and deletes the state dir.
+ * Runs the stock Apache RocketMQ kits (NameServer, broker, mqadmin, Java client) for the interop suites:
+ * 4.9.8 (the default, version 4) is `../shared/rocketmq-java` beside the project root (or beside a parent
+ * folder), or `RMQ_KIT_DIR`; 5.3.3 (version 5) is `../shared/rocketmq5-java` found the same way, or
+ * `RMQ5_KIT_DIR`. Both have the same scripts and variables. Java 17+ must be on PATH. `detectKit(v)` says
+ * whether a kit and Java are there (and, if not, why: the suite then skips with one line);
+ * `startKit({ version })` starts a NameServer and a broker on free ports in a fresh temp state dir and
+ * returns helpers; `stop()` kills both and deletes the state dir. `KITS` and `kitDescribeEach` run one
+ * suite body once per kit version.
  *
  * Ports: the broker also binds its port - 2 (fast port) and + 1 (HA), so all three are probed. Ports
  * are drawn below Linux's ephemeral range, so outgoing connections of other tests cannot take them
  * between the probe and the bind; a start that still loses a race is retried on other ports.
  */
 import { execFile, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -19,48 +21,73 @@ import { fileURLToPath } from 'node:url';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
+/** The kit's major version: 4 is Apache RocketMQ 4.9.8, 5 is Apache RocketMQ 5.3.3. */
+export type KitVersion = 4 | 5;
+
+/** The kits a suite can run against, with the release each one is (for suite names). */
+export const KITS: ReadonlyArray<{ version: KitVersion; release: string }> = [
+  { version: 4, release: '4.9.8' },
+  { version: 5, release: '5.3.3' },
+];
+
+/** `4.9.8` or `5.3.3`. */
+export function kitRelease(version: KitVersion): string {
+  return KITS.find((k) => k.version === version)!.release;
+}
+
 /**
- * The kit: `RMQ_KIT_DIR`, else `shared/rocketmq-java` beside the clone or beside one of its parent
- * folders (so a git worktree nested deeper finds it too).
+ * `env` when set, else `shared/<folder>` beside the clone or beside one of its parent folders (so a git
+ * worktree nested deeper finds it too).
  */
-export const KIT_DIR = ((): string => {
-  if (process.env.RMQ_KIT_DIR) return path.resolve(process.env.RMQ_KIT_DIR);
+function findKitDir(env: string | undefined, folder: string): string {
+  if (env) return path.resolve(env);
   for (let dir = path.dirname(root); ; dir = path.dirname(dir)) {
-    const candidate = path.join(dir, 'shared/rocketmq-java');
+    const candidate = path.join(dir, 'shared', folder);
     if (existsSync(candidate)) return candidate;
-    if (dir === path.dirname(dir)) return path.join(path.dirname(root), 'shared/rocketmq-java');
+    if (dir === path.dirname(dir)) return path.join(path.dirname(root), 'shared', folder);
   }
-})();
+}
+
+/** The 4.9.8 kit: `RMQ_KIT_DIR`, else `shared/rocketmq-java` (see findKitDir). */
+export const KIT_DIR = findKitDir(process.env.RMQ_KIT_DIR, 'rocketmq-java');
+
+/** The 5.3.3 kit: `RMQ5_KIT_DIR`, else `shared/rocketmq5-java` (see findKitDir). */
+export const KIT5_DIR = findKitDir(process.env.RMQ5_KIT_DIR, 'rocketmq5-java');
+
+/** The directory of the kit of `version`. */
+export function kitDir(version: KitVersion = 4): string {
+  return version === 5 ? KIT5_DIR : KIT_DIR;
+}
 
 export type KitDetection = { available: true; dir: string } | { available: false; reason: string };
 
-let detected: KitDetection | undefined;
+const detected = new Map<KitVersion, KitDetection>();
 
-/** Whether the kit and Java 17+ are present; the reason when not. Cached. */
-export function detectKit(): KitDetection {
-  if (detected) return detected;
-  const dir = KIT_DIR;
+/** Whether the kit of `version` (default 4.9.8) and Java 17+ are present; the reason when not. Cached. */
+export function detectKit(version: KitVersion = 4): KitDetection {
+  const known = detected.get(version);
+  if (known) return known;
+  const result = detectUncached(version);
+  detected.set(version, result);
+  return result;
+}
+
+function detectUncached(version: KitVersion): KitDetection {
+  const dir = kitDir(version);
+  const variable = version === 5 ? 'RMQ5_KIT_DIR' : 'RMQ_KIT_DIR';
   if (!existsSync(path.join(dir, 'bin/start-broker'))) {
-    detected = { available: false, reason: `no RocketMQ kit at ${dir} (set RMQ_KIT_DIR to run it)` };
-    return detected;
+    return { available: false, reason: `no RocketMQ ${kitRelease(version)} kit at ${dir} (set ${variable} to run it)` };
   }
   const java = spawnSync(process.env.RMQ_JAVA ?? 'java', ['-version'], { encoding: 'utf8' });
   const m = /version "(\d+)/.exec(`${java.stderr ?? ''}${java.stdout ?? ''}`);
-  if (java.status !== 0 || !m) {
-    detected = { available: false, reason: 'no java on PATH (Java 17+ runs the RocketMQ kit)' };
-    return detected;
-  }
-  if (Number(m[1]) < 17) {
-    detected = { available: false, reason: `java ${m[1]} found, the RocketMQ kit needs Java 17+` };
-    return detected;
-  }
-  detected = { available: true, dir };
-  return detected;
+  if (java.status !== 0 || !m) return { available: false, reason: 'no java on PATH (Java 17+ runs the RocketMQ kit)' };
+  if (Number(m[1]) < 17) return { available: false, reason: `java ${m[1]} found, the RocketMQ kit needs Java 17+` };
+  return { available: true, dir };
 }
 
-/** Why the kit cannot run here, or null when it can. */
-export function kitUnavailable(): string | null {
-  const kit = detectKit();
+/** Why the kit of `version` (default 4.9.8) cannot run here, or null when it can. */
+export function kitUnavailable(version: KitVersion = 4): string | null {
+  const kit = detectKit(version);
   return kit.available ? null : kit.reason;
 }
 
@@ -78,12 +105,22 @@ export function describeUnless(missing: string | null, name: string, body: () =>
   describe.skip(name, body);
 }
 
-/** `describeUnless` for the kit (and Java 17+). Use it once per interop file. */
-export function kitDescribe(name: string, body: () => void): void {
-  describeUnless(kitUnavailable(), name, body);
+/** `describeUnless` for the kit of `version` (default 4.9.8) and Java 17+. Use it once per interop file and kit. */
+export function kitDescribe(name: string, body: () => void, version: KitVersion = 4): void {
+  describeUnless(kitUnavailable(version), name, body);
+}
+
+/**
+ * One `kitDescribe` per kit version: `name(release)` names the suite, `body(version)` declares it (its
+ * `beforeAll` starts that version's cluster: one per file and version). Each version skips on its own.
+ */
+export function kitDescribeEach(name: (release: string) => string, body: (version: KitVersion) => void): void {
+  for (const { version, release } of KITS) kitDescribe(name(release), () => body(version), version);
 }
 
 export interface KitOptions {
+  /** Which kit: 4 (Apache RocketMQ 4.9.8, the default) or 5 (Apache RocketMQ 5.3.3). */
+  version?: KitVersion;
   /** Heap of each server. Default `-Xms256m -Xmx256m`. */
   heap?: string;
   /** Extra `key=value` lines for broker.conf. */
@@ -102,6 +139,10 @@ export interface RunResult {
 
 export interface RocketMQKit {
   dir: string;
+  /** 4 (RocketMQ 4.9.8) or 5 (RocketMQ 5.3.3). */
+  version: KitVersion;
+  /** `4.9.8` or `5.3.3`. */
+  release: string;
   /** `127.0.0.1:port` of the NameServer: what `namesrvAddr` takes. */
   namesrvAddr: string;
   /** `127.0.0.1:port` of the broker. */
@@ -116,7 +157,7 @@ export interface RocketMQKit {
   mqadmin(...args: string[]): Promise<string>;
   /** Creates (or updates) a topic with `queues` read and write queues on the broker; throws unless it worked. */
   createTopic(topic: string, queues?: number): Promise<void>;
-  /** Compiles the kit's examples (Producer.java, Consumer.java) once; resolves with the class dir. */
+  /** Compiles the kit's examples (`examples/*.java`: Producer, Consumer, and Pop in 5.3.3) once; resolves with the class dir. */
   exampleClasses(): Promise<string>;
   /** Kills both servers and deletes the state dir. Idempotent. */
   stop(): Promise<void>;
@@ -158,7 +199,8 @@ async function pickPorts(): Promise<{ namesrv: number; broker: number }> {
 
 /** Starts a NameServer and a broker from the kit (see the module comment). */
 export async function startKit(options: KitOptions = {}): Promise<RocketMQKit> {
-  const kit = detectKit();
+  const version = options.version ?? 4;
+  const kit = detectKit(version);
   if (!kit.available) throw new Error(`RocketMQ kit unavailable: ${kit.reason}`);
   const dir = kit.dir;
   let lastErr = '';
@@ -197,6 +239,8 @@ export async function startKit(options: KitOptions = {}): Promise<RocketMQKit> {
     let classes: Promise<string> | undefined;
     const result: RocketMQKit = {
       dir,
+      version,
+      release: kitRelease(version),
       namesrvAddr: `127.0.0.1:${ports.namesrv}`,
       brokerAddr: `127.0.0.1:${ports.broker}`,
       brokerName: 'broker-a',
@@ -210,20 +254,20 @@ export async function startKit(options: KitOptions = {}): Promise<RocketMQKit> {
       },
       async createTopic(topic, queues = 4) {
         const n = String(queues);
-        const out = await result.mqadmin('updateTopic', '-c', 'DefaultCluster', '-t', topic, '-r', n, '-w', n);
+        // mqadmin gives up on a call after its own 3 s timeout, which a busy machine can exceed: try again.
+        let out = '';
+        for (let attempt = 0; attempt < 3 && !/success/.test(out); attempt++)
+          out = await result.mqadmin('updateTopic', '-c', 'DefaultCluster', '-t', topic, '-r', n, '-w', n);
         if (!/success/.test(out)) throw new Error(`mqadmin updateTopic ${topic} did not succeed:\n${out}`);
       },
       exampleClasses() {
         classes ??= (async () => {
           const out = path.join(homeDir, 'classes');
           const cp = (await run(script('classpath'), [], env, 30_000, homeDir)).stdout.trim();
-          const javac = await run(
-            'javac',
-            ['-d', out, '-cp', cp, path.join(dir, 'examples/Producer.java'), path.join(dir, 'examples/Consumer.java')],
-            env,
-            120_000,
-            homeDir,
-          );
+          const examples = readdirSync(path.join(dir, 'examples'))
+            .filter((f) => f.endsWith('.java'))
+            .map((f) => path.join(dir, 'examples', f));
+          const javac = await run('javac', ['-d', out, '-cp', cp, ...examples], env, 120_000, homeDir);
           if (javac.code !== 0) throw new Error(`javac of the kit's examples failed: ${javac.stderr}`);
           return out;
         })();

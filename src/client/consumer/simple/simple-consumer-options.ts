@@ -27,6 +27,13 @@ export interface SimpleConsumerOptions extends ClientOptions {
   invisibleDurationMs?: number;
   /** How many messages `for await` receives at once (1..32). Default 16. */
   batchSize?: number;
+  /**
+   * How many redeliveries a message gets: one received with more reconsumeTimes is moved to the group's
+   * %DLQ% topic and acknowledged instead of returned. Brokers that move such messages themselves (the
+   * bundled one, by the group's retryMaxTimes) never hand them out; RocketMQ 5's brokers leave it to the
+   * consumer (their proxy does it for RocketMQ 5's own SimpleConsumer). Default 16, RocketMQ's retryMaxTimes.
+   */
+  maxReconsumeTimes?: number;
 }
 
 /** RocketMQ's broker refuses to pop more than this many messages at once. */
@@ -38,6 +45,7 @@ export const DEFAULT_SIMPLE_CONSUMER_OPTIONS = Object.freeze({
   awaitDurationMs: 30_000,
   invisibleDurationMs: 30_000,
   batchSize: 16,
+  maxReconsumeTimes: 16,
 });
 
 const schema = z.object({
@@ -50,6 +58,7 @@ const schema = z.object({
   awaitDurationMs: ms(0, 120_000).default(DEFAULT_SIMPLE_CONSUMER_OPTIONS.awaitDurationMs),
   invisibleDurationMs: ms(1, MAX_INVISIBLE_DURATION_MS).default(DEFAULT_SIMPLE_CONSUMER_OPTIONS.invisibleDurationMs),
   batchSize: z.int().min(1).max(MAX_RECEIVE_MESSAGE_NUM).default(DEFAULT_SIMPLE_CONSUMER_OPTIONS.batchSize),
+  maxReconsumeTimes: z.int().min(0).default(DEFAULT_SIMPLE_CONSUMER_OPTIONS.maxReconsumeTimes),
 });
 
 export type ResolvedSimpleConsumerOptions = ResolvedClientOptions & {
@@ -58,6 +67,7 @@ export type ResolvedSimpleConsumerOptions = ResolvedClientOptions & {
   awaitDurationMs: number;
   invisibleDurationMs: number;
   batchSize: number;
+  maxReconsumeTimes: number;
 };
 
 function subscriptionsOf(v: unknown): Map<string, MessageSelector> {

@@ -16,7 +16,7 @@ import { buildClientId } from '../../instance/client-options.js';
 import type { MQClientInstance } from '../../instance/mq-client-instance.js';
 import { ActiveConsumerLifecycle } from '../active-consumer-lifecycle.js';
 import { MessageSelector } from '../message-selector.js';
-import { PopAPIWrapper } from '../pop-api-wrapper.js';
+import { PopAPIWrapper, type PoppedMessage } from '../pop-api-wrapper.js';
 import {
   MAX_INVISIBLE_DURATION_MS,
   MAX_RECEIVE_MESSAGE_NUM,
@@ -168,9 +168,42 @@ export class SimpleConsumer {
       },
       { timeoutMs: o.awaitDurationMs + Math.max(o.requestTimeoutMs, RECEIVE_RPC_MARGIN_MS), signal },
     );
-    return res.found.map((p) =>
-      Object.assign(p.message, { receiptHandle: p.receiptHandle, deliveryAttempt: p.message.reconsumeTimes + 1 }),
-    );
+    const out: ReceivedMessage[] = [];
+    for (const p of res.found) {
+      if (p.message.reconsumeTimes > o.maxReconsumeTimes) {
+        await this.#toDeadLetter(instance, pop, found.brokerAddr, target.brokerName, p);
+        continue;
+      }
+      out.push(
+        Object.assign(p.message, { receiptHandle: p.receiptHandle, deliveryAttempt: p.message.reconsumeTimes + 1 }),
+      );
+    }
+    return out;
+  }
+
+  /**
+   * Moves a message past maxReconsumeTimes to %DLQ%<group> (CONSUMER_SEND_MSG_BACK with delay level -1,
+   * which RocketMQ's broker sends straight to the DLQ) and acknowledges it, as RocketMQ 5's proxy does for
+   * a message past its max attempts. When either step fails the message is left alone: it comes back
+   * after its invisible time and is tried again, so it is never lost.
+   */
+  async #toDeadLetter(
+    instance: MQClientInstance,
+    pop: PopAPIWrapper,
+    addr: string,
+    brokerName: string,
+    p: PoppedMessage,
+  ): Promise<void> {
+    const o = this.options;
+    try {
+      await instance.api.consumerSendMessageBack(addr, brokerName, p.message, o.consumerGroup, -1, o.maxReconsumeTimes);
+      await pop.ack(addr, o.consumerGroup, p.message.topic, p.handle, p.receiptHandle, {});
+    } catch (e) {
+      o.logger.warn(
+        { err: e, group: o.consumerGroup, msgId: p.message.msgId },
+        'moving a message to the DLQ failed: it comes back after its invisible time',
+      );
+    }
   }
 
   async #brokerOf(
