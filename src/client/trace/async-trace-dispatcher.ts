@@ -52,6 +52,8 @@ export interface AsyncTraceDispatcherOptions {
 interface Batch {
   transfers: TraceTransfer[];
   records: number;
+  /** Counted as sent or dropped: a send abandoned at close and ending later changes nothing. */
+  settled?: boolean;
 }
 
 export class AsyncTraceDispatcher {
@@ -64,11 +66,12 @@ export class AsyncTraceDispatcher {
   #segmentSize = 0;
   #segmentFirstAt = 0;
   readonly #waiting: Batch[] = [];
-  readonly #inFlight = new Set<Promise<void>>();
+  readonly #inFlight = new Map<Promise<void>, Batch>();
   #timer: TimerHandle | undefined;
   #closed = false;
   #warned = false;
-  readonly #stats = { appended: 0, sent: 0, dropped: 0 };
+  /** `rejected`: appends refused (full queue, closed); `lost`: accepted records dropped later. */
+  readonly #stats = { appended: 0, sent: 0, rejected: 0, lost: 0 };
 
   constructor(o: AsyncTraceDispatcherOptions) {
     this.traceTopic = o.traceTopic;
@@ -91,7 +94,7 @@ export class AsyncTraceDispatcher {
   append(ctx: TraceContext): boolean {
     if (ctx.traceBeans.length === 0) return true;
     if (this.#closed || this.#queue.length >= this.#o.queueSize) {
-      this.#stats.dropped++;
+      this.#stats.rejected++;
       this.#warn(this.#closed ? 'the client is shutting down' : 'the trace queue is full', undefined);
       return false;
     }
@@ -102,8 +105,8 @@ export class AsyncTraceDispatcher {
   }
 
   stats(): TraceStats {
-    const { appended, sent, dropped } = this.#stats;
-    return { appended, sent, dropped, pending: appended - sent - dropped };
+    const { appended, sent, rejected, lost } = this.#stats;
+    return { appended, sent, dropped: rejected + lost, pending: appended - sent - lost };
   }
 
   /**
@@ -125,16 +128,20 @@ export class AsyncTraceDispatcher {
       const timedOut = new Promise<void>((resolve) => {
         timer = clock.setTimeout(resolve, left);
       });
-      await Promise.race([Promise.race(this.#inFlight), timedOut]);
+      await Promise.race([Promise.race(this.#inFlight.keys()), timedOut]);
       if (timer !== undefined) clock.clearTimeout(timer);
     }
-    // What could not leave in time: counted, so appended = sent + dropped once closed.
-    for (const b of this.#waiting.splice(0)) this.#stats.dropped += b.records;
-    const late = this.stats().pending;
-    if (late > 0) {
-      this.#stats.dropped += late;
-      this.#warn('the client shut down before every trace record was sent', undefined);
-    }
+    // What could not leave in time is counted as dropped, so that once closed nothing is pending.
+    const late = [...this.#waiting.splice(0), ...this.#inFlight.values()];
+    for (const b of late) this.#settle(b, false);
+    if (late.length > 0) this.#warn('the client shut down before every trace record was sent', undefined);
+  }
+
+  #settle(batch: Batch, sent: boolean): void {
+    if (batch.settled) return;
+    batch.settled = true;
+    if (sent) this.#stats.sent += batch.records;
+    else this.#stats.lost += batch.records;
   }
 
   #arm(): void {
@@ -173,11 +180,12 @@ export class AsyncTraceDispatcher {
     this.#segment = { transfers: [], records: 0 };
     this.#segmentSize = 0;
     if (this.#waiting.length >= this.#o.maxWaitingBatches) {
-      this.#stats.dropped += batch.records;
+      this.#settle(batch, false);
       this.#warn('too many trace messages wait for the broker', undefined);
       return;
     }
     this.#waiting.push(batch);
+    this.#ship();
   }
 
   #ship(): void {
@@ -185,7 +193,7 @@ export class AsyncTraceDispatcher {
       const batch = this.#waiting.shift();
       if (!batch) return;
       const p = this.#sendBatch(batch);
-      this.#inFlight.add(p);
+      this.#inFlight.set(p, batch);
       void p.then(() => {
         this.#inFlight.delete(p);
         this.#ship();
@@ -215,10 +223,10 @@ export class AsyncTraceDispatcher {
         (async () => this.#o.send(this.traceTopic, Buffer.from(data, 'utf8'), [...keys], sendTimeoutMs))(),
         late,
       ]);
-      this.#stats.sent += batch.records;
+      this.#settle(batch, true);
     } catch (err) {
-      this.#stats.dropped += batch.records;
-      this.#warn(`sending trace records to ${this.traceTopic} failed`, err);
+      if (!batch.settled) this.#warn(`sending trace records to ${this.traceTopic} failed`, err);
+      this.#settle(batch, false);
     } finally {
       if (timer !== undefined) clock.clearTimeout(timer);
     }
@@ -226,7 +234,7 @@ export class AsyncTraceDispatcher {
 
   /** The first problem is a warning; the rest are debug lines (the counts are in `stats()`). */
   #warn(what: string, err: unknown): void {
-    const fields = { err, traceTopic: this.traceTopic, dropped: this.#stats.dropped };
+    const fields = { err, traceTopic: this.traceTopic, dropped: this.stats().dropped };
     if (this.#warned) {
       this.#o.logger.debug(fields, `${what}: trace records dropped`);
       return;
