@@ -30,7 +30,7 @@ import org.apache.rocketmq.common.message.MessageExt;
  * consumers (push and lite pull) are printed as {"ev":"msg",...} lines whenever they happen, and the
  * broker's check-backs of a transactional producer as {"ev":"check",...} lines.
  *
- *   producer NAME NAMESRV
+ *   producer NAME NAMESRV [trace]   (trace: RocketMQ's message trace on, new DefaultMQProducer(group, true))
  *   send NAME TOPIC TAG KEYS BODY [k=v ...]
  *   batch NAME TOPIC TAG COUNT BODY_PREFIX
  *   consumer ID NAMESRV GROUP TOPIC tag|sql EXPRESSION ok|later MAX_RECONSUME_TIMES
@@ -134,7 +134,8 @@ public final class Driver {
     static String run(String[] a) throws Exception {
         switch (a[0]) {
             case "producer": {
-                DefaultMQProducer p = new DefaultMQProducer(a[1]);
+                boolean trace = a.length > 3 && a[3].equals("trace");
+                DefaultMQProducer p = trace ? new DefaultMQProducer(a[1], true) : new DefaultMQProducer(a[1]);
                 p.setNamesrvAddr(a[2]);
                 p.setInstanceName(a[1]);
                 p.setSendMsgTimeout(10000);
