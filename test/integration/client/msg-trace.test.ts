@@ -10,6 +10,7 @@ import {
   Producer,
   PushConsumer,
   SimpleConsumer,
+  TransactionProducer,
   type MsgTraceView,
 } from '../../../src/index.js';
 import { runAdminCommand } from '../../../src/cli-admin.js';
@@ -158,6 +159,33 @@ test('a trace topic that does not exist drops and counts records; sends still su
     for (let i = 0; i < 3; i++) await producer.send({ topic, body: Buffer.from(`m${i}`) });
     await waitFor(() => (producer.traceStats()?.dropped ?? 0) === 3, 20_000);
     expect(producer.traceStats()).toMatchObject({ appended: 3, sent: 0, dropped: 3, pending: 0 });
+  } finally {
+    await producer.shutdown();
+  }
+});
+
+test('a transactional send records its half message’s Pub and an EndTransaction', async () => {
+  const topic = uniqueName('TraceTx');
+  await admin.createTopic(topic, { queueNums: 1 });
+  const group = uniqueName('trace_tx');
+  const producer = new TransactionProducer({
+    producerGroup: group,
+    endpoints: f.broker.address,
+    enableMsgTrace: true,
+    transactionListener: {
+      executeLocalTransaction: () => 'COMMIT_MESSAGE',
+      checkLocalTransaction: () => 'COMMIT_MESSAGE',
+    },
+  });
+  await producer.start();
+  try {
+    const r = await producer.sendMessageInTransaction({ topic, tags: 'Tx', keys: 'tx-key', body: Buffer.from('t') });
+    let views: MsgTraceView[] = [];
+    await waitFor(async () => {
+      views = await admin.queryMsgTraceById(r.msgId);
+      return views.some((v) => v.type === 'EndTransaction') && views.some((v) => v.type === 'Pub');
+    }, 20_000);
+    expect(views.find((v) => v.type === 'EndTransaction')).toMatchObject({ groupName: group, topic, keys: 'tx-key' });
   } finally {
     await producer.shutdown();
   }
