@@ -16,8 +16,10 @@
 //  - consumer/push, consumer/lite, consumer/pull and consumer/simple import none of each other;
 //  - the shared consumer room (files directly in consumer/) imports none of push/, lite/, pull/,
 //    simple/: it serves them all, so it cannot lean on one;
-//  - instance/ imports none of consumer/, producer/, admin/: the instance drives the clients through
-//    MQConsumerInner and MQProducerInner, which the clients implement;
+//  - instance/ imports none of consumer/, producer/, admin/, trace/: the instance drives the clients
+//    through MQConsumerInner and MQProducerInner, which the clients implement;
+//  - trace/ (the message trace every client may use) imports only instance/ among the client rooms:
+//    it sends its records through MQClientAPI, so a consumer traces without importing the producer;
 //  - src/client reaches src/remoting through three files only, so that the client never depends on
 //    how a transport is built or speaks (frames, sockets, HTTP):
 //      src/remoting/remoting-client.ts    the RemotingClient interface, the one way to send a command;
@@ -69,8 +71,13 @@ function roomViolation(file, target) {
     return `the client may import from src/remoting only ${[...CLIENT_REMOTING].map((f) => path.basename(f)).join(', ')}`;
   if (under(file, 'client/consumer') && under(target, 'client/producer', 'client/admin'))
     return 'a consumer must not import the producer or the admin client';
-  if (under(file, 'client/instance') && under(target, 'client/consumer', 'client/producer', 'client/admin'))
+  if (
+    under(file, 'client/instance') &&
+    under(target, 'client/consumer', 'client/producer', 'client/admin', 'client/trace')
+  )
     return 'the client instance must not import a client (it drives them through MQConsumerInner/MQProducerInner)';
+  if (under(file, 'client/trace') && under(target, 'client/consumer', 'client/producer', 'client/admin'))
+    return 'the message trace imports only the client instance among the client rooms';
   const kind = CONSUMER_KINDS.find((k) => under(file, `client/consumer/${k}`));
   const targetKind = CONSUMER_KINDS.find((k) => under(target, `client/consumer/${k}`));
   if (kind && targetKind && kind !== targetKind)

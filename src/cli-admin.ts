@@ -7,6 +7,7 @@
 import { parseArgs } from 'node:util';
 import { AdminClient } from './client/admin/admin-client.js';
 import type { MessageExt } from './common/message.js';
+import type { MsgTraceView } from './client/admin/admin-trace.js';
 
 export class UsageError extends Error {}
 
@@ -64,6 +65,10 @@ export const ADMIN_COMMANDS = {
       beginTimestamp: { type: 'string', short: 'b' },
       endTimestamp: { type: 'string', short: 'e' },
     },
+  },
+  queryMsgTraceById: {
+    help: 'the trace of a message (its Pub and Sub rows): -i MSG_ID [-t TRACE_TOPIC, default RMQ_SYS_TRACE_TOPIC]',
+    flags: { msgId: { type: 'string', short: 'i' }, traceTopic: { type: 'string', short: 't' } },
   },
   resetOffsetByTime: {
     help: "move a group's offsets to a time: -g GROUP -t TOPIC -s TIME (ms, 'now', ISO date or yyyy-MM-dd#HH:mm:ss:SSS) [-f true|false]",
@@ -215,6 +220,49 @@ function printMessages(out: Out, msgs: MessageExt[]): void {
   );
 }
 
+/** Java's `%-Ns`. */
+const col = (v: string | number, n: number): string => String(v).padEnd(n);
+
+/** `yyyy-MM-dd HH:mm:ss` in local time, as mqadmin's DateFormatUtils prints it. */
+function localTime(ms: number): string {
+  const d = new Date(ms);
+  const p = (n: number): string => String(n).padStart(2, '0');
+  return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())} ${p(d.getHours())}:${p(d.getMinutes())}:${p(d.getSeconds())}`;
+}
+
+function traceRow(cells: readonly (string | number)[]): string {
+  const widths = [10, 20, 20, 20, 10, 10];
+  return cells.map((c, i) => col(c, widths[i] ?? 0)).join(' ') + '\n';
+}
+
+/**
+ * mqadmin queryMsgTraceById's layout: each Pub row under its own header, then per consumer group a
+ * header and its SubAfter rows (printed as `Sub`).
+ */
+export function formatMsgTrace(views: readonly MsgTraceView[]): string {
+  let text = '';
+  const byGroup = new Map<string, MsgTraceView[]>();
+  for (const v of views) {
+    if (v.type === 'Pub') {
+      text += traceRow(['#Type', '#ProducerGroup', '#ClientHost', '#SendTime', '#CostTimes', '#Status']);
+      text += traceRow(['Pub', v.groupName, v.clientHost, localTime(v.timeStamp), `${v.costTime}ms`, v.status]);
+      text += '\n';
+    }
+    if (v.type === 'SubAfter') {
+      const list = byGroup.get(v.groupName) ?? [];
+      list.push(v);
+      byGroup.set(v.groupName, list);
+    }
+  }
+  for (const list of byGroup.values()) {
+    text += traceRow(['#Type', '#ConsumerGroup', '#ClientHost', '#ConsumerTime', '#CostTimes', '#Status']);
+    for (const v of list)
+      text += traceRow(['Sub', v.groupName, v.clientHost, localTime(v.timeStamp), `${v.costTime}ms`, v.status]);
+    text += '\n';
+  }
+  return text;
+}
+
 async function run(
   name: AdminCommandName,
   v: Record<string, string | boolean | undefined>,
@@ -330,6 +378,12 @@ async function run(
           s('endTimestamp') === undefined ? Number.MAX_SAFE_INTEGER : parseTimestamp(s('endTimestamp') ?? ''),
       });
       printMessages(out, msgs);
+      return;
+    }
+    case 'queryMsgTraceById': {
+      const traceTopic = s('traceTopic');
+      const views = await admin.queryMsgTraceById(required('i', s('msgId')), traceTopic ? { traceTopic } : {});
+      out.write(out.json ? JSON.stringify({ traces: views }, null, 2) + '\n' : formatMsgTrace(views));
       return;
     }
     case 'resetOffsetByTime': {

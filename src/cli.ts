@@ -2,7 +2,7 @@
 /**
  * The `rocketmq-ts` command. Subcommands:
  *   rocketmq-ts broker --store DIR [--port N] [--host H] [--broker-name N] [--cluster-name N]
- *                      [--access-token-file F] [--sync-flush] [--no-auto-create-topic]
+ *                      [--access-token-file F] [--sync-flush] [--no-auto-create-topic] [--trace-topic-enable]
  *                      [--channel-expired-timeout-ms N] [--watch-renew-grace-ms N]
  *                      [--message-delay-level "1s 5s ..."] [--dlq-readable]
  *                      [--log-level debug|info|warn|error|silent]
@@ -48,6 +48,7 @@ rocketmq-ts broker options:
                            other users of the machine see it in ps)
   --sync-flush             fsync every message before acknowledging it
   --no-auto-create-topic   do not create topics on first send
+  --trace-topic-enable     create the message-trace topic RMQ_SYS_TRACE_TOPIC at start
   --channel-expired-timeout-ms N
                            evict a consumer that has not heartbeated for N ms
                            (default 120000, as RocketMQ)
@@ -172,6 +173,7 @@ async function runBroker(args: string[]): Promise<void> {
       'access-token-file': { type: 'string' },
       'sync-flush': { type: 'boolean' },
       'no-auto-create-topic': { type: 'boolean' },
+      'trace-topic-enable': { type: 'boolean' },
       'channel-expired-timeout-ms': { type: 'string' },
       'watch-renew-grace-ms': { type: 'string' },
       'message-delay-level': { type: 'string' },
@@ -214,6 +216,7 @@ async function runBroker(args: string[]): Promise<void> {
       dlqReadable: values['dlq-readable'] ? true : undefined,
       remotingPort: parsePort(values['remoting-port'], 'remoting-port'),
       aclFile: values['acl-file'],
+      traceTopicEnable: values['trace-topic-enable'] ? true : undefined,
     }),
     storePath,
     logger,

@@ -29,6 +29,7 @@ export * from './client/consumer/lite/index.js';
 export * from './client/consumer/pull/index.js';
 export * from './client/consumer/simple/index.js';
 export * from './client/admin/index.js';
+export * from './client/trace/index.js';
 
 // ---- shared pieces the clients' API names ----
 export type { Clock, TimerHandle } from './common/clock.js';

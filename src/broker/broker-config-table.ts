@@ -73,8 +73,8 @@ export class BrokerConfigTable {
     add('deleteWhen', 'string', (store.deleteWhen as string | undefined) ?? '04');
     add('flushDiskType', 'string', (store.flushDiskType as string | undefined) ?? 'ASYNC_FLUSH');
     add('brokerRole', 'string', 'ASYNC_MASTER');
-    add('traceTopicEnable', 'boolean', false);
-    add('msgTraceTopicName', 'string', 'RMQ_SYS_TRACE_TOPIC');
+    add('traceTopicEnable', 'boolean', o.traceTopicEnable);
+    add('msgTraceTopicName', 'string', o.msgTraceTopicName);
     this.version = { counter: 0, timestamp: now };
   }
 

@@ -33,6 +33,13 @@ export interface BrokerOptions {
   clusterName?: string;
   /** Topics are created on first send from the template TBW102. Default true (RocketMQ: autoCreateTopicEnable). */
   autoCreateTopicEnable?: boolean;
+  /**
+   * The broker starts with the message-trace topic `msgTraceTopicName` (one queue), where clients with
+   * `enableMsgTrace` send their trace records. Default false (RocketMQ: traceTopicEnable).
+   */
+  traceTopicEnable?: boolean;
+  /** The trace topic `traceTopicEnable` creates. Default `RMQ_SYS_TRACE_TOPIC` (RocketMQ: msgTraceTopicName). */
+  msgTraceTopicName?: string;
   /** Queue count of TBW102 and so the ceiling for auto-created topics. Default 8 (RocketMQ: defaultTopicQueueNums). */
   defaultTopicQueueNums?: number;
   /** Subscription groups are created on first use. Default true (RocketMQ: autoCreateSubscriptionGroup). */
@@ -216,6 +223,8 @@ export const BROKER_DEFAULTS = Object.freeze({
   brokerName: 'broker-a',
   clusterName: 'DefaultCluster',
   autoCreateTopicEnable: true,
+  traceTopicEnable: false,
+  msgTraceTopicName: 'RMQ_SYS_TRACE_TOPIC',
   defaultTopicQueueNums: 8,
   autoCreateSubscriptionGroup: true,
   longPollingEnable: true,
@@ -275,6 +284,8 @@ const schema = z.object({
   brokerName: nameSchema,
   clusterName: nameSchema,
   autoCreateTopicEnable: z.boolean(),
+  traceTopicEnable: z.boolean(),
+  msgTraceTopicName: nameSchema,
   defaultTopicQueueNums: positiveInt.max(1024),
   autoCreateSubscriptionGroup: z.boolean(),
   longPollingEnable: z.boolean(),

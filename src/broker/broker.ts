@@ -125,6 +125,8 @@ export class Broker {
       brokerName: o.brokerName,
       clusterName: o.clusterName,
       autoCreateTopicEnable: o.autoCreateTopicEnable,
+      traceTopicEnable: o.traceTopicEnable,
+      msgTraceTopicName: o.msgTraceTopicName,
       defaultTopicQueueNums: o.defaultTopicQueueNums,
       autoCreateTopicLimit: o.autoCreateTopicLimit,
       scheduleTopicQueueNums: delayLevels.length,

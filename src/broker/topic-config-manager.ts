@@ -34,6 +34,9 @@ export interface TopicConfigManagerOptions {
   brokerName: string;
   clusterName: string;
   autoCreateTopicEnable: boolean;
+  /** RocketMQ: traceTopicEnable — start with the trace topic `msgTraceTopicName`. */
+  traceTopicEnable?: boolean | undefined;
+  msgTraceTopicName?: string | undefined;
   defaultTopicQueueNums: number;
   /** Topics are no longer created on send once the table holds this many (explicit creation is not limited). */
   autoCreateTopicLimit?: number;
@@ -88,6 +91,11 @@ export class TopicConfigManager implements TopicConfigManagerApi {
     this.table.set(BENCHMARK_TOPIC, newTopicConfig(BENCHMARK_TOPIC, 1024, RW));
     const reply = `${o.clusterName}_REPLY_TOPIC`;
     this.table.set(reply, newTopicConfig(reply, 1, RW));
+    // RocketMQ: TopicConfigManager creates the trace topic with one read and one write queue.
+    if (o.traceTopicEnable) {
+      const trace = o.msgTraceTopicName ?? 'RMQ_SYS_TRACE_TOPIC';
+      this.table.set(trace, newTopicConfig(trace, 1, RW));
+    }
   }
 
   /** Where the config file was loaded from at start ('none' for a new store, or when it and its .bak are lost). */

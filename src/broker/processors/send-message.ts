@@ -89,7 +89,8 @@ function msgCheck(
 
 /** RocketMQ: handlePutMessageResult's status → code and remark. */
 function putResponse(ctx: BrokerContext, r: PutMessageResult, queueId: number, msgId = r.msgId): RemotingResponse {
-  const header = { msgId, queueId, queueOffset: r.queueOffset };
+  // RocketMQ's SendMessageProcessor adds the region and the trace switch, which clients' trace hooks need.
+  const header = { msgId, queueId, queueOffset: r.queueOffset, MSG_REGION: 'DefaultRegion', TRACE_ON: 'true' };
   switch (r.status) {
     case 'PUT_OK':
       return ok(header);

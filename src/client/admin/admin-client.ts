@@ -38,6 +38,7 @@ import {
   type ResetOffsetResult,
 } from './admin-consumers.js';
 import { queryMsgById, queryMsgByKey, type QueryByKeyOptions } from './admin-messages.js';
+import { queryMsgTraceById, type MsgTraceView, type QueryMsgTraceOptions } from './admin-trace.js';
 import {
   createTopic,
   deleteTopic,
@@ -210,6 +211,14 @@ export class AdminClient {
   /** The messages of a topic whose keys hold `key`, newest first (mqadmin `queryMsgByKey`). */
   async queryMsgByKey(topic: string, key: string, options: QueryByKeyOptions = {}): Promise<MessageExt[]> {
     return queryMsgByKey(this.#transport, topic, key, options);
+  }
+
+  /**
+   * The trace records about a message (mqadmin `queryMsgTraceById`): its Pub, SubBefore, SubAfter and
+   * EndTransaction records from the trace topic, oldest trace message first.
+   */
+  async queryMsgTraceById(msgId: string, options: QueryMsgTraceOptions = {}): Promise<MsgTraceView[]> {
+    return queryMsgTraceById(this.#transport, msgId, options);
   }
 
   // ---- offsets ----

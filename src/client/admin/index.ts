@@ -18,3 +18,4 @@ export {
   type ResetOffsetResult,
   type TopicQueueStatus,
 } from './admin-client.js';
+export type { MsgTraceView, QueryMsgTraceOptions } from './admin-trace.js';

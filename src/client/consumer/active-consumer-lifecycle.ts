@@ -24,6 +24,8 @@ export interface ActiveConsumerLifecycleOptions<T> {
   inner: Pick<MQConsumerInner, 'messageModel' | 'consumeType' | 'subscriptions'>;
   /** What the consumer needs while it runs, made once the instance has started. */
   attach: (instance: MQClientInstance) => T;
+  /** Runs at shutdown before the instance is released (the message trace flushes there). */
+  detach?: ((attached: T) => Promise<void> | void) | undefined;
   /** The reason calls in flight are aborted with at shutdown. */
   shutdownReason: () => unknown;
 }
@@ -120,9 +122,15 @@ export class ActiveConsumerLifecycle<T> {
     this.#shutdownController.abort(this.#o.shutdownReason());
     if (starting) await starting.catch(() => undefined);
     const instance = this.#instance;
+    const attached = this.#attached;
     this.#instance = undefined;
     this.#attached = undefined;
     if (!instance) return;
+    try {
+      if (attached !== undefined) await this.#o.detach?.(attached);
+    } catch (err) {
+      this.#o.logger.warn({ err }, `detaching the ${this.#o.name} failed`);
+    }
     try {
       await instance.unregisterConsumer(this.#o.clientOptions.consumerGroup);
     } catch (err) {

@@ -61,6 +61,10 @@ export interface SendResponse {
   queueId: number;
   queueOffset: number;
   transactionId: string | undefined;
+  /** The broker's region (the MSG_REGION ext field); RocketMQ's trace hook skips a send without one. */
+  regionId: string | undefined;
+  /** Whether the broker has tracing on (the TRACE_ON ext field, true when absent as RocketMQ reads it). */
+  traceOn: boolean;
 }
 
 /** SEARCH_OFFSET_BY_TIMESTAMP's boundary: LOWER (first at/after, default) or UPPER (last at/before). */
@@ -163,6 +167,7 @@ export class MQClientAPI {
         throw errorFromResponse(res.code, res.remark);
     }
     const h = res.header as Partial<SendMessageResponseHeader>;
+    const ext = res.header as { MSG_REGION?: unknown; TRACE_ON?: unknown };
     if (typeof h.msgId !== 'string' || typeof h.queueId !== 'number' || typeof h.queueOffset !== 'number')
       throw new RocketMQError(
         'ERR_BAD_RESPONSE',
@@ -174,6 +179,8 @@ export class MQClientAPI {
       queueId: h.queueId,
       queueOffset: h.queueOffset,
       transactionId: h.transactionId,
+      regionId: typeof ext.MSG_REGION === 'string' ? ext.MSG_REGION : undefined,
+      traceOn: ext.TRACE_ON !== 'false' && ext.TRACE_ON !== false,
     };
   }
 

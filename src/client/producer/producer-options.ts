@@ -15,8 +15,9 @@ import {
   type ClientOptions,
   type ResolvedClientOptions,
 } from '../instance/client-options.js';
+import { traceOptionsShape, type ResolvedTraceOptions, type TraceOptions } from '../trace/trace-options.js';
 
-export interface ProducerOptions extends ClientOptions {
+export interface ProducerOptions extends ClientOptions, TraceOptions {
   /** The producer group (heartbeat, unregister). Default `DEFAULT_PRODUCER`. */
   producerGroup?: string;
   /** Deadline of one `send`, retries included, ms (sendMsgTimeout). Default 3000. */
@@ -85,6 +86,7 @@ const name = (problem: (v: unknown) => string | null) =>
 
 const producerSchema = z.object({
   ...clientOptionsShape,
+  ...traceOptionsShape,
   producerGroup: name(groupNameProblem).default(DEFAULT_PRODUCER_OPTIONS.producerGroup),
   sendMsgTimeoutMs: ms(1).default(DEFAULT_PRODUCER_OPTIONS.sendMsgTimeoutMs),
   retryTimesWhenSendFailed: z.int().min(0).max(100).default(DEFAULT_PRODUCER_OPTIONS.retryTimesWhenSendFailed),
@@ -111,19 +113,20 @@ const producerSchema = z.object({
     .default(true),
 });
 
-export type ResolvedProducerOptions = ResolvedClientOptions & {
-  producerGroup: string;
-  sendMsgTimeoutMs: number;
-  retryTimesWhenSendFailed: number;
-  compressMsgBodyOverBytes: number;
-  maxMessageSizeBytes: number;
-  defaultTopicQueueNums: number;
-  createTopicKey: string;
-  maxDelayLevel: number;
-  sendLatencyFaultEnable: boolean;
-  /** The auto-batching limits, or false when every send goes alone. */
-  autoBatch: { readonly maxMessages: number; readonly maxBytes: number } | false;
-};
+export type ResolvedProducerOptions = ResolvedClientOptions &
+  ResolvedTraceOptions & {
+    producerGroup: string;
+    sendMsgTimeoutMs: number;
+    retryTimesWhenSendFailed: number;
+    compressMsgBodyOverBytes: number;
+    maxMessageSizeBytes: number;
+    defaultTopicQueueNums: number;
+    createTopicKey: string;
+    maxDelayLevel: number;
+    sendLatencyFaultEnable: boolean;
+    /** The auto-batching limits, or false when every send goes alone. */
+    autoBatch: { readonly maxMessages: number; readonly maxBytes: number } | false;
+  };
 
 /** Validates and completes producer options; a bad option throws InvalidArgumentError naming it. */
 export function resolveProducerOptions(options: ProducerOptions): ResolvedProducerOptions {

@@ -21,6 +21,7 @@ import { chosenQueue, MQFaultStrategy } from './mq-fault-strategy.js';
 import type { ResolvedProducerOptions } from './producer-options.js';
 import type { ProducerEvents, SendOptions, SendResult } from './producer-types.js';
 import { messageToProperties } from './validators.js';
+import type { MsgTrace } from '../trace/trace-hooks.js';
 
 /** RocketMQ's retryResponseCodes: broker answers after which a send is tried again elsewhere. */
 const RETRY_RESPONSE_CODES = new Set<number>([
@@ -110,6 +111,8 @@ export class ProducerSender {
   /** RocketMQ's topicPublishInfoTable. */
   readonly #publish = new Map<string, PublishEntry>();
   readonly #faultStrategy: MQFaultStrategy;
+  /** The producer's message trace while it runs with `enableMsgTrace`. */
+  trace: MsgTrace | undefined;
 
   constructor(options: ResolvedProducerOptions, events: SafeEventEmitter<ProducerEvents>) {
     this.#options = options;
@@ -169,6 +172,7 @@ export class ProducerSender {
         const left = timeoutMs - (clock.now() - beginAt);
         if (left <= 0) break;
         const r = await instance.api.sendMessage(addr, header, body, { timeoutMs: left, signal: opts.signal });
+        this.trace?.sent(addr, header, body.length, msgId, r);
         this.#faultStrategy.updateFaultItem(mq.brokerName, clock.now() - attemptAt, false);
         // The topic exists now: forget the template route so the next send fetches the real one.
         if (entry.fromDefault) this.#publish.delete(topic);

@@ -31,6 +31,9 @@ import { orderedChoice } from './mq-fault-strategy.js';
 import { batchHeader, canAutoBatch, dispatchSendTurn, encodeSendBatch, type QueuedSend } from './producer-batch.js';
 import { buildSendRequest, ProducerSender, type SendRequest } from './producer-send.js';
 import type { MQProducerInner } from '../instance/mq-consumer-inner.js';
+import type { TraceStats } from '../trace/async-trace-dispatcher.js';
+import type { MsgTrace } from '../trace/trace-hooks.js';
+import { startMsgTrace, traceStatsOf } from '../trace/trace-options.js';
 import { SendAccumulator } from './send-accumulator.js';
 import { checkMessage, checkTopic } from './validators.js';
 
@@ -114,6 +117,7 @@ export class Producer {
       throw err;
     }
     this.#instance = instance;
+    this.#sender.trace = startMsgTrace(instance, this.options, this.options.producerGroup, 'PRODUCE');
     if (this.#state === 'STARTING') this.#state = 'RUNNING';
   }
 
@@ -136,6 +140,19 @@ export class Producer {
       groupName: () => this.options.producerGroup,
       connectionError: (e) => void this.events.emit('connectionError', e),
     };
+  }
+
+  /** What the message trace has sent and dropped; undefined unless `enableMsgTrace` is on. */
+  traceStats(): TraceStats | undefined {
+    return traceStatsOf(this.#sender.trace);
+  }
+
+  /**
+   * The message trace's hooks while the producer runs with `enableMsgTrace`.
+   * @internal
+   */
+  protected msgTrace(): MsgTrace | undefined {
+    return this.#sender.trace;
   }
 
   /**
@@ -238,6 +255,7 @@ export class Producer {
     const instance = this.#instance;
     this.#instance = undefined;
     if (!instance) return;
+    await this.#sender.trace?.dispatcher.close();
     try {
       await instance.unregisterProducer(this.options.producerGroup);
     } catch (err) {

@@ -173,7 +173,7 @@ export class TransactionProducer extends Producer {
       }
     }
     try {
-      await this.#endTransaction(instance, sendResult, state, transactionId);
+      await this.#endTransaction(instance, sendResult, state, transactionId, half);
     } catch (err) {
       logger.warn({ err, transactionId, state, localError }, 'END_TRANSACTION not sent; the broker will check');
     }
@@ -193,6 +193,7 @@ export class TransactionProducer extends Producer {
     sendResult: SendResult,
     state: LocalTransactionState,
     transactionId: string,
+    half: Message,
   ): Promise<void> {
     const { offset } = decodeMessageId(sendResult.offsetMsgId || sendResult.msgId);
     const addr = instance.findBrokerAddressInPublish(sendResult.messageQueue.brokerName);
@@ -207,6 +208,14 @@ export class TransactionProducer extends Producer {
       transactionId,
     };
     await instance.api.endTransactionOneway(addr, header, { timeoutMs: this.options.sendMsgTimeoutMs });
+    this.msgTrace()?.endTransaction({
+      addr,
+      message: half,
+      msgId: sendResult.msgId,
+      transactionId,
+      state,
+      fromTransactionCheck: false,
+    });
   }
 
   /** RocketMQ: DefaultMQProducerImpl.checkTransactionState — asks the listener, answers the broker. */
@@ -234,6 +243,14 @@ export class TransactionProducer extends Producer {
       transactionId: h.transactionId,
     };
     await instance.api.endTransactionOneway(addr, header, { timeoutMs: this.options.sendMsgTimeoutMs });
+    this.msgTrace()?.endTransaction({
+      addr,
+      message: msg,
+      msgId: header.msgId ?? msg.msgId,
+      transactionId: h.transactionId,
+      state,
+      fromTransactionCheck: true,
+    });
   }
 
   #track(p: Promise<void>): void {

@@ -38,6 +38,9 @@ export const SendMessageResponseHeader = z.object({
   queueId: int32(),
   queueOffset: long(),
   transactionId: str().optional(),
+  /** RocketMQ: the broker's region and trace switch (MessageConst.PROPERTY_MSG_REGION, PROPERTY_TRACE_SWITCH). */
+  MSG_REGION: str().optional(),
+  TRACE_ON: str().optional(),
 });
 export type SendMessageResponseHeader = z.infer<typeof SendMessageResponseHeader>;
 

@@ -71,6 +71,22 @@ test.each([
     'src/client/consumer/pull/pull.ts: a consumer must not import the producer or the admin client: imports src/client/producer/producer.ts',
   ],
   [
+    'the message trace importing the producer',
+    {
+      'src/client/producer/producer.ts': 'export const x = 1;\n',
+      'src/client/trace/hooks.ts': "import { x } from '../producer/producer.js';\nexport const y = x;\n",
+    },
+    'src/client/trace/hooks.ts: the message trace imports only the client instance among the client rooms: imports src/client/producer/producer.ts',
+  ],
+  [
+    'the client instance importing the message trace',
+    {
+      'src/client/instance/x.ts': "import { t } from '../trace/hooks.js';\nexport const x = t;\n",
+      'src/client/trace/hooks.ts': 'export const t = 1;\n',
+    },
+    'src/client/instance/x.ts: the client instance must not import a client (it drives them through MQConsumerInner/MQProducerInner): imports src/client/trace/hooks.ts',
+  ],
+  [
     'the client instance importing a consumer',
     { 'src/client/instance/x.ts': "import { p } from '../consumer/push/push-consumer.js';\nexport const x = p;\n" },
     'src/client/instance/x.ts: the client instance must not import a client (it drives them through MQConsumerInner/MQProducerInner): imports src/client/consumer/push/push-consumer.ts',

@@ -17,10 +17,11 @@ import {
   type ClientOptions,
   type ResolvedClientOptions,
 } from '../../instance/client-options.js';
+import { traceOptionsShape, type ResolvedTraceOptions, type TraceOptions } from '../../trace/trace-options.js';
 import { defaultConsumeTimestamp } from '../compute-pull-from-where.js';
 import { ConsumeFromWhere, MessageModel } from '../consumer-constants.js';
 
-export interface LitePullConsumerOptions extends ClientOptions {
+export interface LitePullConsumerOptions extends ClientOptions, TraceOptions {
   /** The consumer group (offsets, and the queue split in `subscribe` mode). Required; not `DEFAULT_CONSUMER`. */
   consumerGroup: string;
   /** CLUSTERING (default: the group shares the queues, offsets on the broker) or BROADCASTING (local offsets). */
@@ -99,6 +100,7 @@ const intIn = (min: number, max: number) => z.int().min(min).max(max);
 
 const schema = z.object({
   ...clientOptionsShape,
+  ...traceOptionsShape,
   consumerGroup: z.string().superRefine((g, ctx) => {
     const problem = groupNameProblem(g);
     if (problem) ctx.addIssue({ code: 'custom', message: problem });
@@ -140,7 +142,7 @@ const schema = z.object({
   signal: z.custom<AbortSignal>((v) => v instanceof AbortSignal, { message: 'must be an AbortSignal' }).optional(),
 });
 
-export interface ResolvedLitePullConsumerOptions extends ResolvedClientOptions {
+export interface ResolvedLitePullConsumerOptions extends ResolvedClientOptions, ResolvedTraceOptions {
   consumerGroup: string;
   messageModel: MessageModel;
   consumeFromWhere: ConsumeFromWhere;

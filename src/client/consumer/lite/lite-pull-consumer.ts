@@ -18,6 +18,8 @@
  * `lite-pull-offsets.ts` (commit, committed offsets, seek), `lite-pull-lifecycle.ts` (start and
  * shutdown) `lite-pull-core.ts` (what they share) and `lite-pull-run.ts` (what start() builds from them).
  */
+import type { TraceStats } from '../../trace/async-trace-dispatcher.js';
+import { traceStatsOf } from '../../trace/trace-options.js';
 import { InvalidArgumentError, StateError } from '../../../common/errors.js';
 import type { Logger } from '../../../common/logger.js';
 import type { MessageExt, MessageQueue } from '../../../common/message.js';
@@ -146,6 +148,11 @@ export class LitePullConsumer implements AsyncIterable<MessageExt> {
   }
 
   /** The client id (`ip@instanceName`) once started. */
+  /** What the message trace has sent and dropped; undefined unless `enableMsgTrace` is on and started. */
+  traceStats(): TraceStats | undefined {
+    return traceStatsOf(this.#run?.trace);
+  }
+
   get clientId(): string | undefined {
     return this.#run?.instance.clientId;
   }

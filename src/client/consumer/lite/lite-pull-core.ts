@@ -3,6 +3,7 @@
  * without importing each other or the public class: its states and events, the view of the consumer
  * they read, what one start() creates, and the argument checks.
  */
+import type { MsgTrace } from '../../trace/trace-hooks.js';
 import { InvalidArgumentError } from '../../../common/errors.js';
 import type { Logger } from '../../../common/logger.js';
 import type { MessageQueue } from '../../../common/message.js';
@@ -42,6 +43,8 @@ export interface LiteRun {
   rebalance: RebalanceImpl;
   /** The settle and the `ready` signal, once the brokers know this member. */
   startup: ConsumerStartup | undefined;
+  /** The message trace, when `enableMsgTrace` is on. */
+  trace?: MsgTrace | undefined;
 }
 
 /** The consumer as its parts see it. */

@@ -123,6 +123,7 @@ export class LiteFetcher {
     const msgs = from === 0 && to === r.messages.length ? r.messages : r.messages.slice(from, to);
     const offset = r.queue.pq.removeMessage(msgs, this.#core.options.clock.now());
     if (offset >= 0) r.queue.consumeOffset = offset;
+    this.#core.run()?.trace?.pulled(msgs);
   }
 
   #giveBack(r: ConsumeRequest, from: number): void {

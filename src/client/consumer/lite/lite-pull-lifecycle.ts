@@ -125,6 +125,7 @@ export async function shutdownRun(h: LiteLifecycleHost, run: LiteRun): Promise<v
   parts.assignment.dropAll(false);
   cache.clear();
   await step('persist offsets', () => parts.offsets.persistNow(run, queues));
+  await step('flush message trace', () => run.trace?.dispatcher.close());
   run.instance.events.off('routeChanged', parts.assignment.routes.onRouteChanged);
   await step('unregister', () => run.instance.unregisterConsumer(core.options.consumerGroup));
   await step('release client instance', () => run.instance.release());

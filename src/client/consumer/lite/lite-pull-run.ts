@@ -4,6 +4,7 @@
  * DefaultLitePullConsumerImpl as an MQConsumerInner).
  */
 import type { MQClientInstance } from '../../instance/mq-client-instance.js';
+import { startMsgTrace } from '../../trace/trace-options.js';
 import type { MQConsumerInner } from '../../instance/mq-consumer-inner.js';
 import type { OffsetStore } from '../offset-store.js';
 import { PullAPIWrapper } from '../pull-api-wrapper.js';
@@ -31,7 +32,8 @@ export function createLiteRun(
   const rebalance = parts.assignment.createRebalance(instance, offsetStore, (mq) =>
     parts.offsets.computePullFromWhere(mq),
   );
-  return { instance, wrapper, offsetStore, pulls, rebalance, startup: undefined };
+  const trace = startMsgTrace(instance, core.options, core.options.consumerGroup, 'CONSUME');
+  return { instance, wrapper, offsetStore, pulls, rebalance, startup: undefined, trace };
 }
 
 /** What the client instance drives: heartbeat data, rebalance passes, offset persistence, routes. */

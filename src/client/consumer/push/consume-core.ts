@@ -10,6 +10,8 @@ import type { Clock, TimerHandle } from '../../../common/clock.js';
 import { RocketMQError } from '../../../common/errors.js';
 import type { Logger } from '../../../common/logger.js';
 import { MessageConst, retryTopic, type MessageExt, type MessageQueue } from '../../../common/message.js';
+import type { TraceContext } from '../../trace/trace-codec.js';
+import { ConsumeOutcomes, type ConsumeOutcome, type MsgTrace } from '../../trace/trace-hooks.js';
 import type { OffsetStore } from '../offset-store.js';
 import type { ProcessQueue } from '../process-queue.js';
 
@@ -82,6 +84,26 @@ export interface ListenerRules<S extends string> {
 export interface ListenerLog {
   readonly logger: Logger;
   readonly consumerGroup: string;
+  /** The consumer's message trace, when `enableMsgTrace` is on: a SubBefore and a SubAfter per call. */
+  readonly trace?: MsgTrace | undefined;
+}
+
+/**
+ * What a listener call's end means for its SubAfter record (RocketMQ's ConsumeReturnType): a throw is
+ * EXCEPTION, an answer that is no status RETURNNULL, the failure status FAILED; success is the success
+ * status or an orderly COMMIT.
+ */
+function traceOutcome<S extends string>(
+  rules: ListenerRules<S>,
+  status: S,
+  how: 'answer' | 'invalid' | 'threw',
+): ConsumeOutcome {
+  if (how === 'threw') return ConsumeOutcomes.EXCEPTION;
+  if (how === 'invalid') return ConsumeOutcomes.RETURNNULL;
+  if (status === rules.failure) return ConsumeOutcomes.FAILED;
+  return status === rules.success || status === 'COMMIT'
+    ? ConsumeOutcomes.SUCCESS
+    : { ...ConsumeOutcomes.SUCCESS, success: false };
 }
 
 /**
@@ -112,9 +134,15 @@ function answered<S extends string, R>(
   mq: MessageQueue,
   then: (status: S, error: unknown) => R,
   onSettled: (() => void) | undefined,
+  traced: TraceContext | undefined,
 ): R {
   onSettled?.();
-  return then(listenerStatus(answer, rules, log, mq), undefined);
+  const status = listenerStatus(answer, rules, log, mq);
+  if (traced) {
+    const how = answer === undefined || rules.statuses.includes(answer as S) ? 'answer' : 'invalid';
+    log.trace?.consumed(traced, traceOutcome(rules, status, how), traced.traceBeans.length);
+  }
+  return then(status, undefined);
 }
 
 function threw<S extends string, R>(
@@ -124,9 +152,11 @@ function threw<S extends string, R>(
   mq: MessageQueue,
   then: (status: S, error: unknown) => R,
   onSettled: (() => void) | undefined,
+  traced: TraceContext | undefined,
 ): R {
   onSettled?.();
   log.logger.warn({ err, mq, group: log.consumerGroup }, `${rules.what} threw: treated as ${rules.failure}`);
+  if (traced) log.trace?.consumed(traced, traceOutcome(rules, rules.failure, 'threw'), traced.traceBeans.length);
   return then(rules.failure, err);
 }
 
@@ -147,16 +177,17 @@ export function runListener<C, S extends string, R>(
   onSettled?: () => void,
 ): R | Promise<Awaited<R>> {
   let answer: unknown;
+  const traced = log.trace?.consuming(msgs);
   try {
     answer = listener(msgs.slice(), context);
   } catch (err) {
-    return threw(err, rules, log, mq, then, onSettled);
+    return threw(err, rules, log, mq, then, onSettled, traced);
   }
-  if (!isThenable(answer)) return answered(answer, rules, log, mq, then, onSettled);
+  if (!isThenable(answer)) return answered(answer, rules, log, mq, then, onSettled, traced);
   // `then` may return a promise itself: the chain resolves to its value.
   return Promise.resolve(answer).then(
-    (a) => answered(a, rules, log, mq, then, onSettled),
-    (err: unknown) => threw(err, rules, log, mq, then, onSettled),
+    (a) => answered(a, rules, log, mq, then, onSettled, traced),
+    (err: unknown) => threw(err, rules, log, mq, then, onSettled, traced),
   ) as Promise<Awaited<R>>;
 }
 

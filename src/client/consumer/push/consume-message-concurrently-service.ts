@@ -10,6 +10,7 @@ import type { Clock, TimerHandle } from '../../../common/clock.js';
 import type { Logger } from '../../../common/logger.js';
 import type { MessageExt, MessageQueue } from '../../../common/message.js';
 import { ConsumeConcurrentlyStatus, MessageModel } from '../consumer-constants.js';
+import type { MsgTrace } from '../../trace/trace-hooks.js';
 import type { OffsetStore } from '../offset-store.js';
 import type { ProcessQueue } from '../process-queue.js';
 import type { PulledBatch } from '../pulled-batch.js';
@@ -97,6 +98,8 @@ export interface ConsumeServiceDeps {
   /** Hands one message back (CONSUMER_SEND_MSG_BACK, then the plain-SEND fallback); true when either worked. */
   sendMessageBack(msg: MessageExt, delayLevel: number, mq: MessageQueue): Promise<boolean>;
   onConsumeFailure(e: ConsumeFailureEvent): void;
+  /** The consumer's message trace, when `enableMsgTrace` is on. */
+  trace?: MsgTrace | undefined;
 }
 
 export interface ConsumeShutdownResult {

@@ -3,6 +3,7 @@
  * MessageListenerOrderly), the orderly service's dependencies, and the per-queue state its two modes
  * (per queue, per key) share.
  */
+import type { MsgTrace } from '../../trace/trace-hooks.js';
 import type { Clock, TimerHandle } from '../../../common/clock.js';
 import type { Logger } from '../../../common/logger.js';
 import type { MessageExt, MessageQueue } from '../../../common/message.js';
@@ -85,6 +86,8 @@ export interface ConsumeOrderlyServiceDeps {
   /** Sends one message to the group's dead-letter queue; resolves true when it was stored. */
   sendToDeadLetterQueue(msg: MessageExt, mq: MessageQueue): Promise<boolean>;
   onSuspend(e: OrderlySuspendEvent): void;
+  /** The consumer's message trace, when `enableMsgTrace` is on. */
+  trace?: MsgTrace | undefined;
 }
 
 /** One key's messages in offset order (per-key mode), or the whole queue (per-queue mode: key ''). */

@@ -18,10 +18,11 @@ import {
   type ClientOptions,
   type ResolvedClientOptions,
 } from '../../instance/client-options.js';
+import { traceOptionsShape, type ResolvedTraceOptions, type TraceOptions } from '../../trace/trace-options.js';
 import { defaultConsumeTimestamp } from '../compute-pull-from-where.js';
 import { ConsumeFromWhere, MessageModel } from '../consumer-constants.js';
 
-export interface PushConsumerOptions extends ClientOptions {
+export interface PushConsumerOptions extends ClientOptions, TraceOptions {
   /** The consumer group. Required; RocketMQ's name rules; not `DEFAULT_CONSUMER`. */
   consumerGroup: string;
   /** CLUSTERING (default: the group shares the queues) or BROADCASTING (every member gets everything). */
@@ -194,6 +195,7 @@ const strategySchema = z.custom<AllocateMessageQueueStrategy>(
 
 const schema = z.object({
   ...clientOptionsShape,
+  ...traceOptionsShape,
   consumerGroup: z.string().superRefine((g, ctx) => {
     const problem = groupNameProblem(g);
     if (problem) ctx.addIssue({ code: 'custom', message: problem });
@@ -245,7 +247,7 @@ const schema = z.object({
     .default([...D.popRetryDelaysMs]),
 });
 
-export interface ResolvedPushConsumerOptions extends ResolvedClientOptions {
+export interface ResolvedPushConsumerOptions extends ResolvedClientOptions, ResolvedTraceOptions {
   consumerGroup: string;
   messageModel: MessageModel;
   consumeFromWhere: ConsumeFromWhere;

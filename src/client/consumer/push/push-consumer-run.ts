@@ -39,6 +39,7 @@ import type { PulledBatch } from '../pulled-batch.js';
 import type { QueueLocker } from './queue-locker.js';
 import type { RebalanceImpl } from '../rebalance-impl.js';
 import type { SafeEventEmitter } from '../../instance/safe-emitter.js';
+import type { MsgTrace } from '../../trace/trace-hooks.js';
 
 /** What both consume services offer the pull path and shutdown. */
 export interface ConsumeMessageService {
@@ -64,6 +65,8 @@ export interface PushConsumerRun {
   rebalance: RebalanceImpl;
   /** The settle and the `ready` signal; set once `start()` has reached the brokers. */
   startup?: ConsumerStartup | undefined;
+  /** The message trace, when `enableMsgTrace` is on. */
+  trace?: MsgTrace | undefined;
 }
 
 /** The consumer as its parts see it; the functions read its state at the time of the call. */

@@ -44,6 +44,7 @@ export async function shutdownRun(run: PushConsumerRun, o: ShutdownRunOptions): 
     report.unfinishedListeners = r.unfinished;
     report.droppedConsumeRequests = r.droppedRequests;
   });
+  await step('flush message trace', () => run.trace?.dispatcher.close());
   await step('wait for rebalance', () => run.rebalance.idle());
   const entries = [...run.rebalance.processQueueTable.values()];
   const queues = entries.map((e) => e.mq);

@@ -6,6 +6,7 @@
  * RebalancePushImpl; then, once the brokers are reached, the settle and the `ready` signal. Also the
  * two callbacks the parts share: sending a message back, and serving a PullRequest.
  */
+import { startMsgTrace } from '../../trace/trace-options.js';
 import type { Logger } from '../../../common/logger.js';
 import type { MessageExt, MessageQueue } from '../../../common/message.js';
 import { MessageModel } from '../consumer-constants.js';
@@ -41,6 +42,7 @@ export async function createPushConsumerRun(w: PushRunWiring): Promise<PushConsu
   const o = host.options;
   const logger = host.logger;
   const wrapper = new PullAPIWrapper(instance, o.consumerGroup);
+  const trace = startMsgTrace(instance, o, o.consumerGroup, 'CONSUME');
   const offsetStore = createOffsetStore(o, instance, logger, (e) => void host.events.emit('offsetPersisted', e));
   await offsetStore.load();
   let consume: ConsumeMessageService;
@@ -49,6 +51,7 @@ export async function createPushConsumerRun(w: PushRunWiring): Promise<PushConsu
     const locker =
       o.messageModel === MessageModel.CLUSTERING ? new QueueLocker(instance, o.consumerGroup, logger) : undefined;
     const service = new ConsumeMessageOrderlyService({
+      trace,
       consumerGroup: o.consumerGroup,
       messageModel: o.messageModel,
       consumeThreadMax: o.consumeThreadMax,
@@ -70,6 +73,7 @@ export async function createPushConsumerRun(w: PushRunWiring): Promise<PushConsu
     orderly = { service, locker };
   } else {
     consume = new ConsumeMessageConcurrentlyService({
+      trace,
       consumerGroup: o.consumerGroup,
       messageModel: o.messageModel,
       consumeThreadMax: o.consumeThreadMax,
@@ -84,7 +88,7 @@ export async function createPushConsumerRun(w: PushRunWiring): Promise<PushConsu
   }
   const pulls = new PullMessageService((req) => servePullRequest(host, req), o.clock, logger);
   const rebalance = createRebalancePushImpl(host, w.routes, instance, offsetStore, pulls);
-  return { instance, wrapper, offsetStore, consume, orderly, pulls, rebalance };
+  return { instance, wrapper, offsetStore, consume, orderly, pulls, rebalance, trace };
 }
 
 /** The settle and the `ready` signal of a start that reached its brokers. */

@@ -50,6 +50,8 @@ import {
 } from './push-consumer-subscriptions.js';
 import { PushConsumerLifecycle } from './push-consumer-lifecycle.js';
 import { PushConsumerPop, orderlyRefused } from './push-consumer-pop.js';
+import type { TraceStats } from '../../trace/async-trace-dispatcher.js';
+import { traceStatsOf } from '../../trace/trace-options.js';
 import { SafeEventEmitter } from '../../instance/safe-emitter.js';
 import type { ClientEventListen, ClientEventUnlisten } from '../../instance/event-methods.js';
 
@@ -129,6 +131,11 @@ export class PushConsumer {
   /** The client id (`ip@instanceName`) once started. */
   get clientId(): string | undefined {
     return this.#pop ? this.#pop.clientId : this.#life.run?.instance.clientId;
+  }
+
+  /** What the message trace has sent and dropped; undefined unless `enableMsgTrace` is on and started. */
+  traceStats(): TraceStats | undefined {
+    return traceStatsOf(this.#life.run?.trace);
   }
 
   get state(): PushConsumerState {

@@ -14,9 +14,10 @@ import {
   type ClientOptions,
   type ResolvedClientOptions,
 } from '../../instance/client-options.js';
+import { traceOptionsShape, type ResolvedTraceOptions, type TraceOptions } from '../../trace/trace-options.js';
 import { MessageSelector } from '../message-selector.js';
 
-export interface SimpleConsumerOptions extends ClientOptions {
+export interface SimpleConsumerOptions extends ClientOptions, TraceOptions {
   /** The consumer group. Required. */
   consumerGroup: string;
   /** Topic → selector (a MessageSelector, or a string taken as a tag expression) subscribed at start. */
@@ -50,6 +51,7 @@ export const DEFAULT_SIMPLE_CONSUMER_OPTIONS = Object.freeze({
 
 const schema = z.object({
   ...clientOptionsShape,
+  ...traceOptionsShape,
   consumerGroup: z.string().superRefine((v, ctx) => {
     const p = groupNameProblem(v);
     if (p) ctx.addIssue({ code: 'custom', message: p });
@@ -61,14 +63,15 @@ const schema = z.object({
   maxReconsumeTimes: z.int().min(0).default(DEFAULT_SIMPLE_CONSUMER_OPTIONS.maxReconsumeTimes),
 });
 
-export type ResolvedSimpleConsumerOptions = ResolvedClientOptions & {
-  consumerGroup: string;
-  subscriptions: ReadonlyMap<string, MessageSelector>;
-  awaitDurationMs: number;
-  invisibleDurationMs: number;
-  batchSize: number;
-  maxReconsumeTimes: number;
-};
+export type ResolvedSimpleConsumerOptions = ResolvedClientOptions &
+  ResolvedTraceOptions & {
+    consumerGroup: string;
+    subscriptions: ReadonlyMap<string, MessageSelector>;
+    awaitDurationMs: number;
+    invisibleDurationMs: number;
+    batchSize: number;
+    maxReconsumeTimes: number;
+  };
 
 function subscriptionsOf(v: unknown): Map<string, MessageSelector> {
   const out = new Map<string, MessageSelector>();

@@ -14,6 +14,16 @@ import { parseExtraInfo } from '../../../protocol/index.js';
 import { buildSubscriptionDataWithType } from '../../../filter/index.js';
 import { buildClientId } from '../../instance/client-options.js';
 import type { MQClientInstance } from '../../instance/mq-client-instance.js';
+import type { TraceStats } from '../../trace/async-trace-dispatcher.js';
+import { ConsumeOutcomes, type MsgTrace } from '../../trace/trace-hooks.js';
+import { startMsgTrace, traceStatsOf } from '../../trace/trace-options.js';
+
+/** What a start attaches: the instance, its POP API and the message trace (when on). */
+interface Attached {
+  instance: MQClientInstance;
+  pop: PopAPIWrapper;
+  trace: MsgTrace | undefined;
+}
 import { ActiveConsumerLifecycle } from '../active-consumer-lifecycle.js';
 import { MessageSelector } from '../message-selector.js';
 import { PopAPIWrapper, type PoppedMessage } from '../pop-api-wrapper.js';
@@ -54,7 +64,7 @@ function checkReceived(message: ReceivedMessage): void {
 export class SimpleConsumer {
   readonly options: ResolvedSimpleConsumerOptions;
   readonly #subscriptions = new Map<string, MessageSelector>();
-  readonly #lifecycle: ActiveConsumerLifecycle<{ instance: MQClientInstance; pop: PopAPIWrapper }>;
+  readonly #lifecycle: ActiveConsumerLifecycle<Attached>;
   /** Round robin over (topic, broker) so every queue gets popped. */
   #next = 0;
 
@@ -74,7 +84,12 @@ export class SimpleConsumer {
             buildSubscriptionDataWithType(topic, s.expression, s.expressionType),
           ),
       },
-      attach: (instance) => ({ instance, pop: new PopAPIWrapper(instance.api) }),
+      attach: (instance) => ({
+        instance,
+        pop: new PopAPIWrapper(instance.api),
+        trace: startMsgTrace(instance, o, o.consumerGroup, 'CONSUME'),
+      }),
+      detach: (a) => a.trace?.dispatcher.close(),
       shutdownReason: () => new StateError('the simple consumer is shutting down'),
     });
   }
@@ -113,7 +128,12 @@ export class SimpleConsumer {
     return this.#lifecycle.start();
   }
 
-  #running(): { instance: MQClientInstance; pop: PopAPIWrapper } {
+  /** What the message trace has sent and dropped; undefined unless `enableMsgTrace` is on and started. */
+  traceStats(): TraceStats | undefined {
+    return this.#lifecycle.state === 'RUNNING' ? traceStatsOf(this.#running().trace) : undefined;
+  }
+
+  #running(): Attached {
     return this.#lifecycle.running();
   }
 
@@ -133,7 +153,7 @@ export class SimpleConsumer {
         `must be an integer between 1 and ${MAX_RECEIVE_MESSAGE_NUM}, got ${String(maxMessageNum)}`,
       );
     checkDuration('invisibleDurationMs', invisibleDurationMs);
-    const { instance, pop } = this.#running();
+    const { instance, pop, trace } = this.#running();
     if (this.#subscriptions.size === 0)
       throw new StateError('the simple consumer has no subscription: call subscribe() first');
     const targets: Array<{ topic: string; brokerName: string; selector: MessageSelector }> = [];
@@ -178,6 +198,7 @@ export class SimpleConsumer {
         Object.assign(p.message, { receiptHandle: p.receiptHandle, deliveryAttempt: p.message.reconsumeTimes + 1 }),
       );
     }
+    trace?.received(out);
     return out;
   }
 
@@ -206,11 +227,14 @@ export class SimpleConsumer {
     }
   }
 
-  async #brokerOf(
-    message: ReceivedMessage,
-  ): Promise<{ pop: PopAPIWrapper; addr: string; handle: ReturnType<typeof parseExtraInfo> & object }> {
+  async #brokerOf(message: ReceivedMessage): Promise<{
+    pop: PopAPIWrapper;
+    addr: string;
+    handle: ReturnType<typeof parseExtraInfo> & object;
+    trace: MsgTrace | undefined;
+  }> {
     checkReceived(message);
-    const { instance, pop } = this.#running();
+    const { instance, pop, trace } = this.#running();
     const handle = parseExtraInfo(message.receiptHandle);
     if (typeof handle === 'string') throw new InvalidArgumentError('message.receiptHandle', handle);
     const found = await instance.findBrokerAddressForQueue({
@@ -218,13 +242,14 @@ export class SimpleConsumer {
       brokerName: handle.brokerName,
       queueId: handle.queueId,
     });
-    return { pop, addr: found.brokerAddr, handle };
+    return { pop, addr: found.brokerAddr, handle, trace };
   }
 
   /** Acknowledges `message`: it is never delivered again. Rejects when its receipt handle is no longer valid. */
   async ack(message: ReceivedMessage): Promise<void> {
-    const { pop, addr, handle } = await this.#brokerOf(message);
+    const { pop, addr, handle, trace } = await this.#brokerOf(message);
     await pop.ack(addr, this.options.consumerGroup, message.topic, handle, message.receiptHandle, {});
+    trace?.settled(message, ConsumeOutcomes.SUCCESS);
   }
 
   /**
@@ -233,7 +258,8 @@ export class SimpleConsumer {
    */
   async changeInvisibleDuration(message: ReceivedMessage, invisibleDurationMs: number): Promise<ReceivedMessage> {
     checkDuration('invisibleDurationMs', invisibleDurationMs);
-    const { pop, addr, handle } = await this.#brokerOf(message);
+    const { pop, addr, handle, trace } = await this.#brokerOf(message);
+    trace?.settled(message, ConsumeOutcomes.FAILED);
     message.receiptHandle = await pop.changeInvisibleTime(
       addr,
       this.options.consumerGroup,

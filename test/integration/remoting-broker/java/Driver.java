@@ -33,7 +33,8 @@ import org.apache.rocketmq.common.message.MessageExt;
  * consumers (push and lite pull) are printed as {"ev":"msg",...} lines whenever they happen, and the
  * broker's check-backs of a transactional producer as {"ev":"check",...} lines.
  *
- *   producer NAME NAMESRV [AK SK]   (with AK SK: requests signed by AclClientRPCHook)
+ *   producer NAME NAMESRV [AK SK | trace]   (AK SK: requests signed by AclClientRPCHook; trace: RocketMQ's
+ *                                 message trace on, new DefaultMQProducer(group, true))
  *   send NAME TOPIC TAG KEYS BODY [k=v ...]
  *   batch NAME TOPIC TAG COUNT BODY_PREFIX
  *   consumer ID NAMESRV GROUP TOPIC tag|sql EXPRESSION ok|later MAX_RECONSUME_TIMES [AK SK]
@@ -150,7 +151,9 @@ public final class Driver {
     static String run(String[] a) throws Exception {
         switch (a[0]) {
             case "producer": {
-                DefaultMQProducer p = a.length > 4 ? new DefaultMQProducer(a[1], aclHook(a[3], a[4])) : new DefaultMQProducer(a[1]);
+                boolean trace = a.length == 4 && a[3].equals("trace");
+                DefaultMQProducer p = a.length > 4 ? new DefaultMQProducer(a[1], aclHook(a[3], a[4]))
+                    : trace ? new DefaultMQProducer(a[1], true) : new DefaultMQProducer(a[1]);
                 p.setNamesrvAddr(a[2]);
                 p.setInstanceName(a[1]);
                 p.setSendMsgTimeout(10000);

@@ -1,0 +1,108 @@
+/**
+ * RocketMQ's message trace on the bundled broker (traceTopicEnable) with RocketMQ 4.9.8's Java client
+ * next to ours: Java's producer with trace on (`new DefaultMQProducer(group, true)`) and our producer
+ * each send a message, our push consumer with enableMsgTrace consumes both, and the kit's
+ * `mqadmin queryMsgTraceById` (run in the driver's JVM) and our AdminClient show the Pub rows of both
+ * producers and our consumer's Sub rows. Skipped with one line without the kit or a JDK.
+ */
+import { rmSync } from 'node:fs';
+import { Broker } from '../../../src/broker/index.js';
+import { AdminClient, Producer, PushConsumer, type MsgTraceView } from '../../../src/index.js';
+import { uniqueName } from '../../support/broker-client.js';
+import { tempStorePath, waitFor } from '../../support/broker-fixture.js';
+import {
+  DRIVER_SOURCE,
+  JavaDriver,
+  compileJava,
+  describeWithJava,
+  javaKit,
+  waitUntil,
+} from '../../support/java-client.js';
+
+describeWithJava('message trace of our clients and of RocketMQ’s Java client on the bundled broker', () => {
+  let classes: string;
+  let storePath: string;
+  let broker: Broker;
+  let java: JavaDriver;
+  let ns: string;
+  const admin = (...args: string[]): Promise<string> => java.admin(...args, '-n', ns);
+
+  beforeAll(async () => {
+    const kit = javaKit();
+    if (!kit) return;
+    classes = compileJava(kit, [DRIVER_SOURCE]);
+    storePath = tempStorePath('rmq-trace-');
+    broker = await Broker.start({ storePath, port: 0, remotingPort: 0, traceTopicEnable: true });
+    ns = broker.remotingAddress as string;
+    java = await JavaDriver.start(kit, classes);
+  }, 60_000);
+
+  afterAll(async () => {
+    await java?.close();
+    await broker?.shutdown();
+    if (storePath) rmSync(storePath, { recursive: true, force: true });
+    if (classes) rmSync(classes, { recursive: true, force: true });
+  }, 60_000);
+
+  test('mqadmin queryMsgTraceById and AdminClient show Java’s and our rows', async () => {
+    const topic = uniqueName('TrT');
+    const javaGroup = uniqueName('TrJavaP');
+    const ourGroup = uniqueName('TrOurP');
+    const consumerGroup = uniqueName('TrOurC');
+    await admin('updateTopic', '-c', 'DefaultCluster', '-t', topic, '-r', '2', '-w', '2');
+    await java.command('producer', javaGroup, ns, 'trace');
+    const javaSent = await java.command('send', javaGroup, topic, 'TagJ', 'jk1', 'from-java');
+    const javaId = String(javaSent.msgId);
+
+    const producer = new Producer({ producerGroup: ourGroup, namesrvAddr: ns, enableMsgTrace: true });
+    const consumer = new PushConsumer({
+      consumerGroup,
+      namesrvAddr: ns,
+      enableMsgTrace: true,
+      consumeFromWhere: 'CONSUME_FROM_FIRST_OFFSET',
+    });
+    const consumed = new Set<string>();
+    try {
+      await producer.start();
+      const ours = await producer.send({ topic, tags: 'TagO', keys: 'ok1', body: Buffer.from('from-ts') });
+      consumer.subscribe(topic, '*');
+      consumer.registerMessageListener(async (msgs) => {
+        for (const m of msgs) consumed.add(m.msgId);
+      });
+      await consumer.start();
+      await waitUntil(
+        () => consumed.has(javaId) && consumed.has(ours.msgId),
+        30_000,
+        () => '',
+      );
+
+      const client = new AdminClient({ namesrvAddr: [ns] });
+      try {
+        const types = (views: MsgTraceView[], group: string): string[] =>
+          views.filter((v) => v.groupName === group).map((v) => v.type);
+        for (const [id, group] of [
+          [javaId, javaGroup],
+          [ours.msgId, ourGroup],
+        ] as const) {
+          let views: MsgTraceView[] = [];
+          await waitFor(async () => {
+            views = await client.queryMsgTraceById(id);
+            return types(views, group).includes('Pub') && types(views, consumerGroup).includes('SubAfter');
+          }, 30_000);
+          expect(types(views, consumerGroup)).toContain('SubBefore');
+          const out = await admin('queryMsgTraceById', '-i', id);
+          expect(out).toMatch(
+            new RegExp(`^Pub +${group} +\\S+ +\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\d +\\d+ms +success`, 'm'),
+          );
+          expect(out).toMatch(new RegExp(`^Sub +${consumerGroup} +\\S+ +\\S+ \\S+ +\\d+ms +success`, 'm'));
+        }
+      } finally {
+        await client.shutdown();
+      }
+    } finally {
+      await consumer.shutdown();
+      await producer.shutdown();
+      await java.command('stop', javaGroup);
+    }
+  }, 120_000);
+});
