@@ -13,6 +13,7 @@ import { InvalidArgumentError } from '../../common/errors.js';
 import type { Logger } from '../../common/logger.js';
 import { defaultLogger } from '../../common/env-logger.js';
 import { systemClock, type Clock } from '../../common/clock.js';
+import { namespaceProblem } from './namespace.js';
 
 export interface ClientOptions {
   /**
@@ -67,6 +68,12 @@ export interface ClientOptions {
   brokerUnreachableWarnMs?: number;
   /** Bearer token for a bundled broker started with an access token (`endpoints` only). */
   accessToken?: string | undefined;
+  /**
+   * RocketMQ's ClientConfig.namespace: topics and groups travel as `namespace%Name` (retry and
+   * dead-letter topics as `%RETRY%namespace%group`), system topics untouched; everything this client
+   * hands back carries the plain names. Letters, digits, `_` and `-`. Default: none.
+   */
+  namespace?: string | undefined;
   /** A pino-shaped logger. Default: silent. */
   logger?: Logger;
   /** The clock all timers go through (tests drive it). Default: the system clock. */
@@ -102,6 +109,8 @@ export interface ResolvedClientOptions {
   watchConsumerIdsHoldMs: number;
   brokerUnreachableWarnMs: number;
   accessToken?: string | undefined;
+  /** The namespace; undefined when there is none (an empty string is none). */
+  namespace?: string | undefined;
   logger: Logger;
   clock: Clock;
 }
@@ -202,6 +211,14 @@ export const clientOptionsShape = {
   watchConsumerIdsHoldMs: ms(100, 120_000).default(DEFAULT_CLIENT_OPTIONS.watchConsumerIdsHoldMs),
   brokerUnreachableWarnMs: ms(0).default(DEFAULT_CLIENT_OPTIONS.brokerUnreachableWarnMs),
   accessToken: z.string().min(1).optional(),
+  namespace: z
+    .string()
+    .superRefine((v, ctx) => {
+      const p = v === '' ? null : namespaceProblem(v);
+      if (p) ctx.addIssue({ code: 'custom', message: p });
+    })
+    .transform((v) => (v === '' ? undefined : v))
+    .optional(),
   logger: loggerSchema.default(() => defaultLogger()),
   clock: clockSchema.default(systemClock),
 };

@@ -24,6 +24,7 @@ import { StateError } from '../../../common/errors.js';
 import type { Logger } from '../../../common/logger.js';
 import { compareMessageQueue, type MessageQueue } from '../../../common/message.js';
 import type { MessageListenerOrderly, OrderlyListenerOptions } from './consume-message-orderly-service.js';
+import type { MessageListenerConcurrently } from './consume-message-concurrently-service.js';
 import { PullThresholds } from '../flow-control.js';
 import type { MessageSelector } from '../message-selector.js';
 import type {
@@ -50,6 +51,7 @@ import {
 import { PushConsumerLifecycle } from './push-consumer-lifecycle.js';
 import { SafeEventEmitter } from '../../instance/safe-emitter.js';
 import type { ClientEventListen, ClientEventUnlisten } from '../../instance/event-methods.js';
+import { NameMapper, unwrapEvents } from '../../instance/namespace.js';
 
 export type {
   FlowControlEvent,
@@ -92,15 +94,28 @@ export class PushConsumer {
   readonly #life: PushConsumerLifecycle;
   #listener: ListenerRegistration | undefined;
   #paused = false;
+  /** The namespace's name mapper: everything below this class sees only wire names. */
+  readonly #names: NameMapper;
 
   constructor(options: PushConsumerOptions) {
     this.options = resolvePushConsumerOptions(options);
     this.#logger = this.options.logger;
-    this.events = new SafeEventEmitter<PushConsumerEvents>((err, event) =>
-      this.#logger.error({ err, event }, 'a PushConsumer event handler threw'),
+    const names = (this.#names = new NameMapper(this.options.namespace));
+    this.events = unwrapEvents(
+      new SafeEventEmitter<PushConsumerEvents>((err, event) =>
+        this.#logger.error({ err, event }, 'a PushConsumer event handler threw'),
+      ),
+      names,
     );
+    const wire: ResolvedPushConsumerOptions = names.active
+      ? {
+          ...this.options,
+          consumerGroup: names.wrap(this.options.consumerGroup),
+          allocateMessageQueueStrategy: names.plainStrategy(this.options.allocateMessageQueueStrategy),
+        }
+      : this.options;
     this.#host = {
-      options: this.options,
+      options: wire,
       logger: this.#logger,
       events: this.events,
       subscriptions: this.#subscriptions.table,
@@ -143,7 +158,9 @@ export class PushConsumer {
 
   /** The queues this member consumes now (all topics, the retry topic included), sorted. */
   assignedQueues(): MessageQueue[] {
-    return (this.#life.run?.rebalance.allocatedQueues() ?? []).sort(compareMessageQueue);
+    return (this.#life.run?.rebalance.allocatedQueues() ?? [])
+      .map((mq) => this.#names.unwrapQueue(mq))
+      .sort(compareMessageQueue);
   }
 
   /**
@@ -157,7 +174,7 @@ export class PushConsumer {
     const state = this.#life.state;
     if (!run || state !== 'RUNNING') throw new StateError(`the PushConsumer is ${state}, it has no lag`);
     const queues: QueueLag[] = [];
-    for (const mq of this.assignedQueues()) {
+    for (const mq of (run.rebalance.allocatedQueues() ?? []).sort(compareMessageQueue)) {
       const found = await run.instance.findBrokerAddressForQueue(mq);
       const brokerOffset = await run.instance.api.getMaxOffset(found.brokerAddr, mq);
       const consumerOffset = Math.max(0, run.offsetStore.readOffsetFromMemory(mq));
@@ -169,14 +186,15 @@ export class PushConsumer {
       total: queues.reduce((sum, q) => sum + q.lag, 0),
     };
     this.events.emit('lag', event);
-    return event;
+    return this.#names.unwrapPayload(event);
   }
 
   /**
    * Subscribes `topic` with a tag expression (`'*'`, `'TagA || TagB'`) or a MessageSelector
    * (byTag / bySql). Replaces an earlier subscription of the topic. Allowed before and after start.
    */
-  subscribe(topic: string, selector: MessageSelector | string = '*'): this {
+  subscribe(plainTopic: string, selector: MessageSelector | string = '*'): this {
+    const topic = this.#names.wrap(plainTopic);
     this.#subscriptions.subscribe(topic, selector, this.options.clock);
     if (this.#life.state === 'RUNNING') this.#applySubscriptionChange(topic, true);
     return this;
@@ -186,7 +204,8 @@ export class PushConsumer {
    * Stops consuming `topic` (its queues are dropped at the next rebalance, which is requested now). On a
    * running consumer the brokers are told at once; `subscriptionsApplied()` resolves when they know.
    */
-  unsubscribe(topic: string): this {
+  unsubscribe(plainTopic: string): this {
+    const topic = this.#names.wrap(plainTopic);
     if (this.#subscriptions.table.delete(topic) && this.#life.state === 'RUNNING')
       this.#applySubscriptionChange(topic, false);
     return this;
@@ -216,7 +235,7 @@ export class PushConsumer {
    */
   registerMessageListener(listener: PushConsumerListener): this {
     this.#checkListenerChange();
-    this.#listener = concurrentlyListener(listener);
+    this.#listener = this.#plainListener(concurrentlyListener(listener));
     return this;
   }
 
@@ -236,8 +255,23 @@ export class PushConsumer {
     options: OrderlyListenerOptions = {},
   ): this {
     this.#checkListenerChange();
-    this.#listener = orderlyListener(listener, options);
+    this.#listener = this.#plainListener(orderlyListener(listener, options));
     return this;
+  }
+
+  /** The listener sees copies of the messages with plain topics, and the plain queue in its context. */
+  #plainListener(reg: ListenerRegistration): ListenerRegistration {
+    const names = this.#names;
+    if (!names.active) return reg;
+    const plain = <M extends { topic: string }>(msgs: M[]): M[] => msgs.map((m) => names.unwrapMessage(m));
+    if (reg.orderly) {
+      const fn = reg.fn;
+      const orderly: MessageListenerOrderly = (msgs, ctx) => fn(plain(msgs), names.unwrapContext(ctx));
+      return { ...reg, fn: orderly };
+    }
+    const fn = reg.fn;
+    const concurrently: MessageListenerConcurrently = (msgs, ctx) => fn(plain(msgs), names.unwrapContext(ctx));
+    return { ...reg, fn: concurrently };
   }
 
   #checkListenerChange(): void {
@@ -264,7 +298,7 @@ export class PushConsumer {
    * while starting or running; rejects after `shutdown()`.
    */
   start(): Promise<void> {
-    return this.#life.start(this.#listener, this.#subscriptions.table);
+    return this.#names.guard(() => this.#life.start(this.#listener, this.#subscriptions.table));
   }
 
   /**
@@ -273,7 +307,9 @@ export class PushConsumer {
    * instance is released. Idempotent: every call returns the same promise.
    */
   shutdown(opts: { timeoutMs?: number } = {}): Promise<PushConsumerShutdownReport> {
-    return this.#life.shutdown(opts.timeoutMs ?? this.options.shutdownTimeoutMs);
+    return this.#life
+      .shutdown(opts.timeoutMs ?? this.options.shutdownTimeoutMs)
+      .then((report) => this.#names.unwrapPayload(report));
   }
 
   async [Symbol.asyncDispose](): Promise<void> {
