@@ -90,6 +90,8 @@ describe.each(transports)('namespaces over %s', (_name, where) => {
     expect(progress.group).toBe(group);
     expect(progress.queues.every((q) => q.mq.topic === topic)).toBe(true);
     expect((await plainAdmin.consumerProgress(`${ns}%${group}`, `${ns}%${topic}`)).diffTotal).toBe(0);
+    // The heartbeat carries the group in the namespace, as RocketMQ's does.
+    expect((await plainAdmin.consumerConnection(`${ns}%${group}`)).connections).toHaveLength(1);
     const conn = await admin.consumerConnection(group);
     expect(conn.subscriptions.map((s) => s.topic).sort()).toEqual([`%RETRY%${group}`, topic].sort());
     const found = await admin.queryMsgByKey(topic, 'nokey').catch(() => []);

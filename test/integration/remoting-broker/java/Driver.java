@@ -30,10 +30,10 @@ import org.apache.rocketmq.common.message.MessageExt;
  * consumers (push and lite pull) are printed as {"ev":"msg",...} lines whenever they happen, and the
  * broker's check-backs of a transactional producer as {"ev":"check",...} lines.
  *
- *   producer NAME NAMESRV
+ *   producer NAME NAMESRV [NAMESPACE]
  *   send NAME TOPIC TAG KEYS BODY [k=v ...]
  *   batch NAME TOPIC TAG COUNT BODY_PREFIX
- *   consumer ID NAMESRV GROUP TOPIC tag|sql EXPRESSION ok|later MAX_RECONSUME_TIMES
+ *   consumer ID NAMESRV GROUP TOPIC tag|sql EXPRESSION ok|later MAX_RECONSUME_TIMES [NAMESPACE]
  *   txproducer NAME NAMESRV GROUP (a TransactionMQProducer; its checks answer UNKNOW until txcheck)
  *   txsend NAME TOPIC BODY COMMIT|ROLLBACK|UNKNOW
  *                                 (executeLocalTransaction returns the state in the txState property)
@@ -42,6 +42,8 @@ import org.apache.rocketmq.common.message.MessageExt;
  *   stop ID                       (a producer or a consumer; a consumer commits its offsets)
  *   admin ARG...                  (runs mqadmin's MQAdminStartup in this JVM; output in "out")
  *   exit
+ *
+ * A NAMESPACE (optional, last) is ClientConfig.setNamespace: the client's topics and group live in it.
  */
 public final class Driver {
     private static final PrintStream OUT = new PrintStream(new java.io.FileOutputStream(java.io.FileDescriptor.out), true,
@@ -136,6 +138,7 @@ public final class Driver {
             case "producer": {
                 DefaultMQProducer p = new DefaultMQProducer(a[1]);
                 p.setNamesrvAddr(a[2]);
+                if (a.length > 3 && !a[3].isEmpty()) p.setNamespace(a[3]);
                 p.setInstanceName(a[1]);
                 p.setSendMsgTimeout(10000);
                 p.start();
@@ -167,6 +170,7 @@ public final class Driver {
                 String id = a[1];
                 DefaultMQPushConsumer c = new DefaultMQPushConsumer(a[3]);
                 c.setNamesrvAddr(a[2]);
+                if (a.length > 9 && !a[9].isEmpty()) c.setNamespace(a[9]);
                 c.setInstanceName(id);
                 c.setConsumeFromWhere(ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET);
                 c.setMaxReconsumeTimes(Integer.parseInt(a[8]));
