@@ -3,7 +3,7 @@
  * remoting (`namesrvAddr`): namespaced clients see plain names while the broker holds `ns%Topic`,
  * `ns%group`, `%RETRY%ns%group` and `%DLQ%ns%group`; two namespaces with one topic name are apart.
  */
-import { AdminClient, LitePullConsumer, Producer, PushConsumer } from '../../../src/index.js';
+import { AdminClient, LitePullConsumer, Producer, PushConsumer, TransactionProducer } from '../../../src/index.js';
 import { ConsumeConcurrentlyStatus } from '../../../src/client/consumer/consumer-constants.js';
 import type { MessageExt } from '../../../src/common/message.js';
 import { startBroker, waitFor, type BrokerFixture } from '../../support/broker-fixture.js';
@@ -175,6 +175,50 @@ describe.each(transports)('namespaces over %s', (_name, where) => {
     expect(await consumer.committed(mq)).toBe(next);
     await consumer.seek(mq, 0);
     expect(assignments.every((t) => t === topic)).toBe(true);
+  }, 60_000);
+
+  test('a queue selector sees plain queues; a transactional producer commits in the namespace', async () => {
+    const ns = uniq('ns');
+    const topic = uniq('NsSelT');
+    const admin = track(new AdminClient({ ...where(), namespace: ns }));
+    const plainAdmin = track(new AdminClient(where()));
+    await admin.createTopic(topic, { queueNums: 4 });
+    const producer = await producerIn(ns);
+    const offered: string[] = [];
+    const sent = await producer.send(
+      { topic, body: Buffer.from('selected') },
+      {
+        selector: (mqs) => {
+          offered.push(...mqs.map((q) => q.topic));
+          return mqs[3]!;
+        },
+      },
+    );
+    expect(new Set(offered)).toEqual(new Set([topic]));
+    expect(sent.messageQueue).toMatchObject({ topic, queueId: 3 });
+
+    const executed: string[] = [];
+    const tx = track(
+      new TransactionProducer({
+        ...where(),
+        producerGroup: uniq('txg'),
+        namespace: ns,
+        transactionListener: {
+          executeLocalTransaction: (msg) => (executed.push(msg.topic), 'COMMIT_MESSAGE'),
+          checkLocalTransaction: () => 'COMMIT_MESSAGE',
+        },
+      }),
+    );
+    await tx.start();
+    const r = await tx.sendMessageInTransaction({ topic, body: Buffer.from('tx') });
+    expect(r.localTransactionState).toBe('COMMIT_MESSAGE');
+    expect(r.messageQueue.topic).toBe(topic);
+    expect(executed).toEqual([topic]);
+    // The committed message lands in ns%Topic: two messages stored there now.
+    await waitFor(async () => {
+      const status = await plainAdmin.topicStatus(`${ns}%${topic}`);
+      return status.reduce((n, q) => n + q.maxOffset, 0) === 2;
+    }, 20_000);
   }, 60_000);
 
   test('two namespaces with the same topic and group names are apart', async () => {
