@@ -248,14 +248,15 @@ export class NameMapper {
  * Makes `emitter` hand its listeners payloads with plain names (`unwrapPayload`), whoever emits: the
  * client's internals emit with wire names.
  */
-export function unwrapEvents<E extends { emit(event: never, ...args: never[]): boolean }>(
-  emitter: E,
-  names: NameMapper,
-): E {
+export function unwrapEvents<
+  E extends { emit(event: never, ...args: never[]): boolean; listenerCount(event: never): number },
+>(emitter: E, names: NameMapper): E {
   if (!names.active) return emitter;
   const emit = emitter.emit.bind(emitter) as (event: unknown, ...args: unknown[]) => boolean;
+  const count = emitter.listenerCount.bind(emitter) as (event: unknown) => number;
+  // Payloads are copied only when someone listens: frequent events cost nothing otherwise.
   (emitter as unknown as { emit: (event: unknown, ...args: unknown[]) => boolean }).emit = (event, ...args) =>
-    emit(event, ...args.map((a) => names.unwrapPayload(a)));
+    count(event) > 0 && emit(event, ...args.map((a) => names.unwrapPayload(a)));
   return emitter;
 }
 

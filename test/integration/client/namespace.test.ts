@@ -3,7 +3,15 @@
  * remoting (`namesrvAddr`): namespaced clients see plain names while the broker holds `ns%Topic`,
  * `ns%group`, `%RETRY%ns%group` and `%DLQ%ns%group`; two namespaces with one topic name are apart.
  */
-import { AdminClient, LitePullConsumer, Producer, PushConsumer, TransactionProducer } from '../../../src/index.js';
+import {
+  AdminClient,
+  LitePullConsumer,
+  Producer,
+  PullConsumer,
+  PushConsumer,
+  TransactionProducer,
+} from '../../../src/index.js';
+import { SimpleConsumer } from '../../../src/client/consumer/simple/index.js';
 import { ConsumeConcurrentlyStatus } from '../../../src/client/consumer/consumer-constants.js';
 import type { MessageExt } from '../../../src/common/message.js';
 import { startBroker, waitFor, type BrokerFixture } from '../../support/broker-fixture.js';
@@ -219,6 +227,43 @@ describe.each(transports)('namespaces over %s', (_name, where) => {
       const status = await plainAdmin.topicStatus(`${ns}%${topic}`);
       return status.reduce((n, q) => n + q.maxOffset, 0) === 2;
     }, 20_000);
+  }, 60_000);
+
+  test('a pull consumer and a simple consumer see plain queues and messages', async () => {
+    const ns = uniq('ns');
+    const topic = uniq('NsPullT');
+    const admin = track(new AdminClient({ ...where(), namespace: ns }));
+    await admin.createTopic(topic, { queueNums: 1 });
+    const producer = await producerIn(ns);
+    await producer.send({ topic, body: Buffer.from('p0') });
+    await producer.send({ topic, body: Buffer.from('p1') });
+
+    const pull = track(new PullConsumer({ ...where(), consumerGroup: uniq('nspg'), namespace: ns }));
+    await pull.start();
+    const [mq] = await pull.fetchSubscribeMessageQueues(topic);
+    expect(mq!.topic).toBe(topic);
+    expect(await pull.maxOffset(mq!)).toBe(2);
+    const r = await pull.pull(mq!, '*', 0, 32);
+    expect(r.msgFoundList.map((m) => `${m.topic}:${m.body?.toString() ?? ''}`)).toEqual([`${topic}:p0`, `${topic}:p1`]);
+    await pull.updateConsumeOffset(mq!, 2);
+    expect(await pull.fetchConsumeOffset(mq!)).toBe(2);
+    expect((await pull.viewMessage(r.msgFoundList[0]!.offsetMsgId!)).topic).toBe(topic);
+
+    const simple = track(
+      new SimpleConsumer({ ...where(), consumerGroup: uniq('nssg'), namespace: ns, subscriptions: { [topic]: '*' } }),
+    );
+    await simple.start();
+    const got: string[] = [];
+    const deadline = Date.now() + 20_000;
+    while (got.length < 2 && Date.now() < deadline) {
+      for (const m of await simple.receive(2, 20_000)) {
+        expect(m.topic).toBe(topic);
+        got.push(m.body?.toString() ?? '');
+        await simple.ack(m);
+      }
+    }
+    expect(got.sort()).toEqual(['p0', 'p1']);
+    expect([...simple.subscriptions.keys()]).toEqual([topic]);
   }, 60_000);
 
   test('two namespaces with the same topic and group names are apart', async () => {
