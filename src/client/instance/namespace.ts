@@ -234,8 +234,15 @@ export class NameMapper {
     return mapped;
   }
 
-  /** Runs `fn`, giving any error it throws the plain names. */
-  async guard<T>(fn: () => Promise<T>): Promise<T> {
+  /**
+   * Runs `fn`, giving any error it throws the plain names. Without a namespace it is `fn()` itself, so
+   * a client's promise is the one its internals return (idempotent calls keep returning the same one).
+   */
+  guard<T>(fn: () => Promise<T>): Promise<T> {
+    return this.active ? this.#guarded(fn) : fn();
+  }
+
+  async #guarded<T>(fn: () => Promise<T>): Promise<T> {
     try {
       return await fn();
     } catch (err) {

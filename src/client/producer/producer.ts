@@ -147,9 +147,12 @@ export class Producer {
   }
 
   /** The broker's answer with the plain topic, and errors with plain names. */
-  async #plain(p: Promise<SendResult>): Promise<SendResult> {
+  #plain(p: Promise<SendResult>): Promise<SendResult> {
+    return this.#names.active ? this.#plainAsync(p) : p;
+  }
+
+  async #plainAsync(p: Promise<SendResult>): Promise<SendResult> {
     const names = this.#names;
-    if (!names.active) return p;
     try {
       const r = await p;
       return { ...r, messageQueue: names.unwrapQueue(r.messageQueue) };

@@ -96,6 +96,9 @@ export class PushConsumer {
   #paused = false;
   /** The namespace's name mapper: everything below this class sees only wire names. */
   readonly #names: NameMapper;
+  /** The shutdown report with plain names, made once per lifecycle shutdown promise. */
+  #plainShutdown:
+    { inner: Promise<PushConsumerShutdownReport>; plain: Promise<PushConsumerShutdownReport> } | undefined;
 
   constructor(options: PushConsumerOptions) {
     this.options = resolvePushConsumerOptions(options);
@@ -307,9 +310,12 @@ export class PushConsumer {
    * instance is released. Idempotent: every call returns the same promise.
    */
   shutdown(opts: { timeoutMs?: number } = {}): Promise<PushConsumerShutdownReport> {
-    return this.#life
-      .shutdown(opts.timeoutMs ?? this.options.shutdownTimeoutMs)
-      .then((report) => this.#names.unwrapPayload(report));
+    const inner = this.#life.shutdown(opts.timeoutMs ?? this.options.shutdownTimeoutMs);
+    if (!this.#names.active) return inner;
+    // The same promise every time, as the lifecycle's own.
+    if (this.#plainShutdown?.inner !== inner)
+      this.#plainShutdown = { inner, plain: inner.then((report) => this.#names.unwrapPayload(report)) };
+    return this.#plainShutdown.plain;
   }
 
   async [Symbol.asyncDispose](): Promise<void> {
