@@ -48,6 +48,7 @@ import {
   type TopicQueueStatus,
 } from './admin-topics.js';
 import { AdminTransport } from './admin-transport.js';
+import { NameMapper } from '../instance/namespace.js';
 
 export type {
   ConsumerConnection,
@@ -81,6 +82,12 @@ export interface AdminClientOptions {
   credentials?: CredentialsSource | undefined;
   /** TLS to the NameServers and brokers, as every client's `tls` option (`true` or Node's tls.connect options). */
   tls?: boolean | TlsOptions | undefined;
+  /**
+   * RocketMQ's ClientConfig.namespace: the topics and groups named in calls are this namespace's
+   * (`ns%Topic` on the wire), and what comes back carries the plain names; `topicList` lists this
+   * namespace's topics and the system topics. Default: none.
+   */
+  namespace?: string | undefined;
   /** Deadline of each call, ms. Default 5000. */
   requestTimeoutMs?: number;
   /** A pino-shaped logger. Default: silent. */
@@ -95,6 +102,7 @@ const adminOptionsSchema = z.strictObject({
   accessToken: z.string().min(1).optional(),
   credentials: credentialsSchema.optional(),
   tls: clientOptionsShape.tls,
+  namespace: clientOptionsShape.namespace,
   requestTimeoutMs: ms(1).default(DEFAULT_ADMIN_CLIENT_OPTIONS.requestTimeoutMs),
   logger: loggerSchema.default(() => defaultLogger()),
 });
@@ -111,6 +119,8 @@ const adminOptionsSchema = z.strictObject({
  */
 export class AdminClient {
   readonly #transport: AdminTransport;
+  /** The namespace's name mapper: calls name wire topics and groups, answers carry plain ones. */
+  readonly #names: NameMapper;
 
   constructor(options: AdminClientOptions) {
     const o = finishClientOptions(parseOptions(adminOptionsSchema, options, 'AdminClient'));
@@ -137,6 +147,17 @@ export class AdminClient {
             connectionsPerBroker: 2,
           });
     this.#transport = new AdminTransport(remoting, o.endpoints, o.namesrvAddr, o.requestTimeoutMs);
+    this.#names = new NameMapper(o.namespace);
+  }
+
+  /** The namespace, or undefined. */
+  get namespace(): string | undefined {
+    return this.#names.namespace;
+  }
+
+  /** Runs a call with errors and the answer in plain names. */
+  async #plain<T>(fn: () => Promise<T>): Promise<T> {
+    return this.#names.unwrapPayload(await this.#names.guard(fn));
   }
 
   /** The bundled brokers this client asks (empty when `namesrvAddr` is used). */
@@ -161,12 +182,14 @@ export class AdminClient {
 
   /** Every topic the brokers know, system topics included, sorted (mqadmin `topicList`). */
   async topicList(): Promise<string[]> {
-    return topicList(this.#transport);
+    const names = this.#names;
+    const all = await names.guard(() => topicList(this.#transport));
+    return names.active ? all.filter((t) => names.owns(t)).map((t) => names.unwrap(t)) : all;
   }
 
   /** Creates or updates a topic on every broker (mqadmin `updateTopic`). */
   async createTopic(topic: string, options: CreateTopicOptions = {}): Promise<void> {
-    return createTopic(this.#transport, topic, options);
+    return this.#plain(() => createTopic(this.#transport, this.#names.wrap(topic), options));
   }
 
   /**
@@ -174,12 +197,12 @@ export class AdminClient {
    * `namesrvAddr`, its route from the NameServers (mqadmin `deleteTopic`).
    */
   async deleteTopic(topic: string): Promise<void> {
-    return deleteTopic(this.#transport, topic);
+    return this.#plain(() => deleteTopic(this.#transport, this.#names.wrap(topic)));
   }
 
   /** Min and max offset and last store time of each queue of a topic (mqadmin `topicStatus`). */
   async topicStatus(topic: string): Promise<TopicQueueStatus[]> {
-    return topicStatus(this.#transport, topic);
+    return this.#plain(() => topicStatus(this.#transport, this.#names.wrap(topic)));
   }
 
   // ---- consumer groups ----
@@ -190,12 +213,15 @@ export class AdminClient {
    * on, its retry topic included.
    */
   async consumerProgress(group: string, topic?: string): Promise<ConsumerProgress> {
-    return consumerProgress(this.#transport, group, topic);
+    const names = this.#names;
+    return this.#plain(() =>
+      consumerProgress(this.#transport, names.wrap(group), topic === undefined ? topic : names.wrap(topic)),
+    );
   }
 
   /** A group's live members and subscriptions (mqadmin `consumerConnection`); CONSUMER_NOT_ONLINE when none. */
   async consumerConnection(group: string): Promise<ConsumerConnection> {
-    return consumerConnection(this.#transport, group);
+    return this.#plain(() => consumerConnection(this.#transport, this.#names.wrap(group)));
   }
 
   // ---- messages ----
@@ -205,12 +231,18 @@ export class AdminClient {
    * offset) is read directly; a client message id (UNIQ_KEY) is looked up in `topic`, which is then needed.
    */
   async queryMsgById(msgId: string, topic?: string): Promise<MessageExt> {
-    return queryMsgById(this.#transport, msgId, topic);
+    const names = this.#names;
+    const msg = await names.guard(() =>
+      queryMsgById(this.#transport, msgId, topic === undefined ? topic : names.wrap(topic)),
+    );
+    return names.unwrapMessage(msg);
   }
 
   /** The messages of a topic whose keys hold `key`, newest first (mqadmin `queryMsgByKey`). */
   async queryMsgByKey(topic: string, key: string, options: QueryByKeyOptions = {}): Promise<MessageExt[]> {
-    return queryMsgByKey(this.#transport, topic, key, options);
+    const names = this.#names;
+    const msgs = await names.guard(() => queryMsgByKey(this.#transport, names.wrap(topic), key, options));
+    return msgs.map((m) => names.unwrapMessage(m));
   }
 
   /**
@@ -229,7 +261,10 @@ export class AdminClient {
    * Online consumers move there on their next pull of each queue.
    */
   async resetOffsetByTime(group: string, topic: string, timestamp: number, force = true): Promise<ResetOffsetResult[]> {
-    return resetOffsetByTime(this.#transport, group, topic, timestamp, force);
+    const names = this.#names;
+    return this.#plain(() =>
+      resetOffsetByTime(this.#transport, names.wrap(group), names.wrap(topic), timestamp, force),
+    );
   }
 
   /** Closes the connections. Idempotent. */

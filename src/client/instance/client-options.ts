@@ -15,6 +15,7 @@ import { defaultLogger } from '../../common/env-logger.js';
 import { systemClock, type Clock } from '../../common/clock.js';
 import { Credentials, credentialsProblem, type CredentialsSource } from '../../remoting/transport-factory.js';
 import type { TlsOptions } from '../../remoting/transport-factory.js';
+import { namespaceProblem } from './namespace.js';
 
 export interface ClientOptions {
   /**
@@ -84,6 +85,12 @@ export interface ClientOptions {
    * Default: no TLS.
    */
   tls?: boolean | TlsOptions | undefined;
+  /**
+   * RocketMQ's ClientConfig.namespace: topics and groups travel as `namespace%Name` (retry and
+   * dead-letter topics as `%RETRY%namespace%group`), system topics untouched; everything this client
+   * hands back carries the plain names. Letters, digits, `_` and `-`. Default: none.
+   */
+  namespace?: string | undefined;
   /** A pino-shaped logger. Default: silent. */
   logger?: Logger;
   /** The clock all timers go through (tests drive it). Default: the system clock. */
@@ -123,6 +130,8 @@ export interface ResolvedClientOptions {
   credentials?: Credentials | undefined;
   /** The TLS options (`true` became `{}`), or undefined for none. */
   tls?: TlsOptions | undefined;
+  /** The namespace; undefined when there is none (an empty string is none). */
+  namespace?: string | undefined;
   logger: Logger;
   clock: Clock;
 }
@@ -256,6 +265,14 @@ export const clientOptionsShape = {
   accessToken: z.string().min(1).optional(),
   credentials: credentialsSchema.optional(),
   tls: tlsSchema,
+  namespace: z
+    .string()
+    .superRefine((v, ctx) => {
+      const p = v === '' ? null : namespaceProblem(v);
+      if (p) ctx.addIssue({ code: 'custom', message: p });
+    })
+    .transform((v) => (v === '' ? undefined : v))
+    .optional(),
   logger: loggerSchema.default(() => defaultLogger()),
   clock: clockSchema.default(systemClock),
 };

@@ -36,6 +36,7 @@ import type { MsgTrace } from '../trace/trace-hooks.js';
 import { startMsgTrace, traceStatsOf } from '../trace/trace-options.js';
 import { SendAccumulator } from './send-accumulator.js';
 import { checkMessage, checkTopic } from './validators.js';
+import { NameMapper, unwrapEvents } from '../instance/namespace.js';
 
 export type { ProducerEvents, SendOptions, SendResult } from './producer-types.js';
 import type { ProducerEvents, SendOptions, SendResult } from './producer-types.js';
@@ -74,22 +75,93 @@ export class Producer {
   readonly #sender: ProducerSender;
   /** Groups the plain sends of one turn (the autoBatch option); undefined when it is off. */
   readonly #accumulator: SendAccumulator<QueuedSend> | undefined;
+  /** The namespace's name mapper: the send path below it sees only wire names (`ns%Topic`, `ns%group`). */
+  readonly #names: NameMapper;
+  /** The options with the producer group as it travels. */
+  readonly #wire: ResolvedProducerOptions;
 
   constructor(options: ProducerOptions) {
     this.options = resolveProducerOptions(options);
     this.#logger = this.options.logger;
     const { autoBatch } = this.options;
-    this.events = new SafeEventEmitter<ProducerEvents>((err, event) =>
-      this.#logger.error({ err, event }, 'a producer event listener threw'),
+    const names = (this.#names = new NameMapper(this.options.namespace));
+    const wire = names.active
+      ? { ...this.options, producerGroup: names.wrap(this.options.producerGroup) }
+      : this.options;
+    this.#wire = wire;
+    this.events = unwrapEvents(
+      new SafeEventEmitter<ProducerEvents>((err, event) =>
+        this.#logger.error({ err, event }, 'a producer event listener threw'),
+      ),
+      names,
     );
-    const sender = new ProducerSender(this.options, this.events);
+    const sender = new ProducerSender(wire, this.events);
     this.#sender = sender;
     this.#accumulator =
       autoBatch === false
         ? undefined
-        : new SendAccumulator<QueuedSend>(autoBatch, (topic, sends) =>
-            dispatchSendTurn(sender, this.options, topic, sends),
-          );
+        : new SendAccumulator<QueuedSend>(autoBatch, (topic, sends) => dispatchSendTurn(sender, wire, topic, sends));
+  }
+
+  /**
+   * The namespace's name mapper.
+   * @internal
+   */
+  protected get names(): NameMapper {
+    return this.#names;
+  }
+
+  /**
+   * The producer group as it travels (`ns%group` with a namespace).
+   * @internal
+   */
+  protected get wireGroup(): string {
+    return this.#wire.producerGroup;
+  }
+
+  /** `message` as it travels: its topic in the namespace and, as RocketMQ's producer does, INSTANCE_ID set. */
+  #toWire<M extends Message>(message: M): M {
+    const names = this.#names;
+    if (!names.active || message === null || typeof message !== 'object' || typeof message.topic !== 'string')
+      return message;
+    const properties = { ...(message.properties ?? {}), INSTANCE_ID: names.namespace! };
+    return { ...message, topic: names.wrap(message.topic), properties };
+  }
+
+  /** A selector sees the plain queues and message; its pick is mapped back to the wire queue. */
+  #wireOptions(opts: SendOptions, message: Message): SendOptions {
+    const { selector } = opts;
+    const names = this.#names;
+    if (!names.active || selector === undefined || selector === null) return opts;
+    if (typeof selector !== 'function' && (typeof selector !== 'object' || typeof selector.select !== 'function'))
+      return opts;
+    const run = typeof selector === 'function' ? selector : selector.select.bind(selector);
+    return {
+      ...opts,
+      selector: (mqs, _wireMessage, arg) => {
+        const picked = run(
+          mqs.map((q) => names.unwrapQueue(q)),
+          message,
+          arg,
+        );
+        return picked !== null && typeof picked === 'object' ? names.wrapQueue(picked) : picked;
+      },
+    };
+  }
+
+  /** The broker's answer with the plain topic, and errors with plain names. */
+  #plain(p: Promise<SendResult>): Promise<SendResult> {
+    return this.#names.active ? this.#plainAsync(p) : p;
+  }
+
+  async #plainAsync(p: Promise<SendResult>): Promise<SendResult> {
+    const names = this.#names;
+    try {
+      const r = await p;
+      return { ...r, messageQueue: names.unwrapQueue(r.messageQueue) };
+    } catch (err) {
+      throw names.unwrapError(err);
+    }
   }
 
   /** The client id (`ip@instanceName`). */
@@ -108,10 +180,10 @@ export class Producer {
     this.#state = 'STARTING';
     const instance = MQClientInstance.acquire(this.options);
     try {
-      instance.registerProducer(this.options.producerGroup, this.producerInner());
+      instance.registerProducer(this.#wire.producerGroup, this.producerInner());
       await instance.start();
     } catch (err) {
-      await instance.unregisterProducer(this.options.producerGroup).catch(() => undefined);
+      await instance.unregisterProducer(this.#wire.producerGroup).catch(() => undefined);
       await instance.release();
       this.#state = 'SHUTDOWN';
       throw err;
@@ -137,7 +209,7 @@ export class Producer {
    */
   protected producerInner(): MQProducerInner {
     return {
-      groupName: () => this.options.producerGroup,
+      groupName: () => this.#wire.producerGroup,
       connectionError: (e) => void this.events.emit('connectionError', e),
     };
   }
@@ -169,25 +241,26 @@ export class Producer {
    * @internal
    */
   protected sendPrepared(
-    message: Message,
+    plainMessage: Message,
     opts: SendOptions,
     prepare: (req: SendRequest) => void,
   ): Promise<SendResult> {
+    const message = this.#toWire(plainMessage);
     const send = async (): Promise<SendResult> => {
       const instance = this.#running();
-      const o = this.options;
+      const o = this.#wire;
       checkMessage(message, o.maxMessageSizeBytes, o.createTopicKey, 'message', o.maxDelayLevel);
       const req = buildSendRequest(message, opts, o);
       prepare(req);
       const choose = orderedChoice(message, opts);
       return this.#sender.sendDefaultImpl(instance, message.topic, req.header, req.body, req.uniqId, opts, choose);
     };
-    return this.#track(send());
+    return this.#track(this.#plain(send()));
   }
 
   /** Sends one message and resolves with the broker's answer. */
   send(message: Message, opts: SendOptions = {}): Promise<SendResult> {
-    return this.#track(this.#send(message, opts));
+    return this.#track(this.#plain(this.#send(this.#toWire(message), this.#wireOptions(opts, message))));
   }
 
   /**
@@ -195,7 +268,8 @@ export class Producer {
    * order. Delay levels and retry topics are not allowed in a batch (as in RocketMQ).
    */
   sendBatch(messages: readonly Message[], opts: SendOptions = {}): Promise<SendResult> {
-    return this.#track(this.#sendBatch(messages, opts));
+    const wire = this.#names.active && Array.isArray(messages) ? messages.map((m) => this.#toWire(m)) : messages;
+    return this.#track(this.#plain(this.#sendBatch(wire, opts)));
   }
 
   #track<T>(p: Promise<T>): Promise<T> {
@@ -207,7 +281,7 @@ export class Producer {
 
   async #send(message: Message, opts: SendOptions): Promise<SendResult> {
     const instance = this.#running();
-    const o = this.options;
+    const o = this.#wire;
     checkMessage(message, o.maxMessageSizeBytes, o.createTopicKey, 'message', o.maxDelayLevel);
     const choose = orderedChoice(message, opts);
     const req = buildSendRequest(message, opts, o);
@@ -224,17 +298,17 @@ export class Producer {
 
   async #sendBatch(messages: readonly Message[], opts: SendOptions): Promise<SendResult> {
     const instance = this.#running();
-    const { topic, body, msgId } = encodeSendBatch(messages, this.options);
-    return this.#sender.sendDefaultImpl(instance, topic, batchHeader(this.options, topic), body, msgId, opts);
+    const { topic, body, msgId } = encodeSendBatch(messages, this.#wire);
+    return this.#sender.sendDefaultImpl(instance, topic, batchHeader(this.#wire, topic), body, msgId, opts);
   }
 
   /** The writable queues of `topic` (RocketMQ's fetchPublishMessageQueues). */
   async fetchPublishMessageQueues(topic: string): Promise<MessageQueue[]> {
     const instance = this.#running();
     checkTopic(topic, 'topic', this.options.createTopicKey);
-    const info = await instance.getTopicPublishInfo(topic, { refresh: true });
+    const info = await instance.getTopicPublishInfo(this.#names.wrap(topic), { refresh: true });
     if (!info) throw errorFromResponse(ResponseCode.TOPIC_NOT_EXIST, `no route info of this topic: ${topic}`);
-    return info.messageQueues;
+    return info.messageQueues.map((q) => this.#names.unwrapQueue(q));
   }
 
   /**
@@ -257,7 +331,7 @@ export class Producer {
     if (!instance) return;
     await this.#sender.trace?.dispatcher.close();
     try {
-      await instance.unregisterProducer(this.options.producerGroup);
+      await instance.unregisterProducer(this.#wire.producerGroup);
     } catch (err) {
       this.#logger.warn({ err }, 'unregistering the producer failed');
     }

@@ -136,7 +136,7 @@ export class TransactionProducer extends Producer {
 
   protected override producerInner(): MQProducerInner {
     return {
-      groupName: () => this.options.producerGroup,
+      groupName: () => this.wireGroup,
       checkTransactionState: (addr, msg, header) => this.#track(this.#checkTransactionState(addr, msg, header)),
     };
   }
@@ -152,7 +152,7 @@ export class TransactionProducer extends Producer {
     const properties = { ...(message.properties ?? {}) };
     delete properties[MessageConst.DELAY];
     properties[MessageConst.TRAN_MSG] = 'true';
-    properties[MessageConst.PGROUP] = this.options.producerGroup;
+    properties[MessageConst.PGROUP] = this.wireGroup;
     const half: Message = { ...rest, properties };
     const sendResult = await this.sendPrepared(half, {}, (req) => {
       req.header.sysFlag |= MessageSysFlag.TRANSACTION_PREPARED_TYPE;
@@ -199,7 +199,7 @@ export class TransactionProducer extends Producer {
     const addr = instance.findBrokerAddressInPublish(sendResult.messageQueue.brokerName);
     if (addr === undefined) throw new Error(`the broker ${sendResult.messageQueue.brokerName} is not known`);
     const header: EndTransactionRequestHeader = {
-      producerGroup: this.options.producerGroup,
+      producerGroup: this.wireGroup,
       tranStateTableOffset: sendResult.queueOffset,
       commitLogOffset: offset,
       commitOrRollback: tranType(state),
@@ -223,7 +223,7 @@ export class TransactionProducer extends Producer {
     const logger = this.options.logger;
     let state: LocalTransactionState = LocalTransactionState.UNKNOW;
     try {
-      state = this.#stateOf(await this.transactionListener.checkLocalTransaction(msg));
+      state = this.#stateOf(await this.transactionListener.checkLocalTransaction(this.names.unwrapMessage(msg)));
     } catch (err) {
       logger.warn({ err, msgId: msg.msgId }, 'checkLocalTransaction threw; answering UNKNOW');
     }
@@ -234,7 +234,7 @@ export class TransactionProducer extends Producer {
       return;
     }
     const header: EndTransactionRequestHeader = {
-      producerGroup: this.options.producerGroup,
+      producerGroup: this.wireGroup,
       tranStateTableOffset: h.tranStateTableOffset,
       commitLogOffset: h.commitLogOffset,
       commitOrRollback: tranType(state),

@@ -97,11 +97,11 @@ describeWithJava('RocketMQ Java client and mqadmin against the bundled broker wi
   }, 300_000);
 
   test('Java client: the right credentials send and consume', async () => {
-    await java.command('producer', 'JP-ok', ns, 'appUser1', 'appSecret1');
+    await java.command('producer', 'JP-ok', ns, 'ak=appUser1', 'sk=appSecret1');
     const sent = await java.command('send', 'JP-ok', topic, 'TagA', 'k1', 'acl-hello');
     expect(sent.status).toBe('SEND_OK');
     const group = uniqueName('AclG');
-    await java.command('consumer', 'JC-ok', ns, group, topic, 'tag', '*', 'ok', '16', 'readOnly1', 'readSecret1');
+    await java.command('consumer', 'JC-ok', ns, group, topic, 'tag', '*', 'ok', '16', 'ak=readOnly1', 'sk=readSecret1');
     await waitUntil(
       () => java.messages.some((m) => m.c === 'JC-ok' && m.body === 'acl-hello'),
       60_000,
@@ -112,9 +112,9 @@ describeWithJava('RocketMQ Java client and mqadmin against the bundled broker wi
 
   test.each([
     ['no credentials', [], topic, 'AclException: No accessKey is configured'],
-    ['a wrong secret', ['appUser1', 'wrongSecret'], topic, 'Check signature failed for accessKey=appUser1'],
-    ['a DENY topic', ['appUser1', 'appSecret1'], 'DeniedTopic', 'No default permission for topic:DeniedTopic'],
-    ['a SUB-only account', ['readOnly1', 'readSecret1'], topic, `No default permission for topic:${topic}`],
+    ['a wrong secret', ['ak=appUser1', 'sk=wrongSecret'], topic, 'Check signature failed for accessKey=appUser1'],
+    ['a DENY topic', ['ak=appUser1', 'sk=appSecret1'], 'DeniedTopic', 'No default permission for topic:DeniedTopic'],
+    ['a SUB-only account', ['ak=readOnly1', 'sk=readSecret1'], topic, `No default permission for topic:${topic}`],
   ])(
     'Java client: %s is refused',
     async (_case, creds, target, message) => {

@@ -43,6 +43,7 @@ import { LitePullBatchIterator, LitePullMessageIterator, type LitePullIterateOpt
 import { LiteOffsets, type CommitOffsets } from './lite-pull-offsets.js';
 import { releaseAfterFailedStart, shutdownRun, startRun, type LiteLifecycleHost } from './lite-pull-lifecycle.js';
 import type { AssignmentChangedEvent } from './rebalance-lite-pull-impl.js';
+import { NameMapper, unwrapEvents } from '../../instance/namespace.js';
 import type { LiteCore, LitePullConsumerEvents, LitePullConsumerState, LiteRun } from './lite-pull-core.js';
 
 export type { AssignmentChangedEvent } from './rebalance-lite-pull-impl.js';
@@ -86,14 +87,31 @@ export class LitePullConsumer implements AsyncIterable<MessageExt> {
   #startPromise: Promise<void> | undefined;
   #shutdownPromise: Promise<void> | undefined;
 
+  /** The namespace's name mapper: everything below this class sees only wire names. */
+  readonly #names: NameMapper;
+  /** The options with the consumer group as it travels. */
+  readonly #wire: ResolvedLitePullConsumerOptions;
+
   constructor(options: LitePullConsumerOptions) {
     this.options = resolveLitePullConsumerOptions(options);
     this.#logger = this.options.logger;
-    this.events = new SafeEventEmitter<LitePullConsumerEvents>((err, event) =>
-      this.#logger.error({ err, event }, 'a LitePullConsumer event handler threw'),
+    const names = (this.#names = new NameMapper(this.options.namespace));
+    this.events = unwrapEvents(
+      new SafeEventEmitter<LitePullConsumerEvents>((err, event) =>
+        this.#logger.error({ err, event }, 'a LitePullConsumer event handler threw'),
+      ),
+      names,
     );
+    const wire: ResolvedLitePullConsumerOptions = names.active
+      ? {
+          ...this.options,
+          consumerGroup: names.wrap(this.options.consumerGroup),
+          allocateMessageQueueStrategy: names.plainStrategy(this.options.allocateMessageQueueStrategy),
+        }
+      : this.options;
+    this.#wire = wire;
     this.#core = {
-      options: this.options,
+      options: wire,
       logger: this.#logger,
       events: this.events,
       state: () => this.#state,
@@ -107,7 +125,7 @@ export class LitePullConsumer implements AsyncIterable<MessageExt> {
       (subscriptions) =>
         new ConsumerRoutes({
           logger: this.#logger,
-          options: this.options,
+          options: wire,
           subscriptions,
           isRunning: () => this.#state === 'RUNNING',
           run: () => this.#run,
@@ -164,7 +182,7 @@ export class LitePullConsumer implements AsyncIterable<MessageExt> {
 
   /** The queues this consumer pulls now, sorted. */
   assignment(): MessageQueue[] {
-    return this.#assignment.assignment();
+    return this.#assignment.assignment().map((mq) => this.#names.unwrapQueue(mq));
   }
 
   /**
@@ -177,19 +195,24 @@ export class LitePullConsumer implements AsyncIterable<MessageExt> {
     selector: MessageSelector | string = '*',
     onAssignmentChange?: (event: AssignmentChangedEvent) => void,
   ): this {
-    this.#assignment.subscribe(topic, selector, onAssignmentChange);
+    const names = this.#names;
+    const listener =
+      names.active && typeof onAssignmentChange === 'function'
+        ? (event: AssignmentChangedEvent) => onAssignmentChange(names.unwrapPayload(event))
+        : onAssignmentChange;
+    this.#assignment.subscribe(names.wrap(topic), selector, listener);
     return this;
   }
 
   /** `subscribe` mode: stop consuming `topic` (its queues are committed and dropped at the next rebalance, run now). */
   unsubscribe(topic: string): this {
-    this.#assignment.unsubscribe(topic);
+    this.#assignment.unsubscribe(this.#names.wrap(topic));
     return this;
   }
 
   /** `assign` mode: the filter used for the assigned queues of `topic` (default `*`). Before start only. */
   setSubExpressionForAssign(topic: string, selector: MessageSelector | string): this {
-    this.#assignment.setSubExpressionForAssign(topic, selector);
+    this.#assignment.setSubExpressionForAssign(this.#names.wrap(topic), selector);
     return this;
   }
 
@@ -200,14 +223,17 @@ export class LitePullConsumer implements AsyncIterable<MessageExt> {
    * topic does not have, and a StateError after `subscribe`.
    */
   async assign(queues: readonly MessageQueue[]): Promise<void> {
-    await this.#assignment.assign(queues);
+    await this.#names.guard(() => this.#assignment.assign(this.#names.wrapQueues(queues)));
   }
 
   /** The readable queues of `topic`, sorted; ERR_TOPIC_NOT_EXIST when the topic does not exist. */
   async fetchMessageQueues(topic: string): Promise<MessageQueue[]> {
     const problem = topicNameProblem(topic);
     if (problem) throw new InvalidArgumentError('topic', problem);
-    return this.#running('fetchMessageQueues').instance.fetchSubscribeMessageQueues(topic);
+    const names = this.#names;
+    const run = this.#running('fetchMessageQueues');
+    const queues = await names.guard(() => run.instance.fetchSubscribeMessageQueues(names.wrap(topic)));
+    return queues.map((mq) => names.unwrapQueue(mq));
   }
 
   /**
@@ -221,12 +247,12 @@ export class LitePullConsumer implements AsyncIterable<MessageExt> {
     if (this.#startPromise) return this.#startPromise;
     if (this.#state !== 'CREATE_JUST')
       return Promise.reject(new StateError(`the LitePullConsumer is ${this.#state}, it can not be started`));
-    this.#startPromise = this.#start();
+    this.#startPromise = this.#names.guard(() => this.#start());
     return this.#startPromise;
   }
 
   async #start(): Promise<void> {
-    const o = this.options;
+    const o = this.#wire;
     if (o.signal?.aborted) throw new StateError('the LitePullConsumer signal was aborted before start()');
     this.#state = 'STARTING';
     const instance = MQClientInstance.acquire(o);
@@ -262,7 +288,8 @@ export class LitePullConsumer implements AsyncIterable<MessageExt> {
    */
   async poll(opts: PollOptions = {}): Promise<MessageExt[]> {
     this.#running('poll');
-    return this.#fetcher.poll(opts);
+    const msgs = await this.#fetcher.poll(opts);
+    return this.#names.active ? msgs.map((m) => this.#names.unwrapMessage(m)) : msgs;
   }
 
   /** `for await (const message of consumer)`: see `messages()`. */
@@ -277,13 +304,15 @@ export class LitePullConsumer implements AsyncIterable<MessageExt> {
    */
   messages(opts: LitePullIterateOptions = {}): AsyncIterableIterator<MessageExt> {
     this.#running('messages');
-    return new LitePullMessageIterator(this.#fetcher.source, opts.signal);
+    const it = new LitePullMessageIterator(this.#fetcher.source, opts.signal);
+    return this.#names.mapIterator(it, (m) => this.#names.unwrapMessage(m));
   }
 
   /** As `messages()`, one pull's messages (up to `pullBatchSize`) per step; a batch is consumed as a whole. */
   batches(opts: LitePullIterateOptions = {}): AsyncIterableIterator<MessageExt[]> {
     this.#running('batches');
-    return new LitePullBatchIterator(this.#fetcher.source, opts.signal);
+    const it = new LitePullBatchIterator(this.#fetcher.source, opts.signal);
+    return this.#names.mapIterator(it, (msgs) => msgs.map((m) => this.#names.unwrapMessage(m)));
   }
 
   // ---- offsets -----------------------------------------------------------------------------------
@@ -294,7 +323,12 @@ export class LitePullConsumer implements AsyncIterable<MessageExt> {
    * (queue → the next offset to consume). Rejects when a write fails.
    */
   async commit(offsets?: CommitOffsets): Promise<void> {
-    await this.#offsets.commit(offsets);
+    const names = this.#names;
+    const wire =
+      names.active && offsets !== undefined && offsets !== null && typeof offsets[Symbol.iterator] === 'function'
+        ? [...offsets].map((e) => (Array.isArray(e) ? ([names.wrapQueue(e[0]), e[1]] as const) : e))
+        : offsets;
+    await names.guard(() => this.#offsets.commit(wire));
   }
 
   /**
@@ -302,7 +336,7 @@ export class LitePullConsumer implements AsyncIterable<MessageExt> {
    * else the broker's (or the local file's); -1 when there is none.
    */
   async committed(mq: MessageQueue): Promise<number> {
-    return this.#offsets.committed(mq);
+    return this.#names.guard(() => this.#offsets.committed(this.#names.wrapQueue(mq)));
   }
 
   // ---- seek, pause, resume ---------------------------------------------------------------------------
@@ -313,37 +347,37 @@ export class LitePullConsumer implements AsyncIterable<MessageExt> {
    * OffsetOutOfRangeError (ERR_OFFSET_OUT_OF_RANGE).
    */
   async seek(mq: MessageQueue, offset: number): Promise<void> {
-    await this.#offsets.seek(mq, offset);
+    await this.#names.guard(() => this.#offsets.seek(this.#names.wrapQueue(mq), offset));
   }
 
   /** Moves `mq` to its first stored message. */
   async seekToBegin(mq: MessageQueue): Promise<void> {
-    await this.#offsets.seekToBegin(mq);
+    await this.#names.guard(() => this.#offsets.seekToBegin(this.#names.wrapQueue(mq)));
   }
 
   /** Moves `mq` past its last stored message: only new messages come. */
   async seekToEnd(mq: MessageQueue): Promise<void> {
-    await this.#offsets.seekToEnd(mq);
+    await this.#names.guard(() => this.#offsets.seekToEnd(this.#names.wrapQueue(mq)));
   }
 
   /** The offset of the first message of `mq` stored at or after `timestamp` (ms since the epoch). */
   async offsetForTimestamp(mq: MessageQueue, timestamp: number): Promise<number> {
-    return this.#offsets.offsetForTimestamp(mq, timestamp);
+    return this.#names.guard(() => this.#offsets.offsetForTimestamp(this.#names.wrapQueue(mq), timestamp));
   }
 
   /** Stops pulling `queues` and holds back their buffered messages from `poll` until `resume`. */
   pause(queues: readonly MessageQueue[]): void {
-    this.#fetcher.pause(queues);
+    this.#fetcher.pause(this.#names.wrapQueues(queues));
   }
 
   /** Pulls `queues` again and releases their buffered messages. */
   resume(queues: readonly MessageQueue[]): void {
-    this.#fetcher.resume(queues);
+    this.#fetcher.resume(this.#names.wrapQueues(queues));
   }
 
   /** Whether `mq` is paused. */
   isPaused(mq: MessageQueue): boolean {
-    return this.#fetcher.isPaused(mq);
+    return this.#fetcher.isPaused(this.#names.wrapQueue(mq));
   }
 
   // ---- shutdown ----------------------------------------------------------------------------------

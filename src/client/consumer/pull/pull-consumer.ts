@@ -32,6 +32,7 @@ import {
   type ResolvedPullConsumerOptions,
 } from './pull-consumer-options.js';
 import type { PullResult } from '../pull-result.js';
+import { NameMapper } from '../../instance/namespace.js';
 
 export interface PullOptions {
   /** Aborts the pull; it then rejects with an AbortError (code ERR_ABORTED). */
@@ -63,10 +64,16 @@ function checkOffset(offset: number, field = 'offset'): void {
 export class PullConsumer {
   readonly options: ResolvedPullConsumerOptions;
   readonly #lifecycle: ActiveConsumerLifecycle<{ instance: MQClientInstance; wrapper: PullAPIWrapper }>;
+  /** The namespace's name mapper: queues and groups below this class are the wire names. */
+  readonly #names: NameMapper;
+  /** The options with the consumer group as it travels. */
+  readonly #wire: ResolvedPullConsumerOptions;
 
   constructor(options: PullConsumerOptions) {
     this.options = resolvePullConsumerOptions(options);
-    const o = this.options;
+    const names = (this.#names = new NameMapper(this.options.namespace));
+    const o = names.active ? { ...this.options, consumerGroup: names.wrap(this.options.consumerGroup) } : this.options;
+    this.#wire = o;
     this.#lifecycle = new ActiveConsumerLifecycle({
       name: 'pull consumer',
       clientOptions: o,
@@ -92,7 +99,7 @@ export class PullConsumer {
 
   /** Joins (or creates) the client instance and registers the consumer group. Idempotent. */
   start(): Promise<void> {
-    return this.#lifecycle.start();
+    return this.#names.guard(() => this.#lifecycle.start());
   }
 
   #running(): { instance: MQClientInstance; wrapper: PullAPIWrapper } {
@@ -111,7 +118,7 @@ export class PullConsumer {
     maxNums: number,
     opts: PullOptions = {},
   ): Promise<PullResult> {
-    return this.#pullSyncImpl(mq, selector, offset, maxNums, false, opts);
+    return this.#plain(() => this.#pullSyncImpl(this.#names.wrapQueue(mq), selector, offset, maxNums, false, opts));
   }
 
   /**
@@ -125,7 +132,12 @@ export class PullConsumer {
     maxNums: number,
     opts: PullOptions = {},
   ): Promise<PullResult> {
-    return this.#pullSyncImpl(mq, selector, offset, maxNums, true, opts);
+    return this.#plain(() => this.#pullSyncImpl(this.#names.wrapQueue(mq), selector, offset, maxNums, true, opts));
+  }
+
+  /** Runs a call with errors and the answer (queues, messages) in plain names. */
+  async #plain<T>(fn: () => Promise<T>): Promise<T> {
+    return this.#names.unwrapPayload(await this.#names.guard(fn));
   }
 
   async #pullSyncImpl(
@@ -143,7 +155,7 @@ export class PullConsumer {
       throw new InvalidArgumentError('maxNums', `must be an integer > 0, got ${String(maxNums)}`);
     const sel = MessageSelector.from(selector);
     const sd = buildSubscriptionDataWithType(mq.topic, sel.expression, sel.expressionType);
-    const o = this.options;
+    const o = this.#wire;
     const timeoutMs = opts.timeoutMs ?? (block ? o.consumerTimeoutMsWhenSuspend : o.consumerPullTimeoutMs);
     if (block && timeoutMs <= o.brokerSuspendMaxTimeMs)
       throw new InvalidArgumentError(
@@ -181,7 +193,7 @@ export class PullConsumer {
     timeoutMs: number,
     signal: AbortSignal,
   ): Promise<PullResult> {
-    const o = this.options;
+    const o = this.#wire;
     const raw = await wrapper.pullKernelImpl({
       mq,
       subExpression: sd.subString,
@@ -203,26 +215,31 @@ export class PullConsumer {
   async fetchSubscribeMessageQueues(topic: string): Promise<MessageQueue[]> {
     const { instance } = this.#running();
     if (typeof topic !== 'string' || topic === '') throw new InvalidArgumentError('topic', 'must be a topic name');
-    return instance.fetchSubscribeMessageQueues(topic);
+    return this.#plain(() => instance.fetchSubscribeMessageQueues(this.#names.wrap(topic)));
   }
 
-  async #master(mq: MessageQueue): Promise<{ instance: MQClientInstance; addr: string }> {
+  async #master(plainMq: MessageQueue): Promise<{ instance: MQClientInstance; addr: string; mq: MessageQueue }> {
     const { instance } = this.#running();
-    checkMessageQueue(mq);
+    checkMessageQueue(plainMq);
+    const mq = this.#names.wrapQueue(plainMq);
     const found = await instance.findBrokerAddressForQueue(mq);
-    return { instance, addr: found.brokerAddr };
+    return { instance, addr: found.brokerAddr, mq };
   }
 
   /** The queue's smallest offset still stored (GET_MIN_OFFSET). */
   async minOffset(mq: MessageQueue): Promise<number> {
-    const { instance, addr } = await this.#master(mq);
-    return instance.api.getMinOffset(addr, mq);
+    return this.#plain(async () => {
+      const m = await this.#master(mq);
+      return m.instance.api.getMinOffset(m.addr, m.mq);
+    });
   }
 
   /** One past the queue's last offset (GET_MAX_OFFSET). */
   async maxOffset(mq: MessageQueue): Promise<number> {
-    const { instance, addr } = await this.#master(mq);
-    return instance.api.getMaxOffset(addr, mq);
+    return this.#plain(async () => {
+      const m = await this.#master(mq);
+      return m.instance.api.getMaxOffset(m.addr, m.mq);
+    });
   }
 
   /**
@@ -234,31 +251,37 @@ export class PullConsumer {
       throw new InvalidArgumentError('timestamp', 'must be an integer (ms since the epoch)');
     if (boundaryType !== 'LOWER' && boundaryType !== 'UPPER')
       throw new InvalidArgumentError('boundaryType', 'must be LOWER or UPPER');
-    const { instance, addr } = await this.#master(mq);
-    return instance.api.searchOffset(addr, mq, timestamp, boundaryType);
+    return this.#plain(async () => {
+      const m = await this.#master(mq);
+      return m.instance.api.searchOffset(m.addr, m.mq, timestamp, boundaryType);
+    });
   }
 
   /** Commits `offset` as the group's consumed offset of `mq` on the broker (awaited). */
   async updateConsumeOffset(mq: MessageQueue, offset: number): Promise<void> {
     checkOffset(offset);
-    const { instance, addr } = await this.#master(mq);
-    await instance.api.updateConsumerOffset(addr, {
-      consumerGroup: this.options.consumerGroup,
-      topic: mq.topic,
-      queueId: mq.queueId,
-      commitOffset: offset,
-      bname: mq.brokerName,
+    await this.#plain(async () => {
+      const { instance, addr, mq: wireMq } = await this.#master(mq);
+      await instance.api.updateConsumerOffset(addr, {
+        consumerGroup: this.#wire.consumerGroup,
+        topic: wireMq.topic,
+        queueId: wireMq.queueId,
+        commitOffset: offset,
+        bname: wireMq.brokerName,
+      });
     });
   }
 
   /** The group's committed offset of `mq` (QUERY_CONSUMER_OFFSET), or -1 when the broker has none. */
   async fetchConsumeOffset(mq: MessageQueue): Promise<number> {
-    const { instance, addr } = await this.#master(mq);
-    return instance.api.queryConsumerOffset(addr, {
-      consumerGroup: this.options.consumerGroup,
-      topic: mq.topic,
-      queueId: mq.queueId,
-      bname: mq.brokerName,
+    return this.#plain(async () => {
+      const { instance, addr, mq: wireMq } = await this.#master(mq);
+      return instance.api.queryConsumerOffset(addr, {
+        consumerGroup: this.#wire.consumerGroup,
+        topic: wireMq.topic,
+        queueId: wireMq.queueId,
+        bname: wireMq.brokerName,
+      });
     });
   }
 
@@ -269,6 +292,10 @@ export class PullConsumer {
    * endpoint (the bundled broker stores its HTTP address as its store host).
    */
   async viewMessage(offsetMsgId: string): Promise<MessageExt> {
+    return this.#names.unwrapMessage(await this.#names.guard(() => this.#viewMessage(offsetMsgId)));
+  }
+
+  async #viewMessage(offsetMsgId: string): Promise<MessageExt> {
     const { instance } = this.#running();
     const { host, offset } = decodeMessageId(offsetMsgId);
     // RocketMQ: the store host of the id is the broker's remoting address.

@@ -25,6 +25,7 @@ import { StateError } from '../../../common/errors.js';
 import type { Logger } from '../../../common/logger.js';
 import { compareMessageQueue, type MessageQueue } from '../../../common/message.js';
 import type { MessageListenerOrderly, OrderlyListenerOptions } from './consume-message-orderly-service.js';
+import type { MessageListenerConcurrently } from './consume-message-concurrently-service.js';
 import { PullThresholds } from '../flow-control.js';
 import type { MessageSelector } from '../message-selector.js';
 import type {
@@ -54,6 +55,7 @@ import type { TraceStats } from '../../trace/async-trace-dispatcher.js';
 import { traceStatsOf } from '../../trace/trace-options.js';
 import { SafeEventEmitter } from '../../instance/safe-emitter.js';
 import type { ClientEventListen, ClientEventUnlisten } from '../../instance/event-methods.js';
+import { NameMapper, unwrapEvents } from '../../instance/namespace.js';
 
 export type {
   FlowControlEvent,
@@ -98,15 +100,31 @@ export class PushConsumer {
   readonly #pop: PushConsumerPop | undefined;
   #listener: ListenerRegistration | undefined;
   #paused = false;
+  /** The namespace's name mapper: everything below this class sees only wire names. */
+  readonly #names: NameMapper;
+  /** The shutdown report with plain names, made once per lifecycle shutdown promise. */
+  #plainShutdown:
+    { inner: Promise<PushConsumerShutdownReport>; plain: Promise<PushConsumerShutdownReport> } | undefined;
 
   constructor(options: PushConsumerOptions) {
     this.options = resolvePushConsumerOptions(options);
     this.#logger = this.options.logger;
-    this.events = new SafeEventEmitter<PushConsumerEvents>((err, event) =>
-      this.#logger.error({ err, event }, 'a PushConsumer event handler threw'),
+    const names = (this.#names = new NameMapper(this.options.namespace));
+    this.events = unwrapEvents(
+      new SafeEventEmitter<PushConsumerEvents>((err, event) =>
+        this.#logger.error({ err, event }, 'a PushConsumer event handler threw'),
+      ),
+      names,
     );
+    const wire: ResolvedPushConsumerOptions = names.active
+      ? {
+          ...this.options,
+          consumerGroup: names.wrap(this.options.consumerGroup),
+          allocateMessageQueueStrategy: names.plainStrategy(this.options.allocateMessageQueueStrategy),
+        }
+      : this.options;
     this.#host = {
-      options: this.options,
+      options: wire,
       logger: this.#logger,
       events: this.events,
       subscriptions: this.#subscriptions.table,
@@ -158,8 +176,8 @@ export class PushConsumer {
    * what it pops, queue id -1 standing for every queue of the topic on that broker.
    */
   assignedQueues(): MessageQueue[] {
-    if (this.#pop) return this.#pop.assignedQueues();
-    return (this.#life.run?.rebalance.allocatedQueues() ?? []).sort(compareMessageQueue);
+    const queues = this.#pop ? this.#pop.assignedQueues() : (this.#life.run?.rebalance.allocatedQueues() ?? []);
+    return queues.map((mq) => this.#names.unwrapQueue(mq)).sort(compareMessageQueue);
   }
 
   /**
@@ -174,7 +192,7 @@ export class PushConsumer {
     if (this.#pop) throw new StateError('in POP mode the broker keeps the progress: the PushConsumer has no lag');
     if (!run || state !== 'RUNNING') throw new StateError(`the PushConsumer is ${state}, it has no lag`);
     const queues: QueueLag[] = [];
-    for (const mq of this.assignedQueues()) {
+    for (const mq of (run.rebalance.allocatedQueues() ?? []).sort(compareMessageQueue)) {
       const found = await run.instance.findBrokerAddressForQueue(mq);
       const brokerOffset = await run.instance.api.getMaxOffset(found.brokerAddr, mq);
       const consumerOffset = Math.max(0, run.offsetStore.readOffsetFromMemory(mq));
@@ -186,14 +204,15 @@ export class PushConsumer {
       total: queues.reduce((sum, q) => sum + q.lag, 0),
     };
     this.events.emit('lag', event);
-    return event;
+    return this.#names.unwrapPayload(event);
   }
 
   /**
    * Subscribes `topic` with a tag expression (`'*'`, `'TagA || TagB'`) or a MessageSelector
    * (byTag / bySql). Replaces an earlier subscription of the topic. Allowed before and after start.
    */
-  subscribe(topic: string, selector: MessageSelector | string = '*'): this {
+  subscribe(plainTopic: string, selector: MessageSelector | string = '*'): this {
+    const topic = this.#names.wrap(plainTopic);
     this.#subscriptions.subscribe(topic, selector, this.options.clock);
     if (this.state === 'RUNNING') this.#applySubscriptionChange(topic, true);
     return this;
@@ -203,7 +222,8 @@ export class PushConsumer {
    * Stops consuming `topic` (its queues are dropped at the next rebalance, which is requested now). On a
    * running consumer the brokers are told at once; `subscriptionsApplied()` resolves when they know.
    */
-  unsubscribe(topic: string): this {
+  unsubscribe(plainTopic: string): this {
+    const topic = this.#names.wrap(plainTopic);
     if (this.#subscriptions.table.delete(topic) && this.state === 'RUNNING')
       this.#applySubscriptionChange(topic, false);
     return this;
@@ -234,7 +254,7 @@ export class PushConsumer {
    */
   registerMessageListener(listener: PushConsumerListener): this {
     this.#checkListenerChange();
-    this.#listener = concurrentlyListener(listener);
+    this.#listener = this.#plainListener(concurrentlyListener(listener));
     return this;
   }
 
@@ -255,8 +275,23 @@ export class PushConsumer {
   ): this {
     this.#checkListenerChange();
     if (this.#pop) throw orderlyRefused();
-    this.#listener = orderlyListener(listener, options);
+    this.#listener = this.#plainListener(orderlyListener(listener, options));
     return this;
+  }
+
+  /** The listener sees copies of the messages with plain topics, and the plain queue in its context. */
+  #plainListener(reg: ListenerRegistration): ListenerRegistration {
+    const names = this.#names;
+    if (!names.active) return reg;
+    const plain = <M extends { topic: string }>(msgs: M[]): M[] => msgs.map((m) => names.unwrapMessage(m));
+    if (reg.orderly) {
+      const fn = reg.fn;
+      const orderly: MessageListenerOrderly = (msgs, ctx) => fn(plain(msgs), names.unwrapContext(ctx));
+      return { ...reg, fn: orderly };
+    }
+    const fn = reg.fn;
+    const concurrently: MessageListenerConcurrently = (msgs, ctx) => fn(plain(msgs), names.unwrapContext(ctx));
+    return { ...reg, fn: concurrently };
   }
 
   #checkListenerChange(): void {
@@ -283,8 +318,11 @@ export class PushConsumer {
    * while starting or running; rejects after `shutdown()`.
    */
   start(): Promise<void> {
-    if (this.#pop) return this.#pop.start(this.#listener, this.#subscriptions.table);
-    return this.#life.start(this.#listener, this.#subscriptions.table);
+    return this.#names.guard(() =>
+      this.#pop
+        ? this.#pop.start(this.#listener, this.#subscriptions.table)
+        : this.#life.start(this.#listener, this.#subscriptions.table),
+    );
   }
 
   /**
@@ -293,7 +331,12 @@ export class PushConsumer {
    * instance is released. Idempotent: every call returns the same promise.
    */
   shutdown(opts: { timeoutMs?: number } = {}): Promise<PushConsumerShutdownReport> {
-    return (this.#pop ?? this.#life).shutdown(opts.timeoutMs ?? this.options.shutdownTimeoutMs);
+    const inner = (this.#pop ?? this.#life).shutdown(opts.timeoutMs ?? this.options.shutdownTimeoutMs);
+    if (!this.#names.active) return inner;
+    // The same promise every time, as the lifecycle's own.
+    if (this.#plainShutdown?.inner !== inner)
+      this.#plainShutdown = { inner, plain: inner.then((report) => this.#names.unwrapPayload(report)) };
+    return this.#plainShutdown.plain;
   }
 
   async [Symbol.asyncDispose](): Promise<void> {

@@ -26,6 +26,7 @@ interface Attached {
 }
 import { ActiveConsumerLifecycle } from '../active-consumer-lifecycle.js';
 import { MessageSelector } from '../message-selector.js';
+import { NameMapper } from '../../instance/namespace.js';
 import { PopAPIWrapper, type PoppedMessage } from '../pop-api-wrapper.js';
 import {
   MAX_INVISIBLE_DURATION_MS,
@@ -67,11 +68,17 @@ export class SimpleConsumer {
   readonly #lifecycle: ActiveConsumerLifecycle<Attached>;
   /** Round robin over (topic, broker) so every queue gets popped. */
   #next = 0;
+  /** The namespace's name mapper: the subscriptions are kept plain, the wire gets `ns%Topic`. */
+  readonly #names: NameMapper;
+  /** The options with the consumer group as it travels. */
+  readonly #wire: ResolvedSimpleConsumerOptions;
 
   constructor(options: SimpleConsumerOptions) {
     this.options = resolveSimpleConsumerOptions(options);
     for (const [topic, selector] of this.options.subscriptions) this.#subscriptions.set(topic, selector);
-    const o = this.options;
+    const names = (this.#names = new NameMapper(this.options.namespace));
+    const o = names.active ? { ...this.options, consumerGroup: names.wrap(this.options.consumerGroup) } : this.options;
+    this.#wire = o;
     this.#lifecycle = new ActiveConsumerLifecycle({
       name: 'simple consumer',
       clientOptions: o,
@@ -81,7 +88,7 @@ export class SimpleConsumer {
         consumeType: () => 'CONSUME_POP',
         subscriptions: () =>
           [...this.#subscriptions].map(([topic, s]) =>
-            buildSubscriptionDataWithType(topic, s.expression, s.expressionType),
+            buildSubscriptionDataWithType(names.wrap(topic), s.expression, s.expressionType),
           ),
       },
       attach: (instance) => ({
@@ -125,7 +132,7 @@ export class SimpleConsumer {
 
   /** Joins (or creates) the client instance and registers the group. Idempotent. */
   start(): Promise<void> {
-    return this.#lifecycle.start();
+    return this.#names.guard(() => this.#lifecycle.start());
   }
 
   /** What the message trace has sent and dropped; undefined unless `enableMsgTrace` is on and started. */
@@ -147,6 +154,16 @@ export class SimpleConsumer {
     invisibleDurationMs: number,
     opts: { signal?: AbortSignal } = {},
   ): Promise<ReceivedMessage[]> {
+    const names = this.#names;
+    const found = await names.guard(() => this.#receive(maxMessageNum, invisibleDurationMs, opts));
+    return found.map((m) => names.unwrapMessage(m));
+  }
+
+  async #receive(
+    maxMessageNum: number,
+    invisibleDurationMs: number,
+    opts: { signal?: AbortSignal },
+  ): Promise<ReceivedMessage[]> {
     if (!Number.isInteger(maxMessageNum) || maxMessageNum <= 0 || maxMessageNum > MAX_RECEIVE_MESSAGE_NUM)
       throw new InvalidArgumentError(
         'maxMessageNum',
@@ -157,7 +174,8 @@ export class SimpleConsumer {
     if (this.#subscriptions.size === 0)
       throw new StateError('the simple consumer has no subscription: call subscribe() first');
     const targets: Array<{ topic: string; brokerName: string; selector: MessageSelector }> = [];
-    for (const [topic, selector] of this.#subscriptions) {
+    for (const [plainTopic, selector] of this.#subscriptions) {
+      const topic = this.#names.wrap(plainTopic);
       const mqs = await instance.fetchSubscribeMessageQueues(topic);
       for (const brokerName of new Set(mqs.map((mq) => mq.brokerName))) targets.push({ topic, brokerName, selector });
     }
@@ -171,7 +189,7 @@ export class SimpleConsumer {
     const signal = opts.signal
       ? AbortSignal.any([opts.signal, this.#lifecycle.shutdownSignal])
       : this.#lifecycle.shutdownSignal;
-    const o = this.options;
+    const o = this.#wire;
     const res = await pop.pop(
       found.brokerAddr,
       target.brokerName,
@@ -215,7 +233,7 @@ export class SimpleConsumer {
     brokerName: string,
     p: PoppedMessage,
   ): Promise<void> {
-    const o = this.options;
+    const o = this.#wire;
     try {
       await instance.api.consumerSendMessageBack(addr, brokerName, p.message, o.consumerGroup, -1, o.maxReconsumeTimes);
       await pop.ack(addr, o.consumerGroup, p.message.topic, p.handle, p.receiptHandle, {});
@@ -238,7 +256,7 @@ export class SimpleConsumer {
     const handle = parseExtraInfo(message.receiptHandle);
     if (typeof handle === 'string') throw new InvalidArgumentError('message.receiptHandle', handle);
     const found = await instance.findBrokerAddressForQueue({
-      topic: message.topic,
+      topic: this.#names.wrap(message.topic),
       brokerName: handle.brokerName,
       queueId: handle.queueId,
     });
@@ -247,9 +265,13 @@ export class SimpleConsumer {
 
   /** Acknowledges `message`: it is never delivered again. Rejects when its receipt handle is no longer valid. */
   async ack(message: ReceivedMessage): Promise<void> {
-    const { pop, addr, handle, trace } = await this.#brokerOf(message);
-    await pop.ack(addr, this.options.consumerGroup, message.topic, handle, message.receiptHandle, {});
-    trace?.settled(message, ConsumeOutcomes.SUCCESS);
+    const names = this.#names;
+    await names.guard(async () => {
+      const { pop, addr, handle, trace } = await this.#brokerOf(message);
+      const topic = names.wrap(message.topic);
+      await pop.ack(addr, this.#wire.consumerGroup, topic, handle, message.receiptHandle, {});
+      trace?.settled(message, ConsumeOutcomes.SUCCESS);
+    });
   }
 
   /**
@@ -258,17 +280,14 @@ export class SimpleConsumer {
    */
   async changeInvisibleDuration(message: ReceivedMessage, invisibleDurationMs: number): Promise<ReceivedMessage> {
     checkDuration('invisibleDurationMs', invisibleDurationMs);
-    const { pop, addr, handle, trace } = await this.#brokerOf(message);
-    trace?.settled(message, ConsumeOutcomes.FAILED);
-    message.receiptHandle = await pop.changeInvisibleTime(
-      addr,
-      this.options.consumerGroup,
-      message.topic,
-      handle,
-      message.receiptHandle,
-      invisibleDurationMs,
-      {},
-    );
+    const names = this.#names;
+    message.receiptHandle = await names.guard(async () => {
+      const { pop, addr, handle, trace } = await this.#brokerOf(message);
+      trace?.settled(message, ConsumeOutcomes.FAILED);
+      const topic = names.wrap(message.topic);
+      const group = this.#wire.consumerGroup;
+      return pop.changeInvisibleTime(addr, group, topic, handle, message.receiptHandle, invisibleDurationMs, {});
+    });
     return message;
   }
 

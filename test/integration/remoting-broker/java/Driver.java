@@ -33,11 +33,12 @@ import org.apache.rocketmq.common.message.MessageExt;
  * consumers (push and lite pull) are printed as {"ev":"msg",...} lines whenever they happen, and the
  * broker's check-backs of a transactional producer as {"ev":"check",...} lines.
  *
- *   producer NAME NAMESRV [AK SK | trace]   (AK SK: requests signed by AclClientRPCHook; trace: RocketMQ's
- *                                 message trace on, new DefaultMQProducer(group, true))
+ *   producer NAME NAMESRV [ak=AK sk=SK] [ns=NAMESPACE] [trace]
+ *                                 (ak/sk: requests signed by AclClientRPCHook; ns: setNamespace; trace:
+ *                                 RocketMQ's message trace on, new DefaultMQProducer(group, true))
  *   send NAME TOPIC TAG KEYS BODY [k=v ...]
  *   batch NAME TOPIC TAG COUNT BODY_PREFIX
- *   consumer ID NAMESRV GROUP TOPIC tag|sql EXPRESSION ok|later MAX_RECONSUME_TIMES [AK SK]
+ *   consumer ID NAMESRV GROUP TOPIC tag|sql EXPRESSION ok|later MAX_RECONSUME_TIMES [ak=AK sk=SK] [ns=NAMESPACE]
  *   txproducer NAME NAMESRV GROUP (a TransactionMQProducer; its checks answer UNKNOW until txcheck)
  *   txsend NAME TOPIC BODY COMMIT|ROLLBACK|UNKNOW|HALT
  *                                 (executeLocalTransaction returns the state in the txState property;
@@ -47,6 +48,8 @@ import org.apache.rocketmq.common.message.MessageExt;
  *   stop ID                       (a producer or a consumer; a consumer commits its offsets)
  *   admin ARG...                  (runs mqadmin's MQAdminStartup in this JVM; output in "out")
  *   exit
+ *
+ * A NAMESPACE (optional, last) is ClientConfig.setNamespace: the client's topics and group live in it.
  */
 public final class Driver {
     private static final PrintStream OUT = new PrintStream(new java.io.FileOutputStream(java.io.FileDescriptor.out), true,
@@ -100,6 +103,18 @@ public final class Driver {
     }
 
     /** RocketMQ's plain-ACL signing hook for an account. */
+    /** The value of the optional argument `key=value` among a[from..], or null. */
+    static String opt(String[] a, int from, String key) {
+        for (int i = from; i < a.length; i++) if (a[i].startsWith(key + "=")) return a[i].substring(key.length() + 1);
+        return null;
+    }
+
+    /** Whether the optional argument `name` is among a[from..]. */
+    static boolean flag(String[] a, int from, String name) {
+        for (int i = from; i < a.length; i++) if (a[i].equals(name)) return true;
+        return false;
+    }
+
     static org.apache.rocketmq.remoting.RPCHook aclHook(String ak, String sk) {
         return new AclClientRPCHook(new SessionCredentials(ak, sk));
     }
@@ -151,10 +166,11 @@ public final class Driver {
     static String run(String[] a) throws Exception {
         switch (a[0]) {
             case "producer": {
-                boolean trace = a.length == 4 && a[3].equals("trace");
-                DefaultMQProducer p = a.length > 4 ? new DefaultMQProducer(a[1], aclHook(a[3], a[4]))
-                    : trace ? new DefaultMQProducer(a[1], true) : new DefaultMQProducer(a[1]);
+                String ak = opt(a, 3, "ak"), sk = opt(a, 3, "sk"), ns = opt(a, 3, "ns");
+                DefaultMQProducer p = ak != null ? new DefaultMQProducer(a[1], aclHook(ak, sk))
+                    : flag(a, 3, "trace") ? new DefaultMQProducer(a[1], true) : new DefaultMQProducer(a[1]);
                 p.setNamesrvAddr(a[2]);
+                if (ns != null) p.setNamespace(ns);
                 p.setInstanceName(a[1]);
                 p.setSendMsgTimeout(10000);
                 p.start();
@@ -184,10 +200,12 @@ public final class Driver {
             }
             case "consumer": {
                 String id = a[1];
-                DefaultMQPushConsumer c = a.length > 10
-                    ? new DefaultMQPushConsumer(a[3], aclHook(a[9], a[10]), new AllocateMessageQueueAveragely())
+                String ak = opt(a, 9, "ak"), sk = opt(a, 9, "sk"), ns = opt(a, 9, "ns");
+                DefaultMQPushConsumer c = ak != null
+                    ? new DefaultMQPushConsumer(a[3], aclHook(ak, sk), new AllocateMessageQueueAveragely())
                     : new DefaultMQPushConsumer(a[3]);
                 c.setNamesrvAddr(a[2]);
+                if (ns != null) c.setNamespace(ns);
                 c.setInstanceName(id);
                 c.setConsumeFromWhere(ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET);
                 c.setMaxReconsumeTimes(Integer.parseInt(a[8]));
