@@ -18,6 +18,9 @@
 //    simple/: it serves them all, so it cannot lean on one;
 //  - instance/ imports none of consumer/, producer/, admin/: the instance drives the clients through
 //    MQConsumerInner and MQProducerInner, which the clients implement;
+//  - telemetry/ (OpenTelemetry spans and metrics, used by the producer and every consumer) imports
+//    none of consumer/, producer/, admin/: it sees the clients' messages and queues through its own
+//    types, so it stays below them;
 //  - src/client reaches src/remoting through three files only, so that the client never depends on
 //    how a transport is built or speaks (frames, sockets, HTTP):
 //      src/remoting/remoting-client.ts    the RemotingClient interface, the one way to send a command;
@@ -71,6 +74,8 @@ function roomViolation(file, target) {
     return 'a consumer must not import the producer or the admin client';
   if (under(file, 'client/instance') && under(target, 'client/consumer', 'client/producer', 'client/admin'))
     return 'the client instance must not import a client (it drives them through MQConsumerInner/MQProducerInner)';
+  if (under(file, 'client/telemetry') && under(target, 'client/consumer', 'client/producer', 'client/admin'))
+    return 'telemetry must not import a client (the clients call it)';
   const kind = CONSUMER_KINDS.find((k) => under(file, `client/consumer/${k}`));
   const targetKind = CONSUMER_KINDS.find((k) => under(target, `client/consumer/${k}`));
   if (kind && targetKind && kind !== targetKind)

@@ -13,6 +13,7 @@ import { InvalidArgumentError } from '../../common/errors.js';
 import type { Logger } from '../../common/logger.js';
 import { defaultLogger } from '../../common/env-logger.js';
 import { systemClock, type Clock } from '../../common/clock.js';
+import type { OpenTelemetryOption, OtelMeterProvider, OtelTracerProvider } from '../telemetry/otel-api.js';
 
 export interface ClientOptions {
   /**
@@ -71,6 +72,13 @@ export interface ClientOptions {
   logger?: Logger;
   /** The clock all timers go through (tests drive it). Default: the system clock. */
   clock?: Clock;
+  /**
+   * OpenTelemetry spans and metrics (docs/observability.md). `true` (the default): when
+   * `@opentelemetry/api` is installed, it is imported at start and the globally registered tracer and
+   * meter providers are used (without an SDK registered they do nothing). `false`: never imported.
+   * `{ tracerProvider, meterProvider }`: these providers instead of the global ones.
+   */
+  openTelemetry?: OpenTelemetryOption;
 }
 
 /** RocketMQ's ClientConfig defaults, with units in the names. */
@@ -84,6 +92,7 @@ export const DEFAULT_CLIENT_OPTIONS = Object.freeze({
   connectionsPerBroker: 64,
   watchConsumerIdsHoldMs: 30_000,
   brokerUnreachableWarnMs: 10_000,
+  openTelemetry: true,
 });
 
 export interface ResolvedClientOptions {
@@ -104,6 +113,7 @@ export interface ResolvedClientOptions {
   accessToken?: string | undefined;
   logger: Logger;
   clock: Clock;
+  openTelemetry: OpenTelemetryOption;
 }
 
 /** Why `s` is not a broker URL, or null. A port past 65535 makes URL parsing fail: say so, not "not a URL". */
@@ -204,6 +214,17 @@ export const clientOptionsShape = {
   accessToken: z.string().min(1).optional(),
   logger: loggerSchema.default(() => defaultLogger()),
   clock: clockSchema.default(systemClock),
+  openTelemetry: z
+    .union([
+      z.boolean(),
+      z
+        .object({
+          tracerProvider: z.custom<OtelTracerProvider>(methods(['getTracer'])).optional(),
+          meterProvider: z.custom<OtelMeterProvider>(methods(['getMeter'])).optional(),
+        })
+        .strict(),
+    ])
+    .default(DEFAULT_CLIENT_OPTIONS.openTelemetry),
 };
 
 /**

@@ -21,6 +21,7 @@ import { chosenQueue, MQFaultStrategy } from './mq-fault-strategy.js';
 import type { ResolvedProducerOptions } from './producer-options.js';
 import type { ProducerEvents, SendOptions, SendResult } from './producer-types.js';
 import { messageToProperties } from './validators.js';
+import type { ProducerTelemetry } from '../telemetry/index.js';
 
 /** RocketMQ's retryResponseCodes: broker answers after which a send is tried again elsewhere. */
 const RETRY_RESPONSE_CODES = new Set<number>([
@@ -109,7 +110,11 @@ export class ProducerSender {
   readonly #publish = new Map<string, PublishEntry>();
   readonly #faultStrategy: MQFaultStrategy;
 
-  constructor(options: ResolvedProducerOptions, events: SafeEventEmitter<ProducerEvents>) {
+  constructor(
+    options: ResolvedProducerOptions,
+    events: SafeEventEmitter<ProducerEvents>,
+    private readonly telemetry?: ProducerTelemetry,
+  ) {
     this.#options = options;
     this.#events = events;
     this.#logger = options.logger;
@@ -190,6 +195,7 @@ export class ProducerSender {
         this.#events.emit('sendError', err, { topic, messageQueue: mq, attempt });
         this.#logger.debug({ err, topic, mq, attempt }, 'send attempt failed');
         if (!shouldRetry(err)) throw err;
+        this.telemetry?.retried(topic);
         if (mq) this.#faultStrategy.updateFaultItem(mq.brokerName, clock.now() - attemptAt, true);
         if (err instanceof RocketMQError && err.responseCode === ResponseCode.TOPIC_NOT_EXIST)
           this.#publish.delete(topic);

@@ -33,6 +33,7 @@ import { buildSendRequest, ProducerSender, type SendRequest } from './producer-s
 import type { MQProducerInner } from '../instance/mq-consumer-inner.js';
 import { SendAccumulator } from './send-accumulator.js';
 import { checkMessage, checkTopic } from './validators.js';
+import { ProducerTelemetry } from '../telemetry/index.js';
 
 export type { ProducerEvents, SendOptions, SendResult } from './producer-types.js';
 import type { ProducerEvents, SendOptions, SendResult } from './producer-types.js';
@@ -71,6 +72,8 @@ export class Producer {
   readonly #sender: ProducerSender;
   /** Groups the plain sends of one turn (the autoBatch option); undefined when it is off. */
   readonly #accumulator: SendAccumulator<QueuedSend> | undefined;
+  /** OpenTelemetry spans and metrics of the sends; inert until start() finds the API. */
+  readonly #telemetry: ProducerTelemetry;
 
   constructor(options: ProducerOptions) {
     this.options = resolveProducerOptions(options);
@@ -79,7 +82,8 @@ export class Producer {
     this.events = new SafeEventEmitter<ProducerEvents>((err, event) =>
       this.#logger.error({ err, event }, 'a producer event listener threw'),
     );
-    const sender = new ProducerSender(this.options, this.events);
+    this.#telemetry = new ProducerTelemetry(this.#logger, this.options.openTelemetry, this.options.producerGroup);
+    const sender = new ProducerSender(this.options, this.events, this.#telemetry);
     this.#sender = sender;
     this.#accumulator =
       autoBatch === false
@@ -107,6 +111,7 @@ export class Producer {
     try {
       instance.registerProducer(this.options.producerGroup, this.producerInner());
       await instance.start();
+      await this.#telemetry.start(instance.clientId);
     } catch (err) {
       await instance.unregisterProducer(this.options.producerGroup).catch(() => undefined);
       await instance.release();
@@ -163,7 +168,9 @@ export class Producer {
       const req = buildSendRequest(message, opts, o);
       prepare(req);
       const choose = orderedChoice(message, opts);
-      return this.#sender.sendDefaultImpl(instance, message.topic, req.header, req.body, req.uniqId, opts, choose);
+      const send = (): Promise<SendResult> =>
+        this.#sender.sendDefaultImpl(instance, message.topic, req.header, req.body, req.uniqId, opts, choose);
+      return this.#telemetry.send(req, send);
     };
     return this.#track(send());
   }
@@ -194,6 +201,17 @@ export class Producer {
     checkMessage(message, o.maxMessageSizeBytes, o.createTopicKey, 'message', o.maxDelayLevel);
     const choose = orderedChoice(message, opts);
     const req = buildSendRequest(message, opts, o);
+    return this.#telemetry.send(req, () => this.#dispatch(instance, message, opts, choose, req));
+  }
+
+  /** Queues the request for an auto-batch, or sends it on its own. */
+  #dispatch(
+    instance: MQClientInstance,
+    message: Message,
+    opts: SendOptions,
+    choose: ReturnType<typeof orderedChoice>,
+    req: SendRequest,
+  ): Promise<SendResult> {
     const { header, body, uniqId } = req;
     const accumulator = this.#accumulator;
     if (accumulator !== undefined && canAutoBatch(message, opts, choose, req)) {
@@ -207,8 +225,10 @@ export class Producer {
 
   async #sendBatch(messages: readonly Message[], opts: SendOptions): Promise<SendResult> {
     const instance = this.#running();
-    const { topic, body, msgId } = encodeSendBatch(messages, this.options);
-    return this.#sender.sendDefaultImpl(instance, topic, batchHeader(this.options, topic), body, msgId, opts);
+    return this.#telemetry.sendBatch(messages, (carried) => {
+      const { topic, body, msgId } = encodeSendBatch(carried, this.options);
+      return this.#sender.sendDefaultImpl(instance, topic, batchHeader(this.options, topic), body, msgId, opts);
+    });
   }
 
   /** The writable queues of `topic` (RocketMQ's fetchPublishMessageQueues). */
@@ -244,6 +264,7 @@ export class Producer {
       this.#logger.warn({ err }, 'unregistering the producer failed');
     }
     await instance.release();
+    this.#telemetry.stop();
     this.events.removeAllListeners();
   }
 

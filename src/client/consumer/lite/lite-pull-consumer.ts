@@ -18,6 +18,7 @@
  * `lite-pull-offsets.ts` (commit, committed offsets, seek), `lite-pull-lifecycle.ts` (start and
  * shutdown) `lite-pull-core.ts` (what they share) and `lite-pull-run.ts` (what start() builds from them).
  */
+import { ConsumerTelemetry } from '../../telemetry/index.js';
 import { InvalidArgumentError, StateError } from '../../../common/errors.js';
 import type { Logger } from '../../../common/logger.js';
 import type { MessageExt, MessageQueue } from '../../../common/message.js';
@@ -98,6 +99,7 @@ export class LitePullConsumer implements AsyncIterable<MessageExt> {
       isRunning: () => this.#state === 'RUNNING',
       run: () => this.#run,
       running: (what) => this.#running(what),
+      telemetry: new ConsumerTelemetry(this.#logger, this.options.openTelemetry, this.options.consumerGroup),
     };
     this.#assignment = new LiteAssignment(
       this.#core,
@@ -231,8 +233,11 @@ export class LitePullConsumer implements AsyncIterable<MessageExt> {
         (e) => void this.events.emit('offsetPersisted', e),
       );
       await offsetStore.load();
+      await this.#core.telemetry.start(instance.clientId);
+      this.#core.telemetry.observeQueues(() => this.#assignment.queues.values());
       await startRun(this.#lifecycle, instance, offsetStore);
     } catch (err) {
+      this.#core.telemetry.stop();
       await releaseAfterFailedStart(this.#lifecycle, instance, err);
       throw err;
     }
@@ -369,5 +374,6 @@ export class LitePullConsumer implements AsyncIterable<MessageExt> {
       return;
     }
     await shutdownRun(this.#lifecycle, run);
+    this.#core.telemetry.stop();
   }
 }

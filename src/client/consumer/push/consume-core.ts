@@ -12,6 +12,7 @@ import type { Logger } from '../../../common/logger.js';
 import { MessageConst, retryTopic, type MessageExt, type MessageQueue } from '../../../common/message.js';
 import type { OffsetStore } from '../offset-store.js';
 import type { ProcessQueue } from '../process-queue.js';
+import type { ConsumerTelemetry } from '../../telemetry/index.js';
 
 /** A worker running sync listeners back to back lets I/O in after this long. */
 export const CONSUME_SLICE_MS = 5;
@@ -82,6 +83,8 @@ export interface ListenerRules<S extends string> {
 export interface ListenerLog {
   readonly logger: Logger;
   readonly consumerGroup: string;
+  /** OpenTelemetry: a span per message around the listener call, and the consume metrics. */
+  readonly telemetry?: ConsumerTelemetry | undefined;
 }
 
 /**
@@ -146,9 +149,11 @@ export function runListener<C, S extends string, R>(
   then: (status: S, error: unknown) => R,
   onSettled?: () => void,
 ): R | Promise<Awaited<R>> {
+  const traced = log.telemetry?.process(msgs, mq);
+  if (traced) then = traced.wrap(then, rules.failure);
   let answer: unknown;
   try {
-    answer = listener(msgs.slice(), context);
+    answer = traced ? traced.run(listener, msgs.slice(), context) : listener(msgs.slice(), context);
   } catch (err) {
     return threw(err, rules, log, mq, then, onSettled);
   }

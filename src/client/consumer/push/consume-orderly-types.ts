@@ -3,6 +3,7 @@
  * MessageListenerOrderly), the orderly service's dependencies, and the per-queue state its two modes
  * (per queue, per key) share.
  */
+import type { ConsumerTelemetry } from '../../telemetry/index.js';
 import type { Clock, TimerHandle } from '../../../common/clock.js';
 import type { Logger } from '../../../common/logger.js';
 import type { MessageExt, MessageQueue } from '../../../common/message.js';
@@ -77,6 +78,8 @@ export interface ConsumeOrderlyServiceDeps {
   keyConcurrency: number | undefined;
   /** A queue whose lock was not confirmed for this long is not consumed, ms (RocketMQ: 30 s). */
   lockMaxLiveTimeMs: number;
+  /** OpenTelemetry around each listener call (consume-core's runListener). */
+  telemetry?: ConsumerTelemetry | undefined;
   offsetStore: OffsetStore;
   clock: Clock;
   logger: Logger;

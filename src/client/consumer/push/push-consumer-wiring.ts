@@ -43,6 +43,7 @@ export async function createPushConsumerRun(w: PushRunWiring): Promise<PushConsu
   const wrapper = new PullAPIWrapper(instance, o.consumerGroup);
   const offsetStore = createOffsetStore(o, instance, logger, (e) => void host.events.emit('offsetPersisted', e));
   await offsetStore.load();
+  await host.telemetry.start(instance.clientId);
   let consume: ConsumeMessageService;
   let orderly: PushConsumerRun['orderly'];
   if (w.listener.orderly) {
@@ -58,6 +59,7 @@ export async function createPushConsumerRun(w: PushRunWiring): Promise<PushConsu
       listener: w.listener.fn,
       keyConcurrency: w.listener.keyConcurrency,
       lockMaxLiveTimeMs: o.rebalanceLockMaxLiveTimeMs,
+      telemetry: host.telemetry,
       offsetStore,
       clock: o.clock,
       logger,
@@ -75,6 +77,7 @@ export async function createPushConsumerRun(w: PushRunWiring): Promise<PushConsu
       consumeThreadMax: o.consumeThreadMax,
       consumeMessageBatchMaxSize: o.consumeMessageBatchMaxSize,
       listener: w.listener.fn,
+      telemetry: host.telemetry,
       offsetStore,
       clock: o.clock,
       logger,
@@ -84,6 +87,7 @@ export async function createPushConsumerRun(w: PushRunWiring): Promise<PushConsu
   }
   const pulls = new PullMessageService((req) => servePullRequest(host, req), o.clock, logger);
   const rebalance = createRebalancePushImpl(host, w.routes, instance, offsetStore, pulls);
+  host.telemetry.observeQueues(() => rebalance.processQueueTable.values());
   return { instance, wrapper, offsetStore, consume, orderly, pulls, rebalance };
 }
 

@@ -20,6 +20,7 @@
  * `push-consumer-tasks.ts` (cleanExpiredMsg, stall watch), `push-consumer-shutdown.ts`, and
  * `push-consumer-run.ts` (what they share).
  */
+import { ConsumerTelemetry } from '../../telemetry/index.js';
 import { StateError } from '../../../common/errors.js';
 import type { Logger } from '../../../common/logger.js';
 import { compareMessageQueue, type MessageQueue } from '../../../common/message.js';
@@ -112,6 +113,7 @@ export class PushConsumer {
       isRunning: () => this.#life.state === 'RUNNING',
       isPaused: () => this.#paused,
       isOrderly: () => this.#listener?.orderly === true,
+      telemetry: new ConsumerTelemetry(this.#logger, this.options.openTelemetry, this.options.consumerGroup),
     };
     this.#routes = new ConsumerRoutes(this.#host);
     this.#life = new PushConsumerLifecycle(this.#host, this.#routes, this.#pullAbort);

@@ -8,6 +8,7 @@
  * No queues are shared out: every member pops every queue of its topics (queue id -1) and the broker
  * hands each message to one of them. The consumer registers its group with heartbeats as CONSUME_POP.
  */
+import { ConsumerTelemetry } from '../../telemetry/index.js';
 import { InvalidArgumentError, StateError } from '../../../common/errors.js';
 import type { MessageExt } from '../../../common/message.js';
 import { parseExtraInfo } from '../../../protocol/index.js';
@@ -57,11 +58,14 @@ export class SimpleConsumer {
   readonly #lifecycle: ActiveConsumerLifecycle<{ instance: MQClientInstance; pop: PopAPIWrapper }>;
   /** Round robin over (topic, broker) so every queue gets popped. */
   #next = 0;
+  /** OpenTelemetry: a receive span per message received, and the consume metrics. */
+  readonly #telemetry: ConsumerTelemetry;
 
   constructor(options: SimpleConsumerOptions) {
     this.options = resolveSimpleConsumerOptions(options);
     for (const [topic, selector] of this.options.subscriptions) this.#subscriptions.set(topic, selector);
     const o = this.options;
+    this.#telemetry = new ConsumerTelemetry(o.logger, o.openTelemetry, o.consumerGroup);
     this.#lifecycle = new ActiveConsumerLifecycle({
       name: 'simple consumer',
       clientOptions: o,
@@ -110,7 +114,9 @@ export class SimpleConsumer {
 
   /** Joins (or creates) the client instance and registers the group. Idempotent. */
   start(): Promise<void> {
-    return this.#lifecycle.start();
+    return this.#lifecycle
+      .start()
+      .then(() => this.#telemetry.start(this.#lifecycle.instance?.clientId ?? this.clientId));
   }
 
   #running(): { instance: MQClientInstance; pop: PopAPIWrapper } {
@@ -168,9 +174,11 @@ export class SimpleConsumer {
       },
       { timeoutMs: o.awaitDurationMs + Math.max(o.requestTimeoutMs, RECEIVE_RPC_MARGIN_MS), signal },
     );
-    return res.found.map((p) =>
+    const received = res.found.map((p) =>
       Object.assign(p.message, { receiptHandle: p.receiptHandle, deliveryAttempt: p.message.reconsumeTimes + 1 }),
     );
+    this.#telemetry.received(received);
+    return received;
   }
 
   async #brokerOf(
@@ -246,6 +254,7 @@ export class SimpleConsumer {
 
   /** Aborts receives in flight, unregisters the group and releases the client instance. Idempotent. */
   shutdown(): Promise<void> {
+    this.#telemetry.stop();
     return this.#lifecycle.shutdown();
   }
 
