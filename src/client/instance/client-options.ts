@@ -13,7 +13,7 @@ import { InvalidArgumentError } from '../../common/errors.js';
 import type { Logger } from '../../common/logger.js';
 import { defaultLogger } from '../../common/env-logger.js';
 import { systemClock, type Clock } from '../../common/clock.js';
-import type { OpenTelemetryOption, OtelMeterProvider, OtelTracerProvider } from '../telemetry/otel-api.js';
+import type { OpenTelemetryOption } from '../telemetry/otel-api.js';
 
 export interface ClientOptions {
   /**
@@ -219,8 +219,8 @@ export const clientOptionsShape = {
       z.boolean(),
       z
         .object({
-          tracerProvider: z.custom<OtelTracerProvider>(methods(['getTracer'])).optional(),
-          meterProvider: z.custom<OtelMeterProvider>(methods(['getMeter'])).optional(),
+          tracerProvider: z.custom<{ getTracer(name: string): unknown }>(methods(['getTracer'])).optional(),
+          meterProvider: z.custom<{ getMeter(name: string): unknown }>(methods(['getMeter'])).optional(),
         })
         .strict(),
     ])

@@ -12,8 +12,10 @@ import {
   type OtelApi,
   type OtelAttributes,
   type OtelMeter,
+  type OtelMeterProvider,
   type OtelSpanContext,
   type OtelTracer,
+  type OtelTracerProvider,
 } from './otel-api.js';
 import { parseTraceparent, TRACEPARENT, TRACESTATE } from './trace-context.js';
 
@@ -68,8 +70,12 @@ export abstract class ClientTelemetry {
     }
     try {
       const given = typeof this.option === 'object' ? this.option : {};
-      const tracer = (given.tracerProvider ?? api.trace.getTracerProvider()).getTracer(INSTRUMENTATION_SCOPE);
-      const meter = (given.meterProvider ?? api.metrics.getMeterProvider()).getMeter(INSTRUMENTATION_SCOPE);
+      // A given provider is an OpenTelemetry one (checked for its method only): its tracer and meter are
+      // the API's, which the structural types here describe.
+      const tracerProvider = (given.tracerProvider as OtelTracerProvider | undefined) ?? api.trace.getTracerProvider();
+      const meterProvider = (given.meterProvider as OtelMeterProvider | undefined) ?? api.metrics.getMeterProvider();
+      const tracer = tracerProvider.getTracer(INSTRUMENTATION_SCOPE);
+      const meter = meterProvider.getMeter(INSTRUMENTATION_SCOPE);
       const active = { api, tracer, meter, clientId };
       this.createInstruments(active);
       this.active = active;

@@ -37,7 +37,11 @@ export interface ObservedQueue {
     msgCount: number;
     /** Their body bytes. */
     msgSize: number;
-    /** Messages on the broker past the last pull (the broker's max offset minus the last pulled offset). */
+    /**
+     * RocketMQ's msgAccCnt: the queue's max offset (the next offset to be written) minus the offset of
+     * the last message pulled, as the last pull that returned messages saw it; 1 when that pull was
+     * caught up, 0 before any.
+     */
     msgAccCnt: number;
   };
 }
@@ -237,7 +241,7 @@ export class ConsumerTelemetry extends ClientTelemetry {
     this.guard(() => {
       if (what === 'lag') {
         for (const { mq, pq } of queues())
-          r.observe(pq.msgAccCnt + pq.msgCount, {
+          r.observe(Math.max(0, pq.msgAccCnt - 1) + pq.msgCount, {
             ...this.#groupAttrs(a, mq.topic),
             broker_name: mq.brokerName,
             queue_id: mq.queueId,

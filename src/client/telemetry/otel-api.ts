@@ -5,7 +5,7 @@
  */
 
 /** Attribute values as OpenTelemetry takes them. */
-export type OtelAttributes = Record<string, string | number | boolean | readonly string[] | undefined>;
+export type OtelAttributes = Record<string, string | number | boolean | string[] | undefined>;
 
 export interface OtelSpanContext {
   traceId: string;
@@ -17,7 +17,7 @@ export interface OtelSpanContext {
 
 export interface OtelSpan {
   spanContext(): OtelSpanContext;
-  setAttribute(key: string, value: string | number | boolean | readonly string[]): unknown;
+  setAttribute(key: string, value: string | number | boolean | string[]): unknown;
   setStatus(status: { code: number; message?: string }): unknown;
   recordException(exception: Error | string): void;
   isRecording(): boolean;
@@ -104,8 +104,10 @@ export const SPAN_STATUS_ERROR = 2;
 export type OpenTelemetryOption =
   | boolean
   | {
-      tracerProvider?: OtelTracerProvider | undefined;
-      meterProvider?: OtelMeterProvider | undefined;
+      /** An OpenTelemetry TracerProvider (e.g. the SDK's); typed loosely so no OpenTelemetry type is needed. */
+      tracerProvider?: { getTracer(name: string, version?: string): unknown } | undefined;
+      /** An OpenTelemetry MeterProvider. */
+      meterProvider?: { getMeter(name: string, version?: string): unknown } | undefined;
     };
 
 let loading: Promise<OtelApi | undefined> | undefined;
