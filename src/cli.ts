@@ -54,6 +54,9 @@ rocketmq-ts broker options:
   --remoting-port N        also serve RocketMQ's TCP remoting protocol on port N
                            (0 picks a free one): RocketMQ's clients, mqadmin and
                            ali-ons use 127.0.0.1:N as their name server (default off)
+  --metrics-port N         serve Prometheus metrics at GET /metrics on port N
+                           (RocketMQ 5's metric names; 0 picks a free one; default off)
+  --metrics-host HOST      address the metrics port binds (default 127.0.0.1)
   -h, --help               show this help
 `;
 
@@ -125,6 +128,8 @@ async function runBroker(args: string[]): Promise<void> {
       'dlq-readable': { type: 'boolean' },
       'log-level': { type: 'string' },
       'remoting-port': { type: 'string' },
+      'metrics-port': { type: 'string' },
+      'metrics-host': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
     strict: true,
@@ -152,6 +157,8 @@ async function runBroker(args: string[]): Promise<void> {
     dlqReadable: values['dlq-readable'] ? true : undefined,
     logger,
     remotingPort: parsePort(values['remoting-port'], 'remoting-port'),
+    metricsPort: parsePort(values['metrics-port'], 'metrics-port'),
+    metricsHost: values['metrics-host'],
     store: {
       ...(values['sync-flush'] ? { flushDiskType: 'SYNC_FLUSH' as const } : {}),
       ...(values['message-delay-level'] ? { messageDelayLevel: values['message-delay-level'] } : {}),
@@ -185,6 +192,8 @@ async function runBroker(args: string[]): Promise<void> {
       if (remoting !== broker.remotingAddress)
         process.stdout.write(`rocketmq-ts broker remoting clients connect to ${broker.remotingAddress}\n`);
     }
+    if (broker.metricsAddress !== undefined)
+      process.stdout.write(`rocketmq-ts broker metrics at ${broker.metricsAddress}/metrics\n`);
   });
 }
 

@@ -120,6 +120,13 @@ export interface BrokerOptions {
    * use it as their name server and broker (`namesrvAddr=127.0.0.1:<port>`).
    */
   remotingPort?: number;
+  /**
+   * Port of the Prometheus metrics endpoint (`GET /metrics`, RocketMQ 5's metric names); 0 picks a free
+   * one. Off unless set.
+   */
+  metricsPort?: number;
+  /** Address the metrics endpoint binds. Default 127.0.0.1 (this host only). */
+  metricsHost?: string;
   /** Most remoting connections open at once; one more is closed at once. Default 10000. */
   remotingMaxConnections?: number;
   /** Largest remoting frame accepted, bytes; a larger one closes its connection. Default 16 MiB (RocketMQ's frameMaxLength). */
@@ -180,9 +187,13 @@ export interface BrokerOptions {
 }
 
 export interface ResolvedBrokerOptions extends Required<
-  Omit<BrokerOptions, 'accessToken' | 'advertisedAddress' | 'store' | 'clock' | 'logger' | 'remotingPort'>
+  Omit<
+    BrokerOptions,
+    'accessToken' | 'advertisedAddress' | 'store' | 'clock' | 'logger' | 'remotingPort' | 'metricsPort'
+  >
 > {
   remotingPort: number | undefined;
+  metricsPort: number | undefined;
   accessToken: string | undefined;
   advertisedAddress: string | undefined;
   store: BrokerStoreOptions;
@@ -237,6 +248,7 @@ export const BROKER_DEFAULTS = Object.freeze({
   remotingMaxClientIdsPerConnection: 64,
   notifyConsumerIdsChangedWindowMs: 200,
   popReviveIntervalMs: 1000,
+  metricsHost: '127.0.0.1',
 });
 
 const positiveInt = z.number().int().positive();
@@ -285,6 +297,8 @@ const schema = z.object({
   maxInFlightRequestsPerConnection: positiveInt,
   maxBufferedResponseBytesPerConnection: positiveInt,
   remotingPort: z.number().int().min(0).max(65535).optional(),
+  metricsPort: z.number().int().min(0).max(65535).optional(),
+  metricsHost: z.string().min(1),
   remotingMaxConnections: positiveInt,
   remotingMaxFrameBytes: positiveInt.min(1024),
   remotingIdleTimeoutMs: positiveInt,
@@ -312,6 +326,7 @@ export function resolveBrokerOptions(options: BrokerOptions): ResolvedBrokerOpti
   return Object.freeze({
     ...v,
     remotingPort: v.remotingPort,
+    metricsPort: v.metricsPort,
     accessToken: v.accessToken,
     advertisedAddress: v.advertisedAddress,
     store: (options.store ?? {}) as BrokerStoreOptions,
