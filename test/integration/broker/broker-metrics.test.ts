@@ -102,7 +102,10 @@ describe('broker metrics endpoint', () => {
     const before = await scrape();
     expect(find(before, 'rocketmq_messages_in_total', { ...node, topic, is_system: 'false' })[0]?.value).toBe(n);
     expect(find(before, 'rocketmq_throughput_in_total', { ...node, topic })[0]?.value).toBeGreaterThanOrEqual(bytes);
-    expect(find(before, 'rocketmq_producer_connections', node).reduce((a, s) => a + s.value, 0)).toBeGreaterThan(0);
+    // The producer is registered by its heartbeat, which may land after its first sends.
+    const producers = (samples: Sample[]): number =>
+      find(samples, 'rocketmq_producer_connections', node).reduce((a, s) => a + s.value, 0);
+    await waitFor(async () => producers(await scrape()) > 0, 20_000);
 
     const got: MessageExt[] = [];
     const consumer = new PushConsumer({
