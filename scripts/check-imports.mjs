@@ -16,10 +16,13 @@
 //  - consumer/push, consumer/lite, consumer/pull and consumer/simple import none of each other;
 //  - the shared consumer room (files directly in consumer/) imports none of push/, lite/, pull/,
 //    simple/: it serves them all, so it cannot lean on one;
-//  - instance/ imports none of consumer/, producer/, admin/, trace/: the instance drives the clients
+//  - instance/ imports none of consumer/, producer/, admin/, trace/, telemetry/: the instance drives the clients
 //    through MQConsumerInner and MQProducerInner, which the clients implement;
 //  - trace/ (the message trace every client may use) imports only instance/ among the client rooms:
 //    it sends its records through MQClientAPI, so a consumer traces without importing the producer;
+//  - telemetry/ (OpenTelemetry spans and metrics, used by the producer and every consumer) imports
+//    none of consumer/, producer/, admin/: it sees the clients' messages and queues through its own
+//    types, so it stays below them;
 //  - src/client reaches src/remoting through three files only, so that the client never depends on
 //    how a transport is built or speaks (frames, sockets, HTTP):
 //      src/remoting/remoting-client.ts    the RemotingClient interface, the one way to send a command;
@@ -78,6 +81,8 @@ function roomViolation(file, target) {
     return 'the client instance must not import a client (it drives them through MQConsumerInner/MQProducerInner)';
   if (under(file, 'client/trace') && under(target, 'client/consumer', 'client/producer', 'client/admin'))
     return 'the message trace imports only the client instance among the client rooms';
+  if (under(file, 'client/telemetry') && under(target, 'client/consumer', 'client/producer', 'client/admin'))
+    return 'telemetry must not import a client (the clients call it)';
   const kind = CONSUMER_KINDS.find((k) => under(file, `client/consumer/${k}`));
   const targetKind = CONSUMER_KINDS.find((k) => under(target, `client/consumer/${k}`));
   if (kind && targetKind && kind !== targetKind)

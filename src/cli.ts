@@ -70,6 +70,9 @@ rocketmq-ts broker options:
   --acl-file PATH          RocketMQ's plain ACL: every request on both listeners must
                            be signed by an account of this plain_acl.yml (re-read
                            when it changes; a bad file stops the start)
+  --metrics-port N         serve Prometheus metrics at GET /metrics on port N
+                           (RocketMQ 5's metric names; 0 picks a free one; default off)
+  --metrics-host HOST      address the metrics port binds (default 127.0.0.1)
   -h, --help               show this help
 `;
 
@@ -185,6 +188,8 @@ async function runBroker(args: string[]): Promise<void> {
       'tls-key': { type: 'string' },
       'tls-mode': { type: 'string' },
       'acl-file': { type: 'string' },
+      'metrics-port': { type: 'string' },
+      'metrics-host': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
     strict: true,
@@ -217,6 +222,8 @@ async function runBroker(args: string[]): Promise<void> {
       remotingPort: parsePort(values['remoting-port'], 'remoting-port'),
       aclFile: values['acl-file'],
       traceTopicEnable: values['trace-topic-enable'] ? true : undefined,
+      metricsPort: parsePort(values['metrics-port'], 'metrics-port'),
+      metricsHost: values['metrics-host'],
     }),
     storePath,
     logger,
@@ -255,6 +262,8 @@ async function runBroker(args: string[]): Promise<void> {
       if (remoting !== broker.remotingAddress)
         process.stdout.write(`rocketmq-ts broker remoting clients connect to ${broker.remotingAddress}\n`);
     }
+    if (broker.metricsAddress !== undefined)
+      process.stdout.write(`rocketmq-ts broker metrics at ${broker.metricsAddress}/metrics\n`);
   });
 }
 

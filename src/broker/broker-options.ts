@@ -140,6 +140,13 @@ export interface BrokerOptions {
    * use it as their name server and broker (`namesrvAddr=127.0.0.1:<port>`).
    */
   remotingPort?: number;
+  /**
+   * Port of the Prometheus metrics endpoint (`GET /metrics`, RocketMQ 5's metric names); 0 picks a free
+   * one. Off unless set.
+   */
+  metricsPort?: number;
+  /** Address the metrics endpoint binds. Default 127.0.0.1 (this host only). */
+  metricsHost?: string;
   /** Most remoting connections open at once; one more is closed at once. Default 10000. */
   remotingMaxConnections?: number;
   /** Largest remoting frame accepted, bytes; a larger one closes its connection. Default 16 MiB (RocketMQ's frameMaxLength). */
@@ -202,11 +209,20 @@ export interface BrokerOptions {
 export interface ResolvedBrokerOptions extends Required<
   Omit<
     BrokerOptions,
-    'accessToken' | 'aclFile' | 'advertisedAddress' | 'store' | 'clock' | 'logger' | 'remotingPort' | 'tls'
+    | 'accessToken'
+    | 'aclFile'
+    | 'advertisedAddress'
+    | 'store'
+    | 'clock'
+    | 'logger'
+    | 'remotingPort'
+    | 'tls'
+    | 'metricsPort'
   >
 > {
   tls: BrokerTlsOptions | undefined;
   remotingPort: number | undefined;
+  metricsPort: number | undefined;
   accessToken: string | undefined;
   aclFile: string | undefined;
   advertisedAddress: string | undefined;
@@ -264,6 +280,7 @@ export const BROKER_DEFAULTS = Object.freeze({
   remotingMaxClientIdsPerConnection: 64,
   notifyConsumerIdsChangedWindowMs: 200,
   popReviveIntervalMs: 1000,
+  metricsHost: '127.0.0.1',
 });
 
 const positiveInt = z.number().int().positive();
@@ -318,6 +335,8 @@ const schema = z.object({
   maxInFlightRequestsPerConnection: positiveInt,
   maxBufferedResponseBytesPerConnection: positiveInt,
   remotingPort: z.number().int().min(0).max(65535).optional(),
+  metricsPort: z.number().int().min(0).max(65535).optional(),
+  metricsHost: z.string().min(1),
   remotingMaxConnections: positiveInt,
   remotingMaxFrameBytes: positiveInt.min(1024),
   remotingIdleTimeoutMs: positiveInt,
@@ -345,6 +364,7 @@ export function resolveBrokerOptions(options: BrokerOptions): ResolvedBrokerOpti
   return Object.freeze({
     ...v,
     remotingPort: v.remotingPort,
+    metricsPort: v.metricsPort,
     accessToken: v.accessToken,
     tls: v.tls,
     aclFile: v.aclFile,

@@ -119,6 +119,11 @@ export class BrokerStatsManager {
     return it;
   }
 
+  /** The keys counted under a stats name (topics, or `topic@group`). */
+  keysOf(name: string): string[] {
+    return [...(this.items.get(name)?.keys() ?? [])];
+  }
+
   /** A stats item, or undefined when nothing was counted under it (RocketMQ: getStatsItem). */
   getStatsItem(name: string, key: string): StatsItem | undefined {
     return this.item(name, key, false);

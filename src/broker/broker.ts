@@ -33,6 +33,8 @@ import { ScheduleMessageService } from './schedule-message-service.js';
 import { SubscriptionGroupManager } from './subscription-group-manager.js';
 import { TopicConfigManager } from './topic-config-manager.js';
 import { TransactionalMessageService } from './transaction/transactional-message-service.js';
+import { renderBrokerMetrics } from './metrics/broker-metrics.js';
+import { startMetricsServer, type MetricsServer } from './metrics/metrics-server.js';
 
 /**
  * The bundled broker, in your process: `await Broker.start({ storePath, port })` resolves once it
@@ -84,6 +86,8 @@ export class Broker {
   private readonly table: ReadonlyMap<number, Processor>;
   private readonly unsubscribeArrival: () => void;
   private shutdownPromise: Promise<void> | undefined;
+  /** The Prometheus endpoint, when `metricsPort` was given. */
+  private metrics: MetricsServer | undefined;
   /**
    * Put and get counters (RocketMQ: BrokerStatsManager).
    * @internal
@@ -403,6 +407,7 @@ export class Broker {
       await broker.scheduleMessageService.start();
       broker.popService.start();
       await broker.transactionalMessageService.start();
+      broker.metrics = await startMetricsServer(o, () => built.metricsText());
     } catch (e) {
       if (broker) await broker.shutdown().catch(() => undefined);
       else {
@@ -415,6 +420,27 @@ export class Broker {
     }
     o.logger.info({ address, remotingAddress, storePath: o.storePath }, 'broker started');
     return broker;
+  }
+
+  /** `http://host:port` of the metrics endpoint (`/metrics` under it), when it runs. */
+  get metricsAddress(): string | undefined {
+    return this.metrics?.address;
+  }
+
+  /** The Prometheus text of the broker's metrics now (what `GET /metrics` answers). */
+  metricsText(): string {
+    const { clusterName, brokerName } = this.options;
+    const connections = (): { http: number; remoting: number } => ({
+      http: this.limits.stats().connections,
+      remoting: this.remotingConnectionCount,
+    });
+    return renderBrokerMetrics({
+      ...this,
+      clusterName,
+      brokerName,
+      clientChannels: this.context.ops.clients,
+      connections,
+    });
   }
 
   /**
@@ -472,6 +498,7 @@ export class Broker {
         logger.error({ err: e, step: name }, 'broker shutdown step failed');
       }
     };
+    await step('close metrics', () => this.metrics?.close());
     await step('stop accepting', () => this.http.stopAccepting());
     await step('stop accepting remoting', () => this.remoting?.stopAccepting());
     await step('answer held pulls', () => this.pullRequestHoldService.shutdown());

@@ -16,6 +16,7 @@ import { systemClock, type Clock } from '../../common/clock.js';
 import { Credentials, credentialsProblem, type CredentialsSource } from '../../remoting/transport-factory.js';
 import type { TlsOptions } from '../../remoting/transport-factory.js';
 import { namespaceProblem } from './namespace.js';
+import type { OpenTelemetryOption } from '../telemetry/otel-api.js';
 
 export interface ClientOptions {
   /**
@@ -95,6 +96,13 @@ export interface ClientOptions {
   logger?: Logger;
   /** The clock all timers go through (tests drive it). Default: the system clock. */
   clock?: Clock;
+  /**
+   * OpenTelemetry spans and metrics (docs/observability.md). `true` (the default): when
+   * `@opentelemetry/api` is installed, it is imported at start and the globally registered tracer and
+   * meter providers are used (without an SDK registered they do nothing). `false`: never imported.
+   * `{ tracerProvider, meterProvider }`: these providers instead of the global ones.
+   */
+  openTelemetry?: OpenTelemetryOption;
 }
 
 /** RocketMQ's ClientConfig defaults, with units in the names. */
@@ -108,6 +116,7 @@ export const DEFAULT_CLIENT_OPTIONS = Object.freeze({
   connectionsPerBroker: 64,
   watchConsumerIdsHoldMs: 30_000,
   brokerUnreachableWarnMs: 10_000,
+  openTelemetry: true,
 });
 
 export interface ResolvedClientOptions {
@@ -134,6 +143,7 @@ export interface ResolvedClientOptions {
   namespace?: string | undefined;
   logger: Logger;
   clock: Clock;
+  openTelemetry: OpenTelemetryOption;
 }
 
 /** Why `s` is not a broker URL, or null. A port past 65535 makes URL parsing fail: say so, not "not a URL". */
@@ -275,6 +285,17 @@ export const clientOptionsShape = {
     .optional(),
   logger: loggerSchema.default(() => defaultLogger()),
   clock: clockSchema.default(systemClock),
+  openTelemetry: z
+    .union([
+      z.boolean(),
+      z
+        .object({
+          tracerProvider: z.custom<{ getTracer(name: string): unknown }>(methods(['getTracer'])).optional(),
+          meterProvider: z.custom<{ getMeter(name: string): unknown }>(methods(['getMeter'])).optional(),
+        })
+        .strict(),
+    ])
+    .default(DEFAULT_CLIENT_OPTIONS.openTelemetry),
 };
 
 /**

@@ -22,6 +22,7 @@ import type { ResolvedProducerOptions } from './producer-options.js';
 import type { ProducerEvents, SendOptions, SendResult } from './producer-types.js';
 import { messageToProperties } from './validators.js';
 import type { MsgTrace } from '../trace/trace-hooks.js';
+import type { ProducerTelemetry } from '../telemetry/index.js';
 
 /** RocketMQ's retryResponseCodes: broker answers after which a send is tried again elsewhere. */
 const RETRY_RESPONSE_CODES = new Set<number>([
@@ -114,7 +115,11 @@ export class ProducerSender {
   /** The producer's message trace while it runs with `enableMsgTrace`. */
   trace: MsgTrace | undefined;
 
-  constructor(options: ResolvedProducerOptions, events: SafeEventEmitter<ProducerEvents>) {
+  constructor(
+    options: ResolvedProducerOptions,
+    events: SafeEventEmitter<ProducerEvents>,
+    private readonly telemetry?: ProducerTelemetry,
+  ) {
     this.#options = options;
     this.#events = events;
     this.#logger = options.logger;
@@ -196,6 +201,7 @@ export class ProducerSender {
         this.#events.emit('sendError', err, { topic, messageQueue: mq, attempt });
         this.#logger.debug({ err, topic, mq, attempt }, 'send attempt failed');
         if (!shouldRetry(err)) throw err;
+        this.telemetry?.retried(topic);
         if (mq) this.#faultStrategy.updateFaultItem(mq.brokerName, clock.now() - attemptAt, true);
         if (err instanceof RocketMQError && err.responseCode === ResponseCode.TOPIC_NOT_EXIST)
           this.#publish.delete(topic);

@@ -37,6 +37,7 @@ import { startMsgTrace, traceStatsOf } from '../trace/trace-options.js';
 import { SendAccumulator } from './send-accumulator.js';
 import { checkMessage, checkTopic } from './validators.js';
 import { NameMapper, unwrapEvents } from '../instance/namespace.js';
+import { ProducerTelemetry } from '../telemetry/index.js';
 
 export type { ProducerEvents, SendOptions, SendResult } from './producer-types.js';
 import type { ProducerEvents, SendOptions, SendResult } from './producer-types.js';
@@ -79,6 +80,8 @@ export class Producer {
   readonly #names: NameMapper;
   /** The options with the producer group as it travels. */
   readonly #wire: ResolvedProducerOptions;
+  /** OpenTelemetry spans and metrics of the sends; inert until start() finds the API. */
+  readonly #telemetry: ProducerTelemetry;
 
   constructor(options: ProducerOptions) {
     this.options = resolveProducerOptions(options);
@@ -95,7 +98,8 @@ export class Producer {
       ),
       names,
     );
-    const sender = new ProducerSender(wire, this.events);
+    this.#telemetry = new ProducerTelemetry(this.#logger, this.options.openTelemetry, this.options.producerGroup);
+    const sender = new ProducerSender(wire, this.events, this.#telemetry);
     this.#sender = sender;
     this.#accumulator =
       autoBatch === false
@@ -182,6 +186,7 @@ export class Producer {
     try {
       instance.registerProducer(this.#wire.producerGroup, this.producerInner());
       await instance.start();
+      await this.#telemetry.start(instance.clientId);
     } catch (err) {
       await instance.unregisterProducer(this.#wire.producerGroup).catch(() => undefined);
       await instance.release();
@@ -253,7 +258,9 @@ export class Producer {
       const req = buildSendRequest(message, opts, o);
       prepare(req);
       const choose = orderedChoice(message, opts);
-      return this.#sender.sendDefaultImpl(instance, message.topic, req.header, req.body, req.uniqId, opts, choose);
+      const send = (): Promise<SendResult> =>
+        this.#sender.sendDefaultImpl(instance, message.topic, req.header, req.body, req.uniqId, opts, choose);
+      return this.#telemetry.send(req, send);
     };
     return this.#track(this.#plain(send()));
   }
@@ -285,6 +292,17 @@ export class Producer {
     checkMessage(message, o.maxMessageSizeBytes, o.createTopicKey, 'message', o.maxDelayLevel);
     const choose = orderedChoice(message, opts);
     const req = buildSendRequest(message, opts, o);
+    return this.#telemetry.send(req, () => this.#dispatch(instance, message, opts, choose, req));
+  }
+
+  /** Queues the request for an auto-batch, or sends it on its own. */
+  #dispatch(
+    instance: MQClientInstance,
+    message: Message,
+    opts: SendOptions,
+    choose: ReturnType<typeof orderedChoice>,
+    req: SendRequest,
+  ): Promise<SendResult> {
     const { header, body, uniqId } = req;
     const accumulator = this.#accumulator;
     if (accumulator !== undefined && canAutoBatch(message, opts, choose, req)) {
@@ -298,8 +316,10 @@ export class Producer {
 
   async #sendBatch(messages: readonly Message[], opts: SendOptions): Promise<SendResult> {
     const instance = this.#running();
-    const { topic, body, msgId } = encodeSendBatch(messages, this.#wire);
-    return this.#sender.sendDefaultImpl(instance, topic, batchHeader(this.#wire, topic), body, msgId, opts);
+    return this.#telemetry.sendBatch(messages, (carried) => {
+      const { topic, body, msgId } = encodeSendBatch(carried, this.#wire);
+      return this.#sender.sendDefaultImpl(instance, topic, batchHeader(this.#wire, topic), body, msgId, opts);
+    });
   }
 
   /** The writable queues of `topic` (RocketMQ's fetchPublishMessageQueues). */
@@ -336,6 +356,7 @@ export class Producer {
       this.#logger.warn({ err }, 'unregistering the producer failed');
     }
     await instance.release();
+    this.#telemetry.stop();
     this.events.removeAllListeners();
   }
 

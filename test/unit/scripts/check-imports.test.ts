@@ -33,6 +33,10 @@ const allowed = {
   'src/client/consumer/offset-store.ts': 'export const OFFSET_NOT_FOUND = -1;\n',
   'src/client/consumer/push/push-consumer.ts':
     "import { OFFSET_NOT_FOUND } from '../offset-store.js';\nexport const p = OFFSET_NOT_FOUND;\n",
+  'src/client/telemetry/consumer-telemetry.ts':
+    "import type { R } from '../instance/mq-client-instance.js';\nexport type C = R;\n",
+  'src/client/consumer/push/consume-core.ts':
+    "import type { C } from '../../telemetry/consumer-telemetry.js';\nexport type K = C;\n",
   'src/client/instance/mq-client-instance.ts':
     "import type { RemotingClient } from '../../remoting/remoting-client.js';\nexport type R = RemotingClient;\n",
 };
@@ -90,6 +94,11 @@ test.each([
     'the client instance importing a consumer',
     { 'src/client/instance/x.ts': "import { p } from '../consumer/push/push-consumer.js';\nexport const x = p;\n" },
     'src/client/instance/x.ts: the client instance must not import a client (it drives them through MQConsumerInner/MQProducerInner): imports src/client/consumer/push/push-consumer.ts',
+  ],
+  [
+    'telemetry importing a consumer',
+    { 'src/client/telemetry/x.ts': "import { p } from '../consumer/push/push-consumer.js';\nexport const x = p;\n" },
+    'src/client/telemetry/x.ts: telemetry must not import a client (the clients call it): imports src/client/consumer/push/push-consumer.ts',
   ],
   [
     'the client importing a concrete transport',

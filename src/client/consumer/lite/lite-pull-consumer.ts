@@ -20,6 +20,7 @@
  */
 import type { TraceStats } from '../../trace/async-trace-dispatcher.js';
 import { traceStatsOf } from '../../trace/trace-options.js';
+import { ConsumerTelemetry } from '../../telemetry/index.js';
 import { InvalidArgumentError, StateError } from '../../../common/errors.js';
 import type { Logger } from '../../../common/logger.js';
 import type { MessageExt, MessageQueue } from '../../../common/message.js';
@@ -118,6 +119,7 @@ export class LitePullConsumer implements AsyncIterable<MessageExt> {
       isRunning: () => this.#state === 'RUNNING',
       run: () => this.#run,
       running: (what) => this.#running(what),
+      telemetry: new ConsumerTelemetry(this.#logger, this.options.openTelemetry, this.options.consumerGroup),
     };
     this.#assignment = new LiteAssignment(
       this.#core,
@@ -264,8 +266,11 @@ export class LitePullConsumer implements AsyncIterable<MessageExt> {
         (e) => void this.events.emit('offsetPersisted', e),
       );
       await offsetStore.load();
+      await this.#core.telemetry.start(instance.clientId);
+      this.#core.telemetry.observeQueues(() => this.#assignment.queues.values());
       await startRun(this.#lifecycle, instance, offsetStore);
     } catch (err) {
+      this.#core.telemetry.stop();
       await releaseAfterFailedStart(this.#lifecycle, instance, err);
       throw err;
     }
@@ -410,5 +415,6 @@ export class LitePullConsumer implements AsyncIterable<MessageExt> {
       return;
     }
     await shutdownRun(this.#lifecycle, run);
+    this.#core.telemetry.stop();
   }
 }

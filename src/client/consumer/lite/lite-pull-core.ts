@@ -4,6 +4,7 @@
  * they read, what one start() creates, and the argument checks.
  */
 import type { MsgTrace } from '../../trace/trace-hooks.js';
+import type { ConsumerTelemetry } from '../../telemetry/index.js';
 import { InvalidArgumentError } from '../../../common/errors.js';
 import type { Logger } from '../../../common/logger.js';
 import type { MessageQueue } from '../../../common/message.js';
@@ -57,6 +58,8 @@ export interface LiteCore {
   run(): LiteRun | undefined;
   /** The run of a RUNNING consumer; else a StateError saying `what()` needs one. */
   running(what: string): LiteRun;
+  /** OpenTelemetry: a receive span per message handed out, and the consume metrics. */
+  readonly telemetry: ConsumerTelemetry;
 }
 
 export function checkOffset(offset: number, field = 'offset'): void {

@@ -121,6 +121,7 @@ export class LiteFetcher {
   #markConsumed(r: ConsumeRequest, from: number, to: number): void {
     if (!isLive(r) || from >= to) return;
     const msgs = from === 0 && to === r.messages.length ? r.messages : r.messages.slice(from, to);
+    this.#core.telemetry.received(msgs);
     const offset = r.queue.pq.removeMessage(msgs, this.#core.options.clock.now());
     if (offset >= 0) r.queue.consumeOffset = offset;
     this.#core.run()?.trace?.pulled(msgs);

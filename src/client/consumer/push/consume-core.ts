@@ -14,6 +14,7 @@ import type { TraceContext } from '../../trace/trace-codec.js';
 import { ConsumeOutcomes, type ConsumeOutcome, type MsgTrace } from '../../trace/trace-hooks.js';
 import type { OffsetStore } from '../offset-store.js';
 import type { ProcessQueue } from '../process-queue.js';
+import type { ConsumerTelemetry } from '../../telemetry/index.js';
 
 /** A worker running sync listeners back to back lets I/O in after this long. */
 export const CONSUME_SLICE_MS = 5;
@@ -84,6 +85,8 @@ export interface ListenerRules<S extends string> {
 export interface ListenerLog {
   readonly logger: Logger;
   readonly consumerGroup: string;
+  /** OpenTelemetry: a span per message around the listener call, and the consume metrics. */
+  readonly telemetry?: ConsumerTelemetry | undefined;
   /** The consumer's message trace, when `enableMsgTrace` is on: a SubBefore and a SubAfter per call. */
   readonly trace?: MsgTrace | undefined;
 }
@@ -176,10 +179,12 @@ export function runListener<C, S extends string, R>(
   then: (status: S, error: unknown) => R,
   onSettled?: () => void,
 ): R | Promise<Awaited<R>> {
+  const span = log.telemetry?.process(msgs, mq);
+  if (span) then = span.wrap(then, rules.failure);
   let answer: unknown;
   const traced = log.trace?.consuming(msgs);
   try {
-    answer = listener(msgs.slice(), context);
+    answer = span ? span.run(listener, msgs.slice(), context) : listener(msgs.slice(), context);
   } catch (err) {
     return threw(err, rules, log, mq, then, onSettled, traced);
   }

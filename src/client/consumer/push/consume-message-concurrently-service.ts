@@ -6,6 +6,7 @@
  * plain-SEND fallback inside `sendMessageBack`), and when that fails too they stay in the
  * ProcessQueue — holding the committed offset — and are consumed again locally after 5 s.
  */
+import type { ConsumerTelemetry } from '../../telemetry/index.js';
 import type { Clock, TimerHandle } from '../../../common/clock.js';
 import type { Logger } from '../../../common/logger.js';
 import type { MessageExt, MessageQueue } from '../../../common/message.js';
@@ -92,6 +93,8 @@ export interface ConsumeServiceDeps {
   consumeThreadMax: number;
   consumeMessageBatchMaxSize: number;
   listener: MessageListenerConcurrently;
+  /** OpenTelemetry around each listener call (consume-core's runListener). */
+  telemetry?: ConsumerTelemetry | undefined;
   offsetStore: OffsetStore;
   clock: Clock;
   logger: Logger;

@@ -4,6 +4,7 @@
  * (per queue, per key) share.
  */
 import type { MsgTrace } from '../../trace/trace-hooks.js';
+import type { ConsumerTelemetry } from '../../telemetry/index.js';
 import type { Clock, TimerHandle } from '../../../common/clock.js';
 import type { Logger } from '../../../common/logger.js';
 import type { MessageExt, MessageQueue } from '../../../common/message.js';
@@ -78,6 +79,8 @@ export interface ConsumeOrderlyServiceDeps {
   keyConcurrency: number | undefined;
   /** A queue whose lock was not confirmed for this long is not consumed, ms (RocketMQ: 30 s). */
   lockMaxLiveTimeMs: number;
+  /** OpenTelemetry around each listener call (consume-core's runListener). */
+  telemetry?: ConsumerTelemetry | undefined;
   offsetStore: OffsetStore;
   clock: Clock;
   logger: Logger;

@@ -111,6 +111,7 @@ export class PushConsumerLifecycle {
       instance.events.off('brokerConnected', this.#onBrokerConnected);
       instance.events.off('brokerDisconnected', this.#onBrokerDisconnected);
       this.#tasks.stop();
+      this.#host.telemetry.stop();
       await releaseAfterFailedStart(instance, this.run?.pulls, o.consumerGroup, logger);
       this.run = undefined;
       throw err;
@@ -151,6 +152,7 @@ export class PushConsumerLifecycle {
       onRouteChanged: this.#routes.onRouteChanged,
     });
     this.state = 'SHUTDOWN';
+    this.#host.telemetry.stop();
     if (report.unfinishedListeners > 0 || report.droppedConsumeRequests > 0)
       logger.warn(report, 'PushConsumer shut down with unfinished work (it will be delivered again)');
     return report;

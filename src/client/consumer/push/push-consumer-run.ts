@@ -4,6 +4,7 @@
  * read, and the MQConsumerInner start() builds for the client instance to drive (the offset store
  * it makes comes from ../offset-store-factory.ts, shared with the lite pull consumer).
  */
+import type { ConsumerTelemetry } from '../../telemetry/index.js';
 import type { Logger } from '../../../common/logger.js';
 import type { MessageExt, MessageQueue } from '../../../common/message.js';
 import type { SubscriptionData } from '../../../filter/index.js';
@@ -93,6 +94,8 @@ export interface PushConsumerHost {
   isPaused(): boolean;
   /** An orderly listener was registered. */
   isOrderly(): boolean;
+  /** OpenTelemetry spans and metrics of the consumption. */
+  readonly telemetry: ConsumerTelemetry;
 }
 
 /** The MQConsumerInner the client instance drives. */

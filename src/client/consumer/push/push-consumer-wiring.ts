@@ -45,6 +45,7 @@ export async function createPushConsumerRun(w: PushRunWiring): Promise<PushConsu
   const trace = startMsgTrace(instance, o, o.consumerGroup, 'CONSUME');
   const offsetStore = createOffsetStore(o, instance, logger, (e) => void host.events.emit('offsetPersisted', e));
   await offsetStore.load();
+  await host.telemetry.start(instance.clientId);
   let consume: ConsumeMessageService;
   let orderly: PushConsumerRun['orderly'];
   if (w.listener.orderly) {
@@ -61,6 +62,7 @@ export async function createPushConsumerRun(w: PushRunWiring): Promise<PushConsu
       listener: w.listener.fn,
       keyConcurrency: w.listener.keyConcurrency,
       lockMaxLiveTimeMs: o.rebalanceLockMaxLiveTimeMs,
+      telemetry: host.telemetry,
       offsetStore,
       clock: o.clock,
       logger,
@@ -79,6 +81,7 @@ export async function createPushConsumerRun(w: PushRunWiring): Promise<PushConsu
       consumeThreadMax: o.consumeThreadMax,
       consumeMessageBatchMaxSize: o.consumeMessageBatchMaxSize,
       listener: w.listener.fn,
+      telemetry: host.telemetry,
       offsetStore,
       clock: o.clock,
       logger,
@@ -88,6 +91,7 @@ export async function createPushConsumerRun(w: PushRunWiring): Promise<PushConsu
   }
   const pulls = new PullMessageService((req) => servePullRequest(host, req), o.clock, logger);
   const rebalance = createRebalancePushImpl(host, w.routes, instance, offsetStore, pulls);
+  host.telemetry.observeQueues(() => rebalance.processQueueTable.values());
   return { instance, wrapper, offsetStore, consume, orderly, pulls, rebalance, trace };
 }
 

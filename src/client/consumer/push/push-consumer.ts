@@ -21,6 +21,7 @@
  * `push-consumer-run.ts` (what they share). With `consumeMode: 'POP'`, `push-consumer-pop.ts` takes the
  * place of the lifecycle and the pull path (its pop loops and POP consume service beside it).
  */
+import { ConsumerTelemetry } from '../../telemetry/index.js';
 import { StateError } from '../../../common/errors.js';
 import type { Logger } from '../../../common/logger.js';
 import { compareMessageQueue, type MessageQueue } from '../../../common/message.js';
@@ -136,6 +137,7 @@ export class PushConsumer {
       isRunning: () => this.state === 'RUNNING',
       isPaused: () => this.#paused,
       isOrderly: () => this.#listener?.orderly === true,
+      telemetry: new ConsumerTelemetry(this.#logger, this.options.openTelemetry, this.options.consumerGroup),
     };
     this.#routes = new ConsumerRoutes(this.#host);
     this.#life = new PushConsumerLifecycle(this.#host, this.#routes, this.#pullAbort);

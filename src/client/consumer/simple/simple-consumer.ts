@@ -8,6 +8,7 @@
  * No queues are shared out: every member pops every queue of its topics (queue id -1) and the broker
  * hands each message to one of them. The consumer registers its group with heartbeats as CONSUME_POP.
  */
+import { ConsumerTelemetry } from '../../telemetry/index.js';
 import { InvalidArgumentError, StateError } from '../../../common/errors.js';
 import type { MessageExt } from '../../../common/message.js';
 import { parseExtraInfo } from '../../../protocol/index.js';
@@ -72,6 +73,8 @@ export class SimpleConsumer {
   readonly #names: NameMapper;
   /** The options with the consumer group as it travels. */
   readonly #wire: ResolvedSimpleConsumerOptions;
+  /** OpenTelemetry: a receive span per message received, and the consume metrics. */
+  readonly #telemetry: ConsumerTelemetry;
 
   constructor(options: SimpleConsumerOptions) {
     this.options = resolveSimpleConsumerOptions(options);
@@ -79,6 +82,7 @@ export class SimpleConsumer {
     const names = (this.#names = new NameMapper(this.options.namespace));
     const o = names.active ? { ...this.options, consumerGroup: names.wrap(this.options.consumerGroup) } : this.options;
     this.#wire = o;
+    this.#telemetry = new ConsumerTelemetry(o.logger, o.openTelemetry, this.options.consumerGroup);
     this.#lifecycle = new ActiveConsumerLifecycle({
       name: 'simple consumer',
       clientOptions: o,
@@ -132,7 +136,9 @@ export class SimpleConsumer {
 
   /** Joins (or creates) the client instance and registers the group. Idempotent. */
   start(): Promise<void> {
-    return this.#names.guard(() => this.#lifecycle.start());
+    return this.#names.guard(() =>
+      this.#lifecycle.start().then(() => this.#telemetry.start(this.#lifecycle.instance?.clientId ?? this.clientId)),
+    );
   }
 
   /** What the message trace has sent and dropped; undefined unless `enableMsgTrace` is on and started. */
@@ -217,6 +223,7 @@ export class SimpleConsumer {
       );
     }
     trace?.received(out);
+    this.#telemetry.received(out);
     return out;
   }
 
@@ -324,6 +331,7 @@ export class SimpleConsumer {
 
   /** Aborts receives in flight, unregisters the group and releases the client instance. Idempotent. */
   shutdown(): Promise<void> {
+    this.#telemetry.stop();
     return this.#lifecycle.shutdown();
   }
 

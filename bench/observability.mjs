@@ -1,0 +1,111 @@
+// Drain throughput of a PushConsumer with OpenTelemetry off and on, in one run, on one backlog: two
+// consumer groups read the same topic from the first offset, one after the other, against an in-process
+// broker. "on" means the SDK's BasicTracerProvider (every span recorded and handed to an exporter that
+// drops it) and a MeterProvider with a reader, so the figure is the clients' full cost. The backlog is
+// sent by a producer with OpenTelemetry on, so every message carries a traceparent. Also the send rate
+// of single sends, off and on. Imports the compiled package (npm run build). One line per figure.
+//
+// Scale with env vars (defaults in brackets): OBS_MESSAGES [50000]  OBS_BODY_BYTES [256]  OBS_SENDS [5000]
+import { Buffer } from 'node:buffer';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { BasicTracerProvider, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics';
+import { Producer, PushConsumer } from '../dist/index.js';
+import { Broker } from '../dist/broker/index.js';
+import { sendBacklog } from './bench-broker.mjs';
+
+const env = (name, dflt) => (process.env[name] === undefined ? dflt : Number(process.env[name]));
+const N = env('OBS_MESSAGES', 50_000);
+const BODY = env('OBS_BODY_BYTES', 256);
+const SENDS = env('OBS_SENDS', 5_000);
+const report = (name, value, unit) => console.log(`${name} ${Number(Number(value).toFixed(1))} ${unit}`);
+
+class DroppingExporter {
+  export(_spans, done) {
+    done({ code: 0 });
+  }
+  shutdown() {
+    return Promise.resolve();
+  }
+}
+class ManualReader extends MetricReader {
+  onForceFlush() {
+    return Promise.resolve();
+  }
+  onShutdown() {
+    return Promise.resolve();
+  }
+}
+const tracerProvider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(new DroppingExporter())] });
+const meterProvider = new MeterProvider({ readers: [new ManualReader()] });
+const otelOn = { tracerProvider, meterProvider };
+
+const storePath = mkdtempSync(path.join(os.tmpdir(), 'bench-obs-'));
+const broker = await Broker.start({ port: 0, storePath });
+try {
+  const topic = 'BenchObservability';
+  const producer = new Producer({
+    endpoints: broker.address,
+    producerGroup: 'BenchObsProducer',
+    openTelemetry: otelOn,
+  });
+  await producer.start();
+  await sendBacklog(producer, topic, N, BODY);
+  await producer.shutdown();
+
+  for (const [label, openTelemetry] of [
+    ['off', false],
+    ['on', otelOn],
+  ]) {
+    let got = 0;
+    let done;
+    const finished = new Promise((r) => (done = r));
+    const c = new PushConsumer({
+      endpoints: broker.address,
+      consumerGroup: `BenchObsGroup_${label}`,
+      consumeFromWhere: 'CONSUME_FROM_FIRST_OFFSET',
+      pullBatchSize: 32,
+      openTelemetry,
+    });
+    c.subscribe(topic, '*');
+    c.registerMessageListener((msgs) => {
+      got += msgs.length;
+      if (got >= N) done();
+    });
+    const t0 = performance.now();
+    await c.start();
+    await finished;
+    const s = (performance.now() - t0) / 1000;
+    await c.shutdown();
+    report(`drain_otel_${label}`, N / s, 'msg/s');
+  }
+
+  for (const [label, openTelemetry] of [
+    ['off', false],
+    ['on', otelOn],
+  ]) {
+    const p = new Producer({ endpoints: broker.address, producerGroup: `BenchObsSend_${label}`, openTelemetry });
+    await p.start();
+    const body = Buffer.alloc(BODY, 0x61);
+    const t0 = performance.now();
+    let sent = 0;
+    await Promise.all(
+      Array.from({ length: 16 }, async () => {
+        while (sent < SENDS) {
+          sent++;
+          await p.send({ topic: 'BenchObservabilitySend', body });
+        }
+      }),
+    );
+    report(`send_otel_${label}`, SENDS / ((performance.now() - t0) / 1000), 'msg/s');
+    await p.shutdown();
+  }
+} finally {
+  await broker.shutdown();
+  await tracerProvider.shutdown();
+  await meterProvider.shutdown();
+  rmSync(storePath, { recursive: true, force: true });
+}

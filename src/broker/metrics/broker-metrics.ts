@@ -1,0 +1,205 @@
+/**
+ * The broker's metrics under RocketMQ 5's names and labels (BrokerMetricsManager, BrokerMetricsConstant,
+ * DefaultStoreMetricsConstant), read at scrape time from what the broker already counts: the stats
+ * table (BrokerStatsManager), the topic and subscription-group tables, the committed and pulled consumer
+ * offsets against the store's max offsets, the consumer and producer tables, and the pull hold service.
+ * Nothing here runs on the message path.
+ */
+import type { MessageStore } from '../../store/index.js';
+import { StatsName, type BrokerStatsManager } from '../broker-stats-manager.js';
+import type { ClientChannelTable } from '../client-channel-table.js';
+import type { ConsumerManager } from '../consumer-manager.js';
+import type { ConsumerOffsetManager } from '../consumer-offset-manager.js';
+import type { PullRequestHoldService } from '../pull-request-hold-service.js';
+import type { SubscriptionGroupManager } from '../subscription-group-manager.js';
+import type { TopicConfigManager } from '../topic-config-manager.js';
+import { PrometheusText, type Labels } from './prometheus-text.js';
+
+export interface BrokerMetricsSources {
+  clusterName: string;
+  brokerName: string;
+  brokerStats: BrokerStatsManager;
+  store: MessageStore;
+  topicConfigManager: TopicConfigManager;
+  subscriptionGroupManager: SubscriptionGroupManager;
+  consumerOffsetManager: ConsumerOffsetManager;
+  consumerManager: ConsumerManager;
+  clientChannels: ClientChannelTable;
+  pullRequestHoldService: PullRequestHoldService;
+  /** Open connections of the HTTP and the remoting listeners. */
+  connections(): { http: number; remoting: number };
+}
+
+/** RocketMQ marks system topics and groups with these (TopicValidator, MixAll). */
+const isSystemTopic = (t: string): boolean =>
+  t.startsWith('rmq_sys_') ||
+  t.startsWith('%RETRY%') ||
+  t.startsWith('%DLQ%') ||
+  t === 'TBW102' ||
+  t === 'SCHEDULE_TOPIC_XXXX' ||
+  t === 'RMQ_SYS_TRANS_HALF_TOPIC' ||
+  t === 'RMQ_SYS_TRANS_OP_HALF_TOPIC' ||
+  t === 'RMQ_SYS_TRACE_TOPIC' ||
+  t === 'OFFSET_MOVED_EVENT' ||
+  t === 'SELF_TEST_TOPIC';
+
+/** The exposition text of one scrape. */
+export function renderBrokerMetrics(src: BrokerMetricsSources): string {
+  const p = new PrometheusText();
+  const node: Labels = { cluster: src.clusterName, node_type: 'broker', node_id: src.brokerName };
+
+  const perKey = (name: string): Array<[string, number]> =>
+    src.brokerStats.keysOf(name).map((k) => [k, src.brokerStats.getStatsItem(name, k)?.value ?? 0]);
+  const splitKey = (key: string): [string, string] => {
+    const at = key.lastIndexOf('@');
+    return [key.slice(0, at), key.slice(at + 1)];
+  };
+
+  const inMsgs = p.family('rocketmq_messages_in_total', 'counter', 'Messages stored by sends, per topic');
+  for (const [topic, v] of perKey(StatsName.TOPIC_PUT_NUMS))
+    inMsgs({ ...node, topic, is_system: String(isSystemTopic(topic)) }, v);
+  const inBytes = p.family('rocketmq_throughput_in_total', 'counter', 'Body bytes stored by sends, per topic');
+  for (const [topic, v] of perKey(StatsName.TOPIC_PUT_SIZE))
+    inBytes({ ...node, topic, is_system: String(isSystemTopic(topic)) }, v);
+  const outMsgs = p.family(
+    'rocketmq_messages_out_total',
+    'counter',
+    'Messages returned by pulls, per topic and consumer group',
+  );
+  for (const [key, v] of perKey(StatsName.GROUP_GET_NUMS)) {
+    const [topic, group] = splitKey(key);
+    outMsgs(
+      {
+        ...node,
+        topic,
+        consumer_group: group,
+        is_retry: String(topic.startsWith('%RETRY%')),
+        is_system: String(isSystemTopic(topic)),
+      },
+      v,
+    );
+  }
+  const outBytes = p.family(
+    'rocketmq_throughput_out_total',
+    'counter',
+    'Body bytes returned by pulls, per topic and consumer group',
+  );
+  for (const [key, v] of perKey(StatsName.GROUP_GET_SIZE)) {
+    const [topic, group] = splitKey(key);
+    outBytes(
+      {
+        ...node,
+        topic,
+        consumer_group: group,
+        is_retry: String(topic.startsWith('%RETRY%')),
+        is_system: String(isSystemTopic(topic)),
+      },
+      v,
+    );
+  }
+
+  p.family('rocketmq_topic_number', 'gauge', 'Topics on this broker')(node, src.topicConfigManager.allTopics().length);
+  p.family(
+    'rocketmq_consumer_group_number',
+    'gauge',
+    'Subscription groups on this broker',
+  )(node, src.subscriptionGroupManager.allSubscriptionGroups().length);
+
+  const lag = p.family(
+    'rocketmq_consumer_lag_messages',
+    'gauge',
+    'Messages not committed yet: max offset minus committed offset, per topic and group',
+  );
+  const inflight = p.family(
+    'rocketmq_consumer_inflight_messages',
+    'gauge',
+    'Messages pulled but not committed yet, per topic and group',
+  );
+  const ready = p.family(
+    'rocketmq_consumer_ready_messages',
+    'gauge',
+    'Messages not pulled yet: max offset minus pulled offset, per topic and group',
+  );
+  for (const group of groupsWithOffsets(src)) {
+    for (const [topic, queues] of src.consumerOffsetManager.offsetsOfGroup(group)) {
+      let behind = 0;
+      let pulledNotCommitted = 0;
+      let notPulled = 0;
+      for (const [queueId, committed] of queues) {
+        const max = src.store.getMaxOffsetInQueue(topic, queueId);
+        const pulled = Math.max(committed, src.consumerOffsetManager.queryPullOffset(group, topic, queueId));
+        behind += Math.max(0, max - committed);
+        pulledNotCommitted += Math.max(0, Math.min(pulled, max) - committed);
+        notPulled += Math.max(0, max - pulled);
+      }
+      const labels = { ...node, topic, consumer_group: group, is_retry: String(topic.startsWith('%RETRY%')) };
+      lag(labels, behind);
+      inflight(labels, pulledNotCommitted);
+      ready(labels, notPulled);
+    }
+  }
+
+  const producers = p.family(
+    'rocketmq_producer_connections',
+    'gauge',
+    'Producer clients connected, per language and version',
+  );
+  const byAttr = new Map<string, { language: string; version: number; n: number }>();
+  for (const group of src.consumerManager.producerManager.getGroups()) {
+    for (const clientId of src.consumerManager.producerManager.getClientIds(group)) {
+      const { language, version } = src.clientChannels.describe(clientId);
+      const k = `${language}/${version}`;
+      const e = byAttr.get(k) ?? { language, version, n: 0 };
+      e.n++;
+      byAttr.set(k, e);
+    }
+  }
+  for (const e of byAttr.values()) producers({ ...node, language: e.language, version: e.version }, e.n);
+  const consumers = p.family(
+    'rocketmq_consumer_connections',
+    'gauge',
+    'Consumer clients connected, per group, language, version and consume mode',
+  );
+  for (const group of src.consumerManager.getGroups()) {
+    const info = src.consumerManager.getConsumerGroupInfo(group);
+    if (!info) continue;
+    const counts = new Map<string, { language: string; version: number; n: number }>();
+    for (const clientId of info.getAllClientIds()) {
+      const { language, version } = src.clientChannels.describe(clientId);
+      const k = `${language}/${version}`;
+      const e = counts.get(k) ?? { language, version, n: 0 };
+      e.n++;
+      counts.set(k, e);
+    }
+    const mode = info.consumeType === 'CONSUME_ACTIVELY' || info.consumeType === 'CONSUME_POP' ? 'pull' : 'push';
+    for (const e of counts.values())
+      consumers({ ...node, consumer_group: group, language: e.language, version: e.version, consume_mode: mode }, e.n);
+  }
+
+  p.family(
+    'rocketmq_storage_size',
+    'gauge',
+    'Bytes of the commit log held by the store',
+  )(
+    { ...node, storage_type: 'local' },
+    Math.max(0, src.store.getCommitLogMaxOffset() - Math.max(0, src.store.getCommitLogMinOffset())),
+  );
+  p.family(
+    'rocketmq_processor_watermark',
+    'gauge',
+    'Requests waiting in a processor: pulls held for new messages',
+  )({ ...node, processor: 'pull_message_hold' }, src.pullRequestHoldService.size);
+  const conns = src.connections();
+  const open = p.family('rocketmq_broker_connections', 'gauge', 'Open client connections, per protocol');
+  open({ ...node, protocol_type: 'http' }, conns.http);
+  open({ ...node, protocol_type: 'remoting' }, conns.remoting);
+  return p.toString();
+}
+
+/** Every group with committed offsets. */
+function groupsWithOffsets(src: BrokerMetricsSources): string[] {
+  const groups = new Set<string>();
+  for (const g of src.subscriptionGroupManager.allSubscriptionGroups()) groups.add(g.groupName);
+  for (const g of src.consumerManager.getGroups()) groups.add(g);
+  return [...groups].filter((g) => src.consumerOffsetManager.offsetsOfGroup(g).size > 0);
+}

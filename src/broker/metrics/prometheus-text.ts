@@ -1,0 +1,52 @@
+/**
+ * Prometheus's text exposition format (version 0.0.4): a `# HELP` and a `# TYPE` line per family, then
+ * one line per sample, label values escaped (backslash, double quote, newline).
+ * @pure
+ */
+
+export type MetricType = 'counter' | 'gauge';
+
+export type Labels = Readonly<Record<string, string | number>>;
+
+interface Family {
+  name: string;
+  type: MetricType;
+  help: string;
+  samples: Array<{ labels: Labels; value: number }>;
+}
+
+const escapeLabel = (v: string): string => v.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n');
+const escapeHelp = (v: string): string => v.replace(/\\/g, '\\\\').replace(/\n/g, '\\n');
+
+function formatValue(v: number): string {
+  if (Number.isNaN(v)) return 'NaN';
+  if (!Number.isFinite(v)) return v > 0 ? '+Inf' : '-Inf';
+  return String(v);
+}
+
+/** Collects families and writes them in the order they were first declared. */
+export class PrometheusText {
+  readonly #families = new Map<string, Family>();
+
+  /** Declares a family (idempotent); a family without samples is still written, with its HELP and TYPE. */
+  family(name: string, type: MetricType, help: string): (labels: Labels, value: number) => void {
+    let f = this.#families.get(name);
+    if (!f) this.#families.set(name, (f = { name, type, help, samples: [] }));
+    const family = f;
+    return (labels, value) => void family.samples.push({ labels, value });
+  }
+
+  toString(): string {
+    const out: string[] = [];
+    for (const f of this.#families.values()) {
+      out.push(`# HELP ${f.name} ${escapeHelp(f.help)}`, `# TYPE ${f.name} ${f.type}`);
+      for (const s of f.samples) {
+        const labels = Object.entries(s.labels)
+          .map(([k, v]) => `${k}="${escapeLabel(String(v))}"`)
+          .join(',');
+        out.push(`${f.name}${labels ? `{${labels}}` : ''} ${formatValue(s.value)}`);
+      }
+    }
+    return out.join('\n') + '\n';
+  }
+}

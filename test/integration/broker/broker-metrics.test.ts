@@ -1,0 +1,168 @@
+/**
+ * The broker's Prometheus endpoint over real HTTP during a small drain: the exposition text parses
+ * strictly (HELP and TYPE before each family's samples, well-formed labels and values, no series twice),
+ * RocketMQ 5's names and labels carry the counts of what was sent and consumed, the server closes with
+ * the broker, and a port that cannot be bound is a start error naming it.
+ */
+import { Producer } from '../../../src/client/producer/producer.js';
+import { PushConsumer } from '../../../src/index.js';
+import { Broker } from '../../../src/broker/index.js';
+import type { MessageExt } from '../../../src/common/message.js';
+import { startBroker, tempStorePath, waitFor, type BrokerFixture } from '../../support/broker-fixture.js';
+import { rmSync } from 'node:fs';
+
+interface Sample {
+  name: string;
+  labels: Record<string, string>;
+  value: number;
+}
+
+/** Parses Prometheus text format 0.0.4, throwing at the first line that breaks it. */
+function parseExposition(text: string): Sample[] {
+  expect(text.endsWith('\n')).toBe(true);
+  const types = new Map<string, string>();
+  const helped = new Set<string>();
+  const seen = new Set<string>();
+  const samples: Sample[] = [];
+  for (const line of text.slice(0, -1).split('\n')) {
+    let m = /^# HELP ([a-zA-Z_:][a-zA-Z0-9_:]*) (.*)$/.exec(line);
+    if (m) {
+      expect(helped.has(m[1]!)).toBe(false);
+      helped.add(m[1]!);
+      continue;
+    }
+    m = /^# TYPE ([a-zA-Z_:][a-zA-Z0-9_:]*) (counter|gauge|histogram|summary|untyped)$/.exec(line);
+    if (m) {
+      expect(helped.has(m[1]!)).toBe(true);
+      expect(types.has(m[1]!)).toBe(false);
+      types.set(m[1]!, m[2]!);
+      continue;
+    }
+    m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (-?[0-9.eE+-]+|NaN|[+-]Inf)$/.exec(line);
+    if (!m) throw new Error(`not an exposition line: ${JSON.stringify(line)}`);
+    const [, name, rawLabels = '', value] = m as unknown as [string, string, string | undefined, string];
+    if (!types.has(name)) throw new Error(`sample before its TYPE: ${line}`);
+    const labels: Record<string, string> = {};
+    const labelRe = /([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\\n]|\\["\\n])*)"(,|$)/y;
+    let at = 0;
+    while (at < rawLabels.length) {
+      labelRe.lastIndex = at;
+      const l = labelRe.exec(rawLabels);
+      if (!l) throw new Error(`bad labels: ${rawLabels}`);
+      expect(labels[l[1]!]).toBeUndefined();
+      labels[l[1]!] = l[2]!.replace(/\\n/g, '\n').replace(/\\"/g, '"').replace(/\\\\/g, '\\');
+      at = labelRe.lastIndex;
+    }
+    const key = `${name}${JSON.stringify(Object.entries(labels).sort())}`;
+    if (seen.has(key)) throw new Error(`series twice: ${line}`);
+    seen.add(key);
+    samples.push({ name, labels, value: Number(value) });
+  }
+  return samples;
+}
+
+const find = (samples: Sample[], name: string, labels: Record<string, string> = {}): Sample[] =>
+  samples.filter((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v));
+
+describe('broker metrics endpoint', () => {
+  let fx: BrokerFixture;
+  beforeAll(async () => {
+    fx = await startBroker({ remotingPort: 0, metricsPort: 0, brokerName: 'broker-m', clusterName: 'ClusterM' });
+  });
+  afterAll(async () => {
+    await fx.close();
+  });
+
+  async function scrape(): Promise<Sample[]> {
+    const res = await fetch(`${fx.broker.metricsAddress}/metrics`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe('text/plain; version=0.0.4; charset=utf-8');
+    return parseExposition(await res.text());
+  }
+
+  it('binds 127.0.0.1 and answers only /metrics', async () => {
+    expect(fx.broker.metricsAddress).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect((await fetch(`${fx.broker.metricsAddress}/other`)).status).toBe(404);
+    expect((await fetch(`${fx.broker.metricsAddress}/metrics`, { method: 'POST' })).status).toBe(405);
+  });
+
+  it('counts a drain under RocketMQ 5 names and labels, scraped while it runs', async () => {
+    const topic = `MetricsT${Date.now()}`;
+    const group = `metricsg${Date.now()}`;
+    const n = 40;
+    const producer = new Producer({ namesrvAddr: fx.broker.remotingAddress ?? '', producerGroup: 'metricsp' });
+    await producer.start();
+    let bytes = 0;
+    for (let i = 0; i < n; i++) {
+      const body = Buffer.from(`body-${i}`);
+      bytes += body.length;
+      await producer.send({ topic, body });
+    }
+    const node = { cluster: 'ClusterM', node_type: 'broker', node_id: 'broker-m' };
+    const before = await scrape();
+    expect(find(before, 'rocketmq_messages_in_total', { ...node, topic, is_system: 'false' })[0]?.value).toBe(n);
+    expect(find(before, 'rocketmq_throughput_in_total', { ...node, topic })[0]?.value).toBeGreaterThanOrEqual(bytes);
+    // The producer is registered by its heartbeat, which may land after its first sends.
+    const producers = (samples: Sample[]): number =>
+      find(samples, 'rocketmq_producer_connections', node).reduce((a, s) => a + s.value, 0);
+    await waitFor(async () => producers(await scrape()) > 0, 20_000);
+
+    const got: MessageExt[] = [];
+    const consumer = new PushConsumer({
+      endpoints: fx.broker.address,
+      consumerGroup: group,
+      consumeFromWhere: 'CONSUME_FROM_FIRST_OFFSET',
+      persistConsumerOffsetIntervalMs: 50,
+      pullBatchSize: 4,
+    });
+    consumer.subscribe(topic, '*');
+    consumer.registerMessageListener((msgs: MessageExt[]) => void got.push(...msgs));
+    await consumer.start();
+    try {
+      // Mid-drain scrapes parse and never count more than was sent.
+      while (got.length < n) {
+        const mid = await scrape();
+        const out = find(mid, 'rocketmq_messages_out_total', { topic, consumer_group: group })[0]?.value ?? 0;
+        expect(out).toBeLessThanOrEqual(n);
+        await new Promise((r) => setImmediate(r));
+      }
+      let after: Sample[] = [];
+      await waitFor(async () => {
+        after = await scrape();
+        return find(after, 'rocketmq_consumer_lag_messages', { topic, consumer_group: group })[0]?.value === 0;
+      }, 20_000);
+      const labels = { ...node, topic, consumer_group: group };
+      expect(find(after, 'rocketmq_messages_out_total', { ...labels, is_retry: 'false' })[0]?.value).toBe(n);
+      expect(find(after, 'rocketmq_throughput_out_total', labels)[0]?.value).toBeGreaterThanOrEqual(bytes);
+      expect(find(after, 'rocketmq_consumer_inflight_messages', labels)[0]?.value).toBe(0);
+      expect(find(after, 'rocketmq_consumer_ready_messages', labels)[0]?.value).toBe(0);
+      expect(
+        find(after, 'rocketmq_consumer_connections', { ...node, consumer_group: group, consume_mode: 'push' })[0]
+          ?.value,
+      ).toBe(1);
+      expect(find(after, 'rocketmq_topic_number', node)[0]?.value).toBeGreaterThanOrEqual(1);
+      expect(find(after, 'rocketmq_consumer_group_number', node)[0]?.value).toBeGreaterThanOrEqual(1);
+      expect(find(after, 'rocketmq_storage_size', node)[0]?.value).toBeGreaterThan(0);
+      expect(find(after, 'rocketmq_processor_watermark', { ...node, processor: 'pull_message_hold' })).toHaveLength(1);
+    } finally {
+      await consumer.shutdown();
+      await producer.shutdown();
+    }
+  }, 60_000);
+
+  it('a metrics port that cannot be bound fails the start, naming it; the server closes with the broker', async () => {
+    const storePath = tempStorePath();
+    try {
+      await expect(
+        Broker.start({ port: 0, storePath, metricsPort: Number(new URL(fx.broker.metricsAddress ?? '').port) }),
+      ).rejects.toThrow(/metrics port could not be opened on 127\.0\.0\.1:\d+/);
+      const b = await Broker.start({ port: 0, storePath, metricsPort: 0 });
+      const url = `${b.metricsAddress}/metrics`;
+      expect((await fetch(url)).status).toBe(200);
+      await b.shutdown();
+      await expect(fetch(url)).rejects.toThrow();
+    } finally {
+      rmSync(storePath, { recursive: true, force: true });
+    }
+  }, 30_000);
+});
