@@ -35,7 +35,7 @@ import org.apache.rocketmq.common.message.MessageExt;
  *
  *   producer NAME NAMESRV [ak=AK sk=SK] [ns=NAMESPACE] [trace]
  *                                 (ak/sk: requests signed by AclClientRPCHook; ns: setNamespace; trace:
- *                                 RocketMQ's message trace on, new DefaultMQProducer(group, true))
+ *                                 RocketMQ's message trace on, new DefaultMQProducer(group, true, null))
  *   send NAME TOPIC TAG KEYS BODY [k=v ...]
  *   batch NAME TOPIC TAG COUNT BODY_PREFIX
  *   consumer ID NAMESRV GROUP TOPIC tag|sql EXPRESSION ok|later MAX_RECONSUME_TIMES [ak=AK sk=SK] [ns=NAMESPACE]
@@ -168,7 +168,7 @@ public final class Driver {
             case "producer": {
                 String ak = opt(a, 3, "ak"), sk = opt(a, 3, "sk"), ns = opt(a, 3, "ns");
                 DefaultMQProducer p = ak != null ? new DefaultMQProducer(a[1], aclHook(ak, sk))
-                    : flag(a, 3, "trace") ? new DefaultMQProducer(a[1], true) : new DefaultMQProducer(a[1]);
+                    : flag(a, 3, "trace") ? new DefaultMQProducer(a[1], true, null) : new DefaultMQProducer(a[1]);
                 p.setNamesrvAddr(a[2]);
                 if (ns != null) p.setNamespace(ns);
                 p.setInstanceName(a[1]);
