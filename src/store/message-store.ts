@@ -12,7 +12,7 @@ import { isUtf8 } from 'node:buffer';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { TimerHandle } from '../common/clock.js';
-import type { MessageExt } from '../common/message.js';
+import { SCHEDULE_TOPIC, type MessageExt } from '../common/message.js';
 import { CommitLog } from './commit-log.js';
 import { ConsumeQueueTable } from './consume-queue-table.js';
 import { FlushConsumeQueueService } from './flush-consume-queue-service.js';
@@ -255,6 +255,28 @@ export class MessageStore {
   /** Moves every consume queue's min offset past units whose segment is gone; returns CQ files deleted. */
   cleanConsumeQueues(): number {
     return this.retention.cleanConsumeQueues();
+  }
+
+  /**
+   * RocketMQ: cleanExpiredConsumerQueue (mqadmin cleanExpiredCQ) — deletes the consume queues, SCHEDULE_TOPIC_XXXX's
+   * aside, whose every message has left the commit log; such a queue starts again at offset 0. Returns them as
+   * `topic@queueId`.
+   */
+  cleanExpiredConsumeQueues(): string[] {
+    return this.queues.cleanExpired(this.commitLog.minOffset, (topic) => topic === SCHEDULE_TOPIC);
+  }
+
+  /**
+   * RocketMQ: cleanUnusedTopic (mqadmin cleanUnusedTopic) — deletes the consume queues of every topic that
+   * `isUsed` refuses (SCHEDULE_TOPIC_XXXX and RMQ_SYS_TRANS_OP_HALF_TOPIC are always kept); the messages stay
+   * in the commit log until retention removes them. Returns the topics cleaned.
+   */
+  cleanUnusedTopics(isUsed: (topic: string) => boolean): string[] {
+    const unused = this.queues
+      .topics()
+      .filter((t) => !isUsed(t) && t !== SCHEDULE_TOPIC && t !== 'RMQ_SYS_TRANS_OP_HALF_TOPIC');
+    for (const topic of unused) this.queues.deleteTopic(topic);
+    return unused;
   }
 
   // ---------------------------------------------------------------- timers and shutdown

@@ -207,6 +207,43 @@ export class TransactionalMessageService {
       : { code: ResponseCode.SUCCESS, header: {} };
   }
 
+  /**
+   * RocketMQ: AdminBrokerProcessor.resumeCheckHalfMessage — `msg` (a half message, or its copy given up to
+   * TRANS_CHECK_MAX_TIME_TOPIC) is appended to the half queue again with its check count at 0, and its
+   * transaction is checked again from the next round. A transaction known to be committed or rolled back is
+   * refused, so a resumed check can never deliver it twice.
+   */
+  resumeCheck(msg: MessageExt): Promise<RemotingResponse> {
+    if (msg.topic !== TRANS_HALF_TOPIC && msg.topic !== TRANS_CHECK_MAX_TIME_TOPIC) {
+      return Promise.resolve(systemError(`the message is in topic ${msg.topic}, not a half message`));
+    }
+    return this.#serial(async () => {
+      const key = transactionKeyOf(msg);
+      const resolved = this.#resolved.get(key);
+      const decided = resolved && resolved.outcome !== 'discarded after too many checks';
+      // A half copy neither pending nor resolved lies before the progress: decided long ago.
+      if (decided || (msg.topic === TRANS_HALF_TOPIC && !this.#pending.has(key))) {
+        return systemError(
+          `the transaction of message ${key} was already ${resolved?.outcome ?? 'committed or rolled back'}`,
+        );
+      }
+      const r = await this.#o.store.putMessage(toPutBackMessage(msg, 0));
+      if (!PUT_STORED.has(r.status)) return systemError(`${r.status} ${r.remark ?? ''}`.trim());
+      this.#resolved.delete(key);
+      this.#pending.set(key, {
+        key,
+        queueOffset: r.queueOffset,
+        commitLogOffset: r.physicalOffset,
+        producerGroup: (msg.properties ?? {})[MessageConst.PGROUP] ?? '',
+        bornTimestamp: msg.bornTimestamp,
+        checkTimes: 0,
+        immunityMs: immunityTimeOf(msg, this.#o.transactionTimeOut),
+      });
+      this.#o.logger.info({ key, queueOffset: r.queueOffset }, 'half message put back for its check to resume');
+      return { code: ResponseCode.SUCCESS, header: {} };
+    });
+  }
+
   #resolve(p: PendingHalf, outcome: Outcome, opOffset: number): void {
     this.#pending.delete(p.key);
     this.#resolved.set(p.key, { queueOffset: p.queueOffset, outcome });
@@ -345,7 +382,10 @@ export class TransactionalMessageService {
         this.#resolved.set(key, { queueOffset, outcome: 'committed or rolled back' });
         return;
       }
-      if (this.#resolved.has(key)) return;
+      // A copy after the resolved one can only be an operator's resume (RESUME_CHECK_HALF_MESSAGE).
+      const resolved = this.#resolved.get(key);
+      if (resolved && resolved.queueOffset > queueOffset) return;
+      this.#resolved.delete(key);
       this.#pending.set(key, {
         key,
         queueOffset,
