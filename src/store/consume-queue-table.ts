@@ -80,8 +80,10 @@ export class ConsumeQueueTable {
       if (keepTopic(topic)) continue;
       for (const [queueId, cq] of byId) {
         if (cq.maxOffset <= 0) continue;
-        const last = cq.unit(cq.maxOffset - 1);
-        if (!last || last.offsetPy >= commitLogMinOffset) continue;
+        // Retention may already have moved the queue's min offset past every unit (none left to read).
+        const last = cq.minOffset >= cq.maxOffset ? null : cq.unit(cq.maxOffset - 1);
+        if (last && last.offsetPy >= commitLogMinOffset) continue;
+        if (!last && cq.minOffset < cq.maxOffset) continue;
         cq.destroy();
         byId.delete(queueId);
         this.queueOffsets.get(topic)?.delete(queueId);
