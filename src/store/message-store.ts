@@ -36,6 +36,9 @@ import type {
   PutMessageResult,
 } from './types.js';
 
+/** Topics whose queue offsets a broker service keeps as its progress (schedule and transaction services). */
+const PROGRESS_TOPICS = new Set([SCHEDULE_TOPIC, 'RMQ_SYS_TRANS_HALF_TOPIC', 'RMQ_SYS_TRANS_OP_HALF_TOPIC']);
+
 export class MessageStore {
   readonly storePath: string;
   private readonly o: ResolvedStoreOptions;
@@ -258,12 +261,13 @@ export class MessageStore {
   }
 
   /**
-   * RocketMQ: cleanExpiredConsumerQueue (mqadmin cleanExpiredCQ) — deletes the consume queues, SCHEDULE_TOPIC_XXXX's
-   * aside, whose every message has left the commit log; such a queue starts again at offset 0. Returns them as
-   * `topic@queueId`.
+   * RocketMQ: cleanExpiredConsumerQueue (mqadmin cleanExpiredCQ) — deletes the consume queues whose every
+   * message has left the commit log; such a queue starts again at offset 0. The schedule and transaction
+   * topics are kept: their services keep their progress as offsets in them, which a restart at 0 would
+   * leave pointing past new messages. Returns the deleted queues as `topic@queueId`.
    */
   cleanExpiredConsumeQueues(): string[] {
-    return this.queues.cleanExpired(this.commitLog.minOffset, (topic) => topic === SCHEDULE_TOPIC);
+    return this.queues.cleanExpired(this.commitLog.minOffset, (topic) => PROGRESS_TOPICS.has(topic));
   }
 
   /**

@@ -6,7 +6,7 @@
  * delivers it once. Each on a broker of its own (small commit-log segments kept for no time; manual
  * transaction checks).
  */
-import { decodeMessage } from '../../../src/common/codec/index.js';
+import { decodeMessage, messageProperties2String, MessageSysFlag } from '../../../src/common/codec/index.js';
 import type { MessageExt } from '../../../src/common/message.js';
 import { rmSync } from 'node:fs';
 import { Broker } from '../../../src/broker/index.js';
@@ -44,6 +44,24 @@ describe('store maintenance', () => {
     const old = uniqueName('OldT');
     const live = uniqueName('LiveT');
     const body = Buffer.alloc(600, 7);
+    // A half message, in the oldest segment too: the transaction topics keep their queues (their progress).
+    const half = await fx.client.call(
+      'SEND_MESSAGE',
+      {
+        producerGroup: 'pg',
+        topic: old,
+        defaultTopic: 'TBW102',
+        defaultTopicQueueNums: 4,
+        queueId: 0,
+        sysFlag: MessageSysFlag.TRANSACTION_PREPARED_TYPE,
+        bornTimestamp: Date.now(),
+        flag: 0,
+        properties: messageProperties2String({ TRAN_MSG: 'true', PGROUP: 'pg' }),
+      },
+      body,
+    );
+    expect(half.code).toBe(ResponseCode.SUCCESS);
+    expect(fx.broker.store.getMaxOffsetInQueue('RMQ_SYS_TRANS_HALF_TOPIC', 0)).toBe(1);
     for (let i = 0; i < 3; i++) expect((await fx.client.send(old, body)).code).toBe(ResponseCode.SUCCESS);
     for (let i = 0; i < 30; i++) expect((await fx.client.send(live, body)).code).toBe(ResponseCode.SUCCESS);
     const store = fx.broker.store;
@@ -63,6 +81,7 @@ describe('store maintenance', () => {
     expect([r.code, r.remark]).toEqual([ResponseCode.SUCCESS, null]);
     expect(store.getMaxOffsetInQueue(old, 0)).toBe(0);
     expect(store.getMaxOffsetInQueue(live, 0)).toBe(liveMax);
+    expect(store.getMaxOffsetInQueue('RMQ_SYS_TRANS_HALF_TOPIC', 0)).toBe(1);
     // The deleted queue starts again at offset 0, as on RocketMQ.
     const again = await fx.client.send(old, 'again');
     expect(again.header.queueOffset).toBe(0);
