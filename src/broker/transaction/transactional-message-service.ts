@@ -30,6 +30,8 @@ import {
   checkTimesOf,
   immunityTimeOf,
   opHalfOffset,
+  opOutcome,
+  type OpOutcome,
   realQueueOf,
   toCheckMaxTimeMessage,
   toCommittedMessage,
@@ -184,7 +186,7 @@ export class TransactionalMessageService {
       const outcome = this.#resolved.get(key)?.outcome ?? 'committed or rolled back';
       return systemError(`The transaction of message ${key} was already ${outcome}`);
     }
-    const op = toOpMessage(half, pending.queueOffset);
+    const op = toOpMessage(half, pending.queueOffset, commit ? 'commit' : 'rollback');
     let records: MessageToStore[] = [op];
     if (commit) {
       const real = realQueueOf(half);
@@ -293,7 +295,10 @@ export class TransactionalMessageService {
     }
     if (p.checkTimes >= this.#o.transactionCheckMax) {
       this.#o.topicConfigManager.createTopicIfAbsent(TRANS_CHECK_MAX_TIME_TOPIC, 1, RW);
-      const results = await store.putMessages([toCheckMaxTimeMessage(half), toOpMessage(half, p.queueOffset)]);
+      const results = await store.putMessages([
+        toCheckMaxTimeMessage(half),
+        toOpMessage(half, p.queueOffset, 'discard'),
+      ]);
       if (results.some((r) => !PUT_STORED.has(r.status))) return;
       this.#o.logger.error(
         { key: p.key, producerGroup: p.producerGroup, checkTimes: p.checkTimes },
@@ -368,18 +373,25 @@ export class TransactionalMessageService {
       return Math.max(committed, store.getMinOffsetInQueue(topic, 0));
     };
     const halfFrom = from(TRANS_HALF_TOPIC);
-    const opsByHalf = new Map<number, number>();
+    const opsByHalf = new Map<number, Outcome>();
+    const outcomes: Record<OpOutcome, Outcome> = {
+      commit: 'committed',
+      rollback: 'rolled back',
+      discard: 'discarded after too many checks',
+    };
     await this.#scan(TRANS_OP_HALF_TOPIC, from(TRANS_OP_HALF_TOPIC), (op, opOffset) => {
       const halfOffset = opHalfOffset(op);
       if (halfOffset === undefined || halfOffset < halfFrom) return;
-      opsByHalf.set(halfOffset, opOffset);
+      const outcome = opOutcome(op);
+      opsByHalf.set(halfOffset, outcome ? outcomes[outcome] : 'committed or rolled back');
       this.#ops.push({ opOffset, halfOffset });
     });
     await this.#scan(TRANS_HALF_TOPIC, halfFrom, (half, queueOffset) => {
       const key = transactionKeyOf(half);
-      if (opsByHalf.has(queueOffset)) {
+      const outcome = opsByHalf.get(queueOffset);
+      if (outcome) {
         this.#pending.delete(key);
-        this.#resolved.set(key, { queueOffset, outcome: 'committed or rolled back' });
+        this.#resolved.set(key, { queueOffset, outcome });
         return;
       }
       // A copy after the resolved one can only be an operator's resume (RESUME_CHECK_HALF_MESSAGE).

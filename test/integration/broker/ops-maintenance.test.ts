@@ -182,7 +182,7 @@ describe('RESUME_CHECK_HALF_MESSAGE', () => {
     expect(none.remark).toContain('msgId');
   }, 60_000);
 
-  test('a resumed half message is still pending after a broker restart, behind an older pending one', async () => {
+  test('a half message given up before a restart can be resumed after it, and stays pending across the next, behind an older pending one', async () => {
     const storePath = tempStorePath('rmq-resume-');
     const options = {
       storePath,
@@ -222,6 +222,10 @@ describe('RESUME_CHECK_HALF_MESSAGE', () => {
       await p.shutdown();
       p = undefined;
       const [givenUp] = await stored(broker, 'TRANS_CHECK_MAX_TIME_TOPIC');
+      // Given up before a restart: still known as given up (not decided) after it, so it may be resumed.
+      await broker.shutdown();
+      broker = await Broker.start(options);
+      expect(broker.transactionalMessageService.pendingCount).toBe(1);
       const rc = await RemotingTestClient.connect(broker.remotingAddress as string);
       const resume = await rc.request(RequestCode.RESUME_CHECK_HALF_MESSAGE, { msgId: givenUp?.offsetMsgId ?? '' });
       await rc.close();
