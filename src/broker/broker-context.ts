@@ -21,6 +21,7 @@ import type { ClientGone } from './client-gone.js';
 import type { BrokerStatsManager } from './broker-stats-manager.js';
 import type { ClientChannelTable } from './client-channel-table.js';
 import type { BrokerConfigTable } from './broker-config-table.js';
+import type { NameServerState } from './name-server-state.js';
 import type { TransactionalMessageService } from './transaction/transactional-message-service.js';
 
 export type { ClientGone } from './client-gone.js';
@@ -41,6 +42,8 @@ export interface BrokerOpsApi {
   readonly stats: BrokerStatsManager;
   readonly clients: ClientChannelTable;
   readonly config: BrokerConfigTable;
+  /** The NameServer role's KV config, settings and write perm (RocketMQ: NamesrvController). */
+  readonly nameServer: NameServerState;
   /** RocketMQ's broker runtime figures (GET_BROKER_RUNTIME_INFO's KVTable). */
   runtimeInfo(): Record<string, string>;
   /**
@@ -202,6 +205,10 @@ export interface ProducerManagerApi {
   unregisterProducer(group: string, clientId: string): boolean;
   /** Added by the operator side: client ids of a producer group's live members. */
   getClientIds(group: string): string[];
+  /** Added by the operator side: every producer group with a live member. */
+  getGroups(): string[];
+  /** Added by the operator side: the member's last heartbeat, ms, or undefined when it is not a member. */
+  lastUpdateTimestamp(group: string, clientId: string): number | undefined;
 }
 
 /** A compiled SQL92 subscription of a group on a topic (RocketMQ's ConsumerFilterData). */
@@ -241,6 +248,8 @@ export interface ConsumerOffsetManagerApi {
   offsetsOfGroup(group: string): Map<string, Map<number, number>>;
   /** Added by the admin side: topics on which the group has committed offsets. */
   whichTopicByConsumer(group: string): string[];
+  /** Added by the operator side: the groups with committed offsets on the topic. */
+  whichGroupByTopic(topic: string): string[];
   /** Added by the operator side: forgets a deleted group's offsets; returns the topics affected. */
   removeOffsetsOfGroup(group: string): string[];
   /** Added by the operator side: copies a group's committed offsets on a topic to another group. */

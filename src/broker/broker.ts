@@ -27,6 +27,7 @@ import { AclGuard } from './acl/acl-guard.js';
 import { BrokerStatsManager } from './broker-stats-manager.js';
 import { ClientChannelTable } from './client-channel-table.js';
 import { BrokerConfigTable } from './broker-config-table.js';
+import { NameServerState } from './name-server-state.js';
 import { buildRuntimeInfo } from './runtime-info.js';
 import { SCHEDULE_TOPIC } from '../common/message.js';
 import { ScheduleMessageService } from './schedule-message-service.js';
@@ -225,6 +226,7 @@ export class Broker {
         stats: this.brokerStats,
         clients: clientChannels,
         config: new BrokerConfigTable(o, parts.remotingPort ?? parts.port, clock.now()),
+        nameServer: new NameServerState(o.storePath, parts.remotingPort ?? parts.port, logger),
         runtimeInfo: () => this.runtimeInfo(),
         callClient: (clientId, request, timeoutMs) => this.remotingDispatcher?.callClient(clientId, request, timeoutMs),
         sendOnewayToConsumer: (id, group, r) => this.remotingDispatcher?.sendOnewayToConsumer(id, group, r) ?? false,

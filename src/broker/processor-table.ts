@@ -44,6 +44,26 @@ import { popMessage } from './processors/pop-message.js';
 import { ackMessage, batchAckMessage, changeInvisibleTime } from './processors/ack-message.js';
 import { queryAssignment, setMessageRequestMode } from './processors/query-assignment.js';
 import { endTransaction } from './processors/end-transaction.js';
+import { deleteKvConfig, getKvConfig, getKvListByNamespace, putKvConfig } from './processors/kv-config.js';
+import { addWritePermOfBroker, wipeWritePermOfBroker } from './processors/write-perm-of-broker.js';
+import {
+  getHasUnitSubTopicList,
+  getHasUnitSubUnUnitTopicList,
+  getSystemTopicListFromBroker,
+  getSystemTopicListFromNs,
+  getTopicsByCluster,
+  getUnitTopicList,
+} from './processors/topic-lists.js';
+import {
+  getEarliestMsgStoretime,
+  queryConsumeTimeSpan,
+  queryCorrectionOffset,
+} from './processors/consume-time-span.js';
+import { getAllProducerInfo } from './processors/get-all-producer-info.js';
+import { updateNamesrvConfig } from './processors/broker-config.js';
+import { cleanExpiredConsumeQueue, cleanUnusedTopic, deleteExpiredCommitLog } from './processors/store-maintenance.js';
+import { getConsumerStatus } from './processors/get-consumer-status.js';
+import { resumeCheckHalfMessage } from './processors/resume-check-half-message.js';
 
 /** The core's processors: pull, send, offsets, route and admin. */
 function registerCoreProcessors(table: Map<number, Processor>): void {
@@ -108,6 +128,35 @@ function registerOpsProcessors(table: Map<number, Processor>): void {
   table.set(RequestCode.GET_CONSUMER_RUNNING_INFO, getConsumerRunningInfo);
 }
 
+/**
+ * The rest of mqadmin's and the dashboard's codes: the NameServer's KV config, write perm, topic lists and
+ * settings; consume time spans; store maintenance; consumer status; half-message resume.
+ */
+function registerOpsParityProcessors(table: Map<number, Processor>): void {
+  table.set(RequestCode.PUT_KV_CONFIG, putKvConfig);
+  table.set(RequestCode.GET_KV_CONFIG, getKvConfig);
+  table.set(RequestCode.DELETE_KV_CONFIG, deleteKvConfig);
+  table.set(RequestCode.GET_KVLIST_BY_NAMESPACE, getKvListByNamespace);
+  table.set(RequestCode.WIPE_WRITE_PERM_OF_BROKER, wipeWritePermOfBroker);
+  table.set(RequestCode.ADD_WRITE_PERM_OF_BROKER, addWritePermOfBroker);
+  table.set(RequestCode.GET_TOPICS_BY_CLUSTER, getTopicsByCluster);
+  table.set(RequestCode.GET_SYSTEM_TOPIC_LIST_FROM_NS, getSystemTopicListFromNs);
+  table.set(RequestCode.GET_SYSTEM_TOPIC_LIST_FROM_BROKER, getSystemTopicListFromBroker);
+  table.set(RequestCode.GET_UNIT_TOPIC_LIST, getUnitTopicList);
+  table.set(RequestCode.GET_HAS_UNIT_SUB_TOPIC_LIST, getHasUnitSubTopicList);
+  table.set(RequestCode.GET_HAS_UNIT_SUB_UNUNIT_TOPIC_LIST, getHasUnitSubUnUnitTopicList);
+  table.set(RequestCode.UPDATE_NAMESRV_CONFIG, updateNamesrvConfig);
+  table.set(RequestCode.GET_EARLIEST_MSG_STORETIME, getEarliestMsgStoretime);
+  table.set(RequestCode.QUERY_CONSUME_TIME_SPAN, queryConsumeTimeSpan);
+  table.set(RequestCode.QUERY_CORRECTION_OFFSET, queryCorrectionOffset);
+  table.set(RequestCode.GET_ALL_PRODUCER_INFO, getAllProducerInfo);
+  table.set(RequestCode.CLEAN_EXPIRED_CONSUMEQUEUE, cleanExpiredConsumeQueue);
+  table.set(RequestCode.CLEAN_UNUSED_TOPIC, cleanUnusedTopic);
+  table.set(RequestCode.DELETE_EXPIRED_COMMITLOG, deleteExpiredCommitLog);
+  table.set(RequestCode.INVOKE_BROKER_TO_GET_CONSUMER_STATUS, getConsumerStatus);
+  table.set(RequestCode.RESUME_CHECK_HALF_MESSAGE, resumeCheckHalfMessage);
+}
+
 /** RocketMQ 5's POP consumption (PopMessageProcessor, AckMessageProcessor, ChangeInvisibleTimeProcessor, QueryAssignmentProcessor). */
 function registerPopProcessors(table: Map<number, Processor>): void {
   table.set(RequestCode.POP_MESSAGE, popMessage);
@@ -125,6 +174,7 @@ export function createProcessorTable(): ReadonlyMap<number, Processor> {
   registerGroupProcessors(table);
   registerAdminProcessors(table);
   registerOpsProcessors(table);
+  registerOpsParityProcessors(table);
   registerPopProcessors(table);
   return table;
 }

@@ -38,6 +38,11 @@ export class ProducerManager {
     return [...this.groups.keys()];
   }
 
+  /** The member's last heartbeat, ms, or undefined when it is not a member. */
+  lastUpdateTimestamp(group: string, clientId: string): number | undefined {
+    return this.groups.get(group)?.get(clientId);
+  }
+
   /** RocketMQ: ProducerManager.scanNotActiveChannel. Returns the number of members dropped. */
   scanNotActiveChannel(): number {
     const now = this.clock.now();

@@ -65,6 +65,32 @@ export const RequestCode = Object.freeze({
   QUERY_CONSUME_QUEUE: 321,
   // ---- NameServer (mqadmin clusterList; the AdminClient's list of brokers with namesrvAddr) ----
   GET_BROKER_CLUSTER_INFO: 106,
+  // ---- operator parity (mqadmin and rocketmq-dashboard): NameServer KV config and write perm, topic lists,
+  // consume time spans, store maintenance, consumer status, half-message resume ----
+  GET_EARLIEST_MSG_STORETIME: 32,
+  PUT_KV_CONFIG: 100,
+  GET_KV_CONFIG: 101,
+  DELETE_KV_CONFIG: 102,
+  WIPE_WRITE_PERM_OF_BROKER: 205,
+  GET_KVLIST_BY_NAMESPACE: 219,
+  /** Broker to client: the consumer's offsets of a topic (RocketMQ: ClientRemotingProcessor.getConsumeStatus). */
+  GET_CONSUMER_STATUS_FROM_CLIENT: 221,
+  INVOKE_BROKER_TO_GET_CONSUMER_STATUS: 223,
+  GET_TOPICS_BY_CLUSTER: 224,
+  QUERY_CONSUME_TIME_SPAN: 303,
+  GET_SYSTEM_TOPIC_LIST_FROM_NS: 304,
+  GET_SYSTEM_TOPIC_LIST_FROM_BROKER: 305,
+  CLEAN_EXPIRED_CONSUMEQUEUE: 306,
+  QUERY_CORRECTION_OFFSET: 308,
+  GET_UNIT_TOPIC_LIST: 311,
+  GET_HAS_UNIT_SUB_TOPIC_LIST: 312,
+  GET_HAS_UNIT_SUB_UNUNIT_TOPIC_LIST: 313,
+  CLEAN_UNUSED_TOPIC: 316,
+  UPDATE_NAMESRV_CONFIG: 318,
+  RESUME_CHECK_HALF_MESSAGE: 323,
+  ADD_WRITE_PERM_OF_BROKER: 327,
+  GET_ALL_PRODUCER_INFO: 328,
+  DELETE_EXPIRED_COMMITLOG: 329,
 } as const);
 
 export type RequestCodeName = keyof typeof RequestCode;

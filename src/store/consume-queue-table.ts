@@ -69,6 +69,39 @@ export class ConsumeQueueTable {
     return byId.size;
   }
 
+  /**
+   * RocketMQ: cleanExpiredConsumerQueue — deletes each queue (outside `keepTopic`) whose last unit points
+   * below `commitLogMinOffset` (every message it indexed is gone), and forgets its next queue offset, so
+   * the queue starts again at 0. Empty queues are kept. Returns the deleted queues as `topic@queueId`.
+   */
+  cleanExpired(commitLogMinOffset: number, keepTopic: (topic: string) => boolean): string[] {
+    const deleted: string[] = [];
+    for (const [topic, byId] of this.queues) {
+      if (keepTopic(topic)) continue;
+      for (const [queueId, cq] of byId) {
+        if (cq.maxOffset <= 0) continue;
+        // Retention may already have moved the queue's min offset past every unit (none left to read).
+        const last = cq.minOffset >= cq.maxOffset ? null : cq.unit(cq.maxOffset - 1);
+        if (last && last.offsetPy >= commitLogMinOffset) continue;
+        if (!last && cq.minOffset < cq.maxOffset) continue;
+        cq.destroy();
+        byId.delete(queueId);
+        this.queueOffsets.get(topic)?.delete(queueId);
+        deleted.push(`${topic}@${queueId}`);
+      }
+      if (byId.size === 0) {
+        this.queues.delete(topic);
+        this.queueOffsets.delete(topic);
+      }
+    }
+    return deleted;
+  }
+
+  /** The topics that have consume queues. */
+  topics(): string[] {
+    return [...this.queues.keys()];
+  }
+
   /** Loads the consume queues found on disk; directories whose names are not a topic or queue id are skipped. */
   load(): void {
     const root = this.rootDir;

@@ -12,7 +12,7 @@ import { isUtf8 } from 'node:buffer';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { TimerHandle } from '../common/clock.js';
-import type { MessageExt } from '../common/message.js';
+import { SCHEDULE_TOPIC, type MessageExt } from '../common/message.js';
 import { CommitLog } from './commit-log.js';
 import { ConsumeQueueTable } from './consume-queue-table.js';
 import { FlushConsumeQueueService } from './flush-consume-queue-service.js';
@@ -35,6 +35,9 @@ import type {
   MessageToStore,
   PutMessageResult,
 } from './types.js';
+
+/** Topics whose queue offsets a broker service keeps as its progress (schedule and transaction services). */
+const PROGRESS_TOPICS = new Set([SCHEDULE_TOPIC, 'RMQ_SYS_TRANS_HALF_TOPIC', 'RMQ_SYS_TRANS_OP_HALF_TOPIC']);
 
 export class MessageStore {
   readonly storePath: string;
@@ -255,6 +258,29 @@ export class MessageStore {
   /** Moves every consume queue's min offset past units whose segment is gone; returns CQ files deleted. */
   cleanConsumeQueues(): number {
     return this.retention.cleanConsumeQueues();
+  }
+
+  /**
+   * RocketMQ: cleanExpiredConsumerQueue (mqadmin cleanExpiredCQ) — deletes the consume queues whose every
+   * message has left the commit log; such a queue starts again at offset 0. The schedule and transaction
+   * topics are kept: their services keep their progress as offsets in them, which a restart at 0 would
+   * leave pointing past new messages. Returns the deleted queues as `topic@queueId`.
+   */
+  cleanExpiredConsumeQueues(): string[] {
+    return this.queues.cleanExpired(this.commitLog.minOffset, (topic) => PROGRESS_TOPICS.has(topic));
+  }
+
+  /**
+   * RocketMQ: cleanUnusedTopic (mqadmin cleanUnusedTopic) — deletes the consume queues of every topic that
+   * `isUsed` refuses (SCHEDULE_TOPIC_XXXX and RMQ_SYS_TRANS_OP_HALF_TOPIC are always kept); the messages stay
+   * in the commit log until retention removes them. Returns the topics cleaned.
+   */
+  cleanUnusedTopics(isUsed: (topic: string) => boolean): string[] {
+    const unused = this.queues
+      .topics()
+      .filter((t) => !isUsed(t) && t !== SCHEDULE_TOPIC && t !== 'RMQ_SYS_TRANS_OP_HALF_TOPIC');
+    for (const topic of unused) this.queues.deleteTopic(topic);
+    return unused;
   }
 
   // ---------------------------------------------------------------- timers and shutdown

@@ -1,7 +1,7 @@
 /**
- * GET_BROKER_CONFIG (26), UPDATE_BROKER_CONFIG (25) and GET_NAMESRV_CONFIG (319), as RocketMQ's
- * AdminBrokerProcessor and the NameServer's DefaultRequestProcessor answer them: Properties text both
- * ways. An update naming a key that cannot change on a running broker is refused NO_PERMISSION (RocketMQ's
+ * GET_BROKER_CONFIG (26), UPDATE_BROKER_CONFIG (25), GET_NAMESRV_CONFIG (319) and UPDATE_NAMESRV_CONFIG
+ * (318), as RocketMQ's AdminBrokerProcessor and the NameServer's DefaultRequestProcessor answer them:
+ * Properties text both ways. An update naming a key that cannot change on a running broker is refused NO_PERMISSION (RocketMQ's
  * answer for its config black list); an unknown key or a value of the wrong type is refused SYSTEM_ERROR;
  * both remarks name the key, and nothing of a refused update is applied (broker-config-table.ts).
  */
@@ -32,14 +32,24 @@ export const updateBrokerConfig: Processor = (ctx, request, connection) => {
 };
 
 /** The NameServer's settings this broker has in that role (RocketMQ: NamesrvConfig and its NettyServerConfig). */
-export const getNamesrvConfig: Processor = (ctx) => {
-  const lines = [
-    `clusterTest=false`,
-    `listenPort=${ctx.ops.config.get('listenPort') ?? ''}`,
-    `orderMessageEnable=false`,
-    `productEnvName=center`,
-    `rocketmqHome=`,
-    `serverChannelMaxIdleTimeSeconds=120`,
-  ];
-  return Promise.resolve(ok({}, undefined, Buffer.from(lines.map((l) => `${l}\n`).join(''), 'utf8')));
+export const getNamesrvConfig: Processor = (ctx) =>
+  Promise.resolve(ok({}, undefined, Buffer.from(ctx.ops.nameServer.config.formatAll(), 'utf8')));
+
+/**
+ * UPDATE_NAMESRV_CONFIG (318): Properties text applied to the NameServer settings in memory, checked
+ * whole as UPDATE_BROKER_CONFIG checks its keys (RocketMQ: DefaultRequestProcessor.updateConfig).
+ */
+export const updateNamesrvConfig: Processor = (ctx, request, connection) => {
+  const body = request.body;
+  if (!body || body.length === 0) return Promise.resolve(ok());
+  const properties = parseProperties(body.toString('utf8'));
+  const refused = ctx.ops.nameServer.config.update(properties);
+  if (refused) {
+    ctx.logger.warn({ key: refused.key, remote: connection.remoteAddress }, 'updateNamesrvConfig refused');
+    return Promise.resolve(
+      fail(refused.blackListed ? ResponseCode.NO_PERMISSION : ResponseCode.SYSTEM_ERROR, refused.message),
+    );
+  }
+  ctx.logger.info({ keys: [...properties.keys()], remote: connection.remoteAddress }, 'updateNamesrvConfig');
+  return Promise.resolve(ok());
 };

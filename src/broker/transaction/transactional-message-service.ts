@@ -30,6 +30,8 @@ import {
   checkTimesOf,
   immunityTimeOf,
   opHalfOffset,
+  opOutcome,
+  type OpOutcome,
   realQueueOf,
   toCheckMaxTimeMessage,
   toCommittedMessage,
@@ -184,7 +186,7 @@ export class TransactionalMessageService {
       const outcome = this.#resolved.get(key)?.outcome ?? 'committed or rolled back';
       return systemError(`The transaction of message ${key} was already ${outcome}`);
     }
-    const op = toOpMessage(half, pending.queueOffset);
+    const op = toOpMessage(half, pending.queueOffset, commit ? 'commit' : 'rollback');
     let records: MessageToStore[] = [op];
     if (commit) {
       const real = realQueueOf(half);
@@ -205,6 +207,43 @@ export class TransactionalMessageService {
     return timedOut
       ? { code: ResponseCode.FLUSH_DISK_TIMEOUT, header: {}, remark: 'FLUSH_DISK_TIMEOUT' }
       : { code: ResponseCode.SUCCESS, header: {} };
+  }
+
+  /**
+   * RocketMQ: AdminBrokerProcessor.resumeCheckHalfMessage — `msg` (a half message, or its copy given up to
+   * TRANS_CHECK_MAX_TIME_TOPIC) is appended to the half queue again with its check count at 0, and its
+   * transaction is checked again from the next round. A transaction known to be committed or rolled back is
+   * refused, so a resumed check can never deliver it twice.
+   */
+  resumeCheck(msg: MessageExt): Promise<RemotingResponse> {
+    if (msg.topic !== TRANS_HALF_TOPIC && msg.topic !== TRANS_CHECK_MAX_TIME_TOPIC) {
+      return Promise.resolve(systemError(`the message is in topic ${msg.topic}, not a half message`));
+    }
+    return this.#serial(async () => {
+      const key = transactionKeyOf(msg);
+      const resolved = this.#resolved.get(key);
+      const decided = resolved && resolved.outcome !== 'discarded after too many checks';
+      // A half copy neither pending nor resolved lies before the progress: decided long ago.
+      if (decided || (msg.topic === TRANS_HALF_TOPIC && !this.#pending.has(key))) {
+        return systemError(
+          `the transaction of message ${key} was already ${resolved?.outcome ?? 'committed or rolled back'}`,
+        );
+      }
+      const r = await this.#o.store.putMessage(toPutBackMessage(msg, 0));
+      if (!PUT_STORED.has(r.status)) return systemError(`${r.status} ${r.remark ?? ''}`.trim());
+      this.#resolved.delete(key);
+      this.#pending.set(key, {
+        key,
+        queueOffset: r.queueOffset,
+        commitLogOffset: r.physicalOffset,
+        producerGroup: (msg.properties ?? {})[MessageConst.PGROUP] ?? '',
+        bornTimestamp: msg.bornTimestamp,
+        checkTimes: 0,
+        immunityMs: immunityTimeOf(msg, this.#o.transactionTimeOut),
+      });
+      this.#o.logger.info({ key, queueOffset: r.queueOffset }, 'half message put back for its check to resume');
+      return { code: ResponseCode.SUCCESS, header: {} };
+    });
   }
 
   #resolve(p: PendingHalf, outcome: Outcome, opOffset: number): void {
@@ -256,7 +295,10 @@ export class TransactionalMessageService {
     }
     if (p.checkTimes >= this.#o.transactionCheckMax) {
       this.#o.topicConfigManager.createTopicIfAbsent(TRANS_CHECK_MAX_TIME_TOPIC, 1, RW);
-      const results = await store.putMessages([toCheckMaxTimeMessage(half), toOpMessage(half, p.queueOffset)]);
+      const results = await store.putMessages([
+        toCheckMaxTimeMessage(half),
+        toOpMessage(half, p.queueOffset, 'discard'),
+      ]);
       if (results.some((r) => !PUT_STORED.has(r.status))) return;
       this.#o.logger.error(
         { key: p.key, producerGroup: p.producerGroup, checkTimes: p.checkTimes },
@@ -331,21 +373,31 @@ export class TransactionalMessageService {
       return Math.max(committed, store.getMinOffsetInQueue(topic, 0));
     };
     const halfFrom = from(TRANS_HALF_TOPIC);
-    const opsByHalf = new Map<number, number>();
+    const opsByHalf = new Map<number, Outcome>();
+    const outcomes: Record<OpOutcome, Outcome> = {
+      commit: 'committed',
+      rollback: 'rolled back',
+      discard: 'discarded after too many checks',
+    };
     await this.#scan(TRANS_OP_HALF_TOPIC, from(TRANS_OP_HALF_TOPIC), (op, opOffset) => {
       const halfOffset = opHalfOffset(op);
       if (halfOffset === undefined || halfOffset < halfFrom) return;
-      opsByHalf.set(halfOffset, opOffset);
+      const outcome = opOutcome(op);
+      opsByHalf.set(halfOffset, outcome ? outcomes[outcome] : 'committed or rolled back');
       this.#ops.push({ opOffset, halfOffset });
     });
     await this.#scan(TRANS_HALF_TOPIC, halfFrom, (half, queueOffset) => {
       const key = transactionKeyOf(half);
-      if (opsByHalf.has(queueOffset)) {
+      const outcome = opsByHalf.get(queueOffset);
+      if (outcome) {
         this.#pending.delete(key);
-        this.#resolved.set(key, { queueOffset, outcome: 'committed or rolled back' });
+        this.#resolved.set(key, { queueOffset, outcome });
         return;
       }
-      if (this.#resolved.has(key)) return;
+      // A copy after the resolved one can only be an operator's resume (RESUME_CHECK_HALF_MESSAGE).
+      const resolved = this.#resolved.get(key);
+      if (resolved && resolved.queueOffset > queueOffset) return;
+      this.#resolved.delete(key);
       this.#pending.set(key, {
         key,
         queueOffset,

@@ -104,14 +104,19 @@ export function toCheckMaxTimeMessage(half: MessageExt): MessageToStore {
   return { ...toPutBackMessage(half, checkTimesOf(half)), topic: TRANS_CHECK_MAX_TIME_TOPIC };
 }
 
+/** How a transaction was resolved, kept in its op record (RocketMQ's op records do not say). */
+export type OpOutcome = 'commit' | 'rollback' | 'discard';
+/** The op record's property naming its outcome, so a restart knows a given-up transaction may be resumed. */
+export const OP_OUTCOME_PROPERTY = 'TRAN_OP_OUTCOME';
+
 /** RocketMQ: TransactionalMessageServiceImpl's op message — resolves the half message at `halfQueueOffset`. */
-export function toOpMessage(half: MessageExt, halfQueueOffset: number): MessageToStore {
+export function toOpMessage(half: MessageExt, halfQueueOffset: number, outcome: OpOutcome): MessageToStore {
   return {
     topic: TRANS_OP_HALF_TOPIC,
     queueId: 0,
     flag: 0,
     body: Buffer.from(String(halfQueueOffset), 'utf8'),
-    properties: { [MessageConst.TAGS]: REMOVE_TAG },
+    properties: { [MessageConst.TAGS]: REMOVE_TAG, [OP_OUTCOME_PROPERTY]: outcome },
     sysFlag: 0,
     bornTimestamp: half.storeTimestamp,
     bornHost: half.storeHost,
@@ -125,6 +130,12 @@ export function opHalfOffset(op: MessageExt): number | undefined {
   if ((op.properties ?? {})[MessageConst.TAGS] !== REMOVE_TAG) return undefined;
   const text = Buffer.from(op.body ?? Buffer.alloc(0)).toString('utf8');
   return /^\d+$/.test(text) ? Number(text) : undefined;
+}
+
+/** The outcome an op record names, or undefined for a record written without one. */
+export function opOutcome(op: MessageExt): OpOutcome | undefined {
+  const v = (op.properties ?? {})[OP_OUTCOME_PROPERTY];
+  return v === 'commit' || v === 'rollback' || v === 'discard' ? v : undefined;
 }
 
 /** How many times the half message was checked (its TRANSACTION_CHECK_TIMES; 0 when absent or bad). */

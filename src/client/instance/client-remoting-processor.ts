@@ -9,6 +9,7 @@
  * | CHECK_TRANSACTION_STATE (39) | oneway, the half message's offsets; body: the message | none; the producer answers with END_TRANSACTION |
  * | CONSUME_MESSAGE_DIRECTLY (309) | `consumerGroup`, `clientId`, `msgId`, `brokerName`; body: one stored message | ConsumeMessageDirectlyResult JSON |
  * | RESET_CONSUMER_CLIENT_OFFSET (220) | oneway, `topic`, `group`, `timestamp`, `isForce`; body: ResetOffsetBody | none; the group's consumer moves its queues there at once |
+ * | GET_CONSUMER_STATUS_FROM_CLIENT (221) | `topic`, `group` | GetConsumerStatusBody: the offsets the group's consumer holds in memory for the topic (none for a consumer without running info, as RocketMQ answers for one that is not a push or pull consumer) |
  *
  * Other codes are answered REQUEST_CODE_NOT_SUPPORTED by the transport.
  * @pure
@@ -16,7 +17,7 @@
 import { decodeMessages } from '../../common/codec/index.js';
 import type { Logger } from '../../common/logger.js';
 import type { MessageQueue } from '../../common/message.js';
-import { FastJsonMap, parseFastJson } from '../../protocol/admin-body-json.js';
+import { FastJsonMap, parseFastJson, toFastJson } from '../../protocol/admin-body-json.js';
 import type { RemotingRequest, RemotingResponse } from '../../protocol/command.js';
 import { RequestCode } from '../../protocol/request-code.js';
 import { ResponseCode } from '../../protocol/response-code.js';
@@ -38,6 +39,7 @@ export const CLIENT_REQUEST_CODES: readonly number[] = Object.freeze([
   RequestCode.CONSUME_MESSAGE_DIRECTLY,
   RequestCode.CHECK_TRANSACTION_STATE,
   RequestCode.RESET_CONSUMER_CLIENT_OFFSET,
+  RequestCode.GET_CONSUMER_STATUS_FROM_CLIENT,
 ]);
 
 const headerString = (request: RemotingRequest, key: string): string | undefined => {
@@ -75,6 +77,8 @@ export class ClientRemotingProcessor {
         case RequestCode.RESET_CONSUMER_CLIENT_OFFSET:
           await this.#resetOffset(request, addr);
           return undefined;
+        case RequestCode.GET_CONSUMER_STATUS_FROM_CLIENT:
+          return this.#consumerStatus(request);
         default:
           return {
             code: ResponseCode.REQUEST_CODE_NOT_SUPPORTED,
@@ -94,6 +98,20 @@ export class ClientRemotingProcessor {
     const info = consumer?.runningInfo?.();
     if (!info) return systemError(`The Consumer Group <${group}> not exist in this consumer`);
     return { code: ResponseCode.SUCCESS, header: {}, body: Buffer.from(encodeConsumerRunningInfo(info), 'utf8') };
+  }
+
+  /** RocketMQ: ClientRemotingProcessor.getConsumeStatus — the offsets the group's consumer holds for the topic. */
+  #consumerStatus(request: RemotingRequest): RemotingResponse {
+    const topic = headerString(request, 'topic') ?? '';
+    const info = this.#deps.selectConsumer(headerString(request, 'group') ?? '')?.runningInfo?.();
+    const offsets = (info?.mqTable ?? [])
+      .filter(([mq]) => mq.topic === topic)
+      .map(([mq, pq]): [MessageQueue, number] => [
+        { brokerName: mq.brokerName, queueId: mq.queueId, topic: mq.topic },
+        pq.commitOffset,
+      ]);
+    const body = toFastJson({ messageQueueTable: new FastJsonMap(offsets) });
+    return { code: ResponseCode.SUCCESS, header: {}, body: Buffer.from(body, 'utf8') };
   }
 
   /** RocketMQ: ClientRemotingProcessor.resetOffset — handed to the group's consumer, if it is here. */

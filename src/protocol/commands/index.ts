@@ -35,6 +35,7 @@ import {
   SetMessageRequestMode,
 } from './pop-message.js';
 import { EndTransaction } from './end-transaction.js';
+import { OPS_PARITY_COMMANDS } from './ops-parity.js';
 
 export * from './admin.js';
 export * from './consumer-list.js';
@@ -55,6 +56,7 @@ export * from './broker-ops.js';
 export * from './pop-message.js';
 export * from './pop-extra-info.js';
 export * from './end-transaction.js';
+export * from './ops-parity.js';
 
 const ALL: CommandSpec[] = [
   PullMessage,
@@ -97,6 +99,7 @@ const ALL: CommandSpec[] = [
   QueryAssignment,
   SetMessageRequestMode,
   EndTransaction,
+  ...OPS_PARITY_COMMANDS,
 ];
 
 export const COMMANDS: ReadonlyMap<number, CommandSpec> = new Map(ALL.map((c) => [c.code, c]));

@@ -159,6 +159,26 @@ describe('ClientRemotingProcessor (RocketMQ: ClientRemotingProcessor)', () => {
     );
     expect(resets).toHaveLength(1);
   });
+  it("GET_CONSUMER_STATUS_FROM_CLIENT: the group's consumer's offsets of that topic, MessageQueue-keyed; none for a group not here", async () => {
+    const r = await p.processRequest(
+      { code: RequestCode.GET_CONSUMER_STATUS_FROM_CLIENT, header: { topic: 'T', group: 'g' } },
+      'b',
+    );
+    expect(r?.code).toBe(ResponseCode.SUCCESS);
+    expect(r?.body?.toString()).toBe(
+      '{"messageQueueTable":{{"brokerName":"broker-b","queueId":0,"topic":"T"}:4,{"brokerName":"broker-a","queueId":1,"topic":"T"}:5}}',
+    );
+    const otherTopic = await p.processRequest(
+      { code: RequestCode.GET_CONSUMER_STATUS_FROM_CLIENT, header: { topic: 'U', group: 'g' } },
+      'b',
+    );
+    expect(otherTopic?.body?.toString()).toBe('{"messageQueueTable":{}}');
+    const notHere = await p.processRequest(
+      { code: RequestCode.GET_CONSUMER_STATUS_FROM_CLIENT, header: { topic: 'T', group: 'zz' } },
+      'b',
+    );
+    expect([notHere?.code, notHere?.body?.toString()]).toEqual([ResponseCode.SUCCESS, '{"messageQueueTable":{}}']);
+  });
   it('an unknown code is REQUEST_CODE_NOT_SUPPORTED', async () => {
     expect((await p.processRequest({ code: 12345, header: {} }, 'b'))?.code).toBe(
       ResponseCode.REQUEST_CODE_NOT_SUPPORTED,
