@@ -36,6 +36,7 @@ import { TopicConfigManager } from './topic-config-manager.js';
 import { TransactionalMessageService } from './transaction/transactional-message-service.js';
 import { renderBrokerMetrics } from './metrics/broker-metrics.js';
 import { startMetricsServer, type MetricsServer } from './metrics/metrics-server.js';
+import { reportLostConfig } from './lost-config.js';
 
 /**
  * The bundled broker, in your process: `await Broker.start({ storePath, port })` resolves once it
@@ -268,42 +269,11 @@ export class Broker {
     } else {
       this.unsubscribeConsumerChange = () => undefined;
     }
-    this.reportLostConfig();
-  }
-
-  /**
-   * A config file missing together with its .bak while the commit log holds messages was lost (deleted,
-   * or never written before a crash): said loudly, with what it costs, rather than silently starting empty.
-   */
-  private reportLostConfig(): void {
-    const bytes = this.store.getCommitLogMaxOffset() - this.store.getCommitLogMinOffset();
-    if (this.store.getCommitLogMaxOffset() <= 0) return;
-    const logger = this.options.logger;
-    const lost = (file: string, from: string, consequence: string, level: 'warn' | 'error'): void => {
-      if (from !== 'none') return;
-      logger[level](
-        { file: path.join(this.options.storePath, 'config', file), commitLogBytes: bytes },
-        `${file} and its .bak are missing although the store holds messages: ${consequence}`,
-      );
-    };
-    lost(
-      'topics.json',
-      this.topicConfigManager.configLoadedFrom,
-      'topics created earlier are unknown until created again (pulls answer TOPIC_NOT_EXIST)',
-      'error',
-    );
-    lost(
-      'consumerOffset.json',
-      this.consumerOffsetManager.configLoadedFrom,
-      'committed consumer offsets are lost; groups start again from their ConsumeFromWhere',
-      'error',
-    );
-    lost(
-      'subscriptionGroup.json',
-      this.subscriptionGroupManager.configLoadedFrom,
-      'subscription group settings are lost; groups are created again with the defaults',
-      'warn',
-    );
+    reportLostConfig(this.store, o, {
+      'topics.json': this.topicConfigManager.configLoadedFrom,
+      'consumerOffset.json': this.consumerOffsetManager.configLoadedFrom,
+      'subscriptionGroup.json': this.subscriptionGroupManager.configLoadedFrom,
+    });
   }
 
   /**
