@@ -103,6 +103,30 @@ export const RETRY_GROUP_TOPIC_PREFIX = '%RETRY%';
 export const DLQ_GROUP_TOPIC_PREFIX = '%DLQ%';
 export const SCHEDULE_TOPIC = 'SCHEDULE_TOPIC_XXXX';
 
+/**
+ * RocketMQ's TopicValidator.SYSTEM_TOPIC_SET as a client knows it (a broker adds its cluster and broker
+ * names): never namespaced, listed by GET_SYSTEM_TOPIC_LIST, protected from deletion.
+ */
+export const SYSTEM_TOPICS: readonly string[] = Object.freeze([
+  'TBW102',
+  SCHEDULE_TOPIC,
+  'BenchmarkTest',
+  'RMQ_SYS_TRANS_HALF_TOPIC',
+  'RMQ_SYS_TRACE_TOPIC',
+  'RMQ_SYS_TRANS_OP_HALF_TOPIC',
+  'TRANS_CHECK_MAX_TIME_TOPIC',
+  'SELF_TEST_TOPIC',
+  'OFFSET_MOVED_EVENT',
+]);
+const SYSTEM_TOPIC_SET: ReadonlySet<string> = new Set(SYSTEM_TOPICS);
+/** RocketMQ: TopicValidator.SYSTEM_TOPIC_PREFIX. */
+export const SYSTEM_TOPIC_PREFIX = 'rmq_sys_';
+
+/** RocketMQ: TopicValidator.isSystemTopic, without a broker's own cluster and broker names. */
+export function isSystemTopicName(topic: string): boolean {
+  return SYSTEM_TOPIC_SET.has(topic) || topic.startsWith(SYSTEM_TOPIC_PREFIX);
+}
+
 export const retryTopic = (group: string): string => RETRY_GROUP_TOPIC_PREFIX + group;
 export const dlqTopic = (group: string): string => DLQ_GROUP_TOPIC_PREFIX + group;
 

@@ -11,8 +11,8 @@
  *   the topics whose topicSysFlag has FLAG_UNIT (1), FLAG_UNIT_SUB (2), or FLAG_UNIT_SUB without FLAG_UNIT
  *   (RocketMQ: TopicSysFlag).
  */
-import { AUTO_CREATE_TOPIC_KEY_TOPIC, toFastJson, type GetTopicsByClusterRequestHeader } from '../../protocol/index.js';
-import { SCHEDULE_TOPIC } from '../../common/message.js';
+import { toFastJson, type GetTopicsByClusterRequestHeader } from '../../protocol/index.js';
+import { SYSTEM_TOPICS } from '../../common/message.js';
 import type { BrokerContext, Processor, TopicConfig } from '../broker-context.js';
 import { ok } from './responses.js';
 import { isSystemTopic } from './topic-validator.js';
@@ -20,19 +20,6 @@ import { isSystemTopic } from './topic-validator.js';
 /** RocketMQ: TopicSysFlag.FLAG_UNIT and FLAG_UNIT_SUB. */
 const FLAG_UNIT = 1;
 const FLAG_UNIT_SUB = 2;
-
-/** RocketMQ: TopicValidator's SYSTEM_TOPIC_SET before the broker adds its own names. */
-const STATIC_SYSTEM_TOPICS = [
-  AUTO_CREATE_TOPIC_KEY_TOPIC,
-  SCHEDULE_TOPIC,
-  'BenchmarkTest',
-  'RMQ_SYS_TRANS_HALF_TOPIC',
-  'RMQ_SYS_TRACE_TOPIC',
-  'RMQ_SYS_TRANS_OP_HALF_TOPIC',
-  'TRANS_CHECK_MAX_TIME_TOPIC',
-  'SELF_TEST_TOPIC',
-  'OFFSET_MOVED_EVENT',
-];
 
 const topicList = (topics: Iterable<string>, brokerAddr?: string) =>
   Promise.resolve(
@@ -57,7 +44,7 @@ export const getSystemTopicListFromNs: Processor = (ctx) => {
 
 export const getSystemTopicListFromBroker: Processor = (ctx) =>
   topicList([
-    ...STATIC_SYSTEM_TOPICS,
+    ...SYSTEM_TOPICS,
     ctx.clusterName,
     ctx.brokerName,
     ...topicsWhere(ctx, (t) => isSystemTopic(t.topicName, ctx)),

@@ -2,8 +2,7 @@
  * RocketMQ's TopicValidator checks with its remarks (SYSTEM_ERROR answers), and the system topics.
  */
 import { TOPIC_MAX_LENGTH } from '../../common/names.js';
-import { SCHEDULE_TOPIC } from '../../common/message.js';
-import { AUTO_CREATE_TOPIC_KEY_TOPIC } from '../../protocol/index.js';
+import { isSystemTopicName } from '../../common/message.js';
 import type { BrokerContext } from '../broker-context.js';
 
 const VALID = /^[%|a-zA-Z0-9_-]+$/;
@@ -18,18 +17,5 @@ export function validateTopicRemark(topic: string): string | null {
 
 /** RocketMQ: TopicValidator.isSystemTopic (the system topics this broker knows, and the rmq_sys_ prefix). */
 export function isSystemTopic(topic: string, ctx: BrokerContext): boolean {
-  return (
-    topic === AUTO_CREATE_TOPIC_KEY_TOPIC ||
-    topic === SCHEDULE_TOPIC ||
-    topic === 'SELF_TEST_TOPIC' ||
-    topic === 'OFFSET_MOVED_EVENT' ||
-    topic === 'BenchmarkTest' ||
-    topic === 'RMQ_SYS_TRACE_TOPIC' ||
-    topic === 'RMQ_SYS_TRANS_HALF_TOPIC' ||
-    topic === 'RMQ_SYS_TRANS_OP_HALF_TOPIC' ||
-    topic === 'TRANS_CHECK_MAX_TIME_TOPIC' ||
-    topic === ctx.clusterName ||
-    topic === ctx.brokerName ||
-    topic.startsWith('rmq_sys_')
-  );
+  return isSystemTopicName(topic) || topic === ctx.clusterName || topic === ctx.brokerName;
 }

@@ -5,25 +5,17 @@
  * edge with a `NameMapper`: its internals only ever see the wire names, its caller only the plain ones.
  */
 import { InvalidArgumentError } from '../../common/errors.js';
-import { DLQ_GROUP_TOPIC_PREFIX, RETRY_GROUP_TOPIC_PREFIX, type MessageQueue } from '../../common/message.js';
+import {
+  DLQ_GROUP_TOPIC_PREFIX,
+  RETRY_GROUP_TOPIC_PREFIX,
+  isSystemTopicName,
+  type MessageQueue,
+} from '../../common/message.js';
 
 /** RocketMQ's NamespaceUtil.NAMESPACE_SEPARATOR. */
 export const NAMESPACE_SEPARATOR = '%';
 
-/** RocketMQ's TopicValidator system topics: never namespaced. */
-const SYSTEM_TOPICS: ReadonlySet<string> = new Set([
-  'TBW102',
-  'SCHEDULE_TOPIC_XXXX',
-  'BenchmarkTest',
-  'RMQ_SYS_TRANS_HALF_TOPIC',
-  'RMQ_SYS_TRACE_TOPIC',
-  'RMQ_SYS_TRANS_OP_HALF_TOPIC',
-  'TRANS_CHECK_MAX_TIME_TOPIC',
-  'SELF_TEST_TOPIC',
-  'OFFSET_MOVED_EVENT',
-]);
-/** TopicValidator.SYSTEM_TOPIC_PREFIX and MixAll.CID_RMQ_SYS_PREFIX. */
-const SYSTEM_TOPIC_PREFIX = 'rmq_sys_';
+/** MixAll.CID_RMQ_SYS_PREFIX: system groups are never namespaced. */
 const SYSTEM_GROUP_PREFIX = 'CID_RMQ_SYS_';
 
 /**
@@ -53,7 +45,7 @@ export function checkNamespace(ns: unknown): string {
 
 /** A system topic or group (TopicValidator.isSystemTopic, MixAll.isSysConsumerGroup). */
 export function isSystemResource(name: string): boolean {
-  return SYSTEM_TOPICS.has(name) || name.startsWith(SYSTEM_TOPIC_PREFIX) || name.startsWith(SYSTEM_GROUP_PREFIX);
+  return isSystemTopicName(name) || name.startsWith(SYSTEM_GROUP_PREFIX);
 }
 
 /** The `%RETRY%` or `%DLQ%` prefix of `name`, or ''. */
