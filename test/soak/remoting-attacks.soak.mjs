@@ -62,6 +62,7 @@ function prober(topic) {
         while (!stop) {
           const t0 = performance.now();
           const answer = new Promise((resolve, reject) => {
+            const onClose = () => reject(new Error('closed'));
             const onData = (d) => {
               buf = Buffer.concat([buf, d]);
               if (buf.length >= 4 && buf.length >= 4 + buf.readInt32BE(0)) {
@@ -69,11 +70,12 @@ function prober(topic) {
                 const cmd = decodeRemotingCommand(buf.subarray(4, 4 + n));
                 buf = buf.subarray(4 + n);
                 s.off('data', onData);
+                s.off('close', onClose);
                 resolve(cmd);
               }
             };
             s.on('data', onData);
-            s.once('close', () => reject(new Error('closed')));
+            s.once('close', onClose);
           });
           s.write(
             encodeRemotingCommand({
