@@ -1,6 +1,6 @@
-// Drain throughput of a PushConsumer with OpenTelemetry off and on, in one run, on one backlog: two
-// consumer groups read the same topic from the first offset, one after the other, against an in-process
-// broker. "on" means the SDK's BasicTracerProvider (every span recorded and handed to an exporter that
+// Drain throughput of a PushConsumer with OpenTelemetry off and on, and with RocketMQ's message trace on,
+// in one run, on one backlog: three consumer groups read the same topic from the first offset, one after
+// the other, against an in-process broker (which creates the trace topic). "on" means the SDK's BasicTracerProvider (every span recorded and handed to an exporter that
 // drops it) and a MeterProvider with a reader, so the figure is the clients' full cost. The backlog is
 // sent by a producer with OpenTelemetry on, so every message carries a traceparent. Also the send rate
 // of single sends, off and on. Imports the compiled package (npm run build). One line per figure.
@@ -44,7 +44,7 @@ const meterProvider = new MeterProvider({ readers: [new ManualReader()] });
 const otelOn = { tracerProvider, meterProvider };
 
 const storePath = mkdtempSync(path.join(os.tmpdir(), 'bench-obs-'));
-const broker = await Broker.start({ port: 0, storePath });
+const broker = await Broker.start({ port: 0, storePath, traceTopicEnable: true });
 try {
   const topic = 'BenchObservability';
   const producer = new Producer({
@@ -56,9 +56,10 @@ try {
   await sendBacklog(producer, topic, N, BODY);
   await producer.shutdown();
 
-  for (const [label, openTelemetry] of [
-    ['off', false],
-    ['on', otelOn],
+  for (const [label, extra] of [
+    ['otel_off', { openTelemetry: false }],
+    ['otel_on', { openTelemetry: otelOn }],
+    ['msgtrace_on', { openTelemetry: false, enableMsgTrace: true }],
   ]) {
     let got = 0;
     let done;
@@ -68,7 +69,7 @@ try {
       consumerGroup: `BenchObsGroup_${label}`,
       consumeFromWhere: 'CONSUME_FROM_FIRST_OFFSET',
       pullBatchSize: 32,
-      openTelemetry,
+      ...extra,
     });
     c.subscribe(topic, '*');
     c.registerMessageListener((msgs) => {
@@ -80,14 +81,15 @@ try {
     await finished;
     const s = (performance.now() - t0) / 1000;
     await c.shutdown();
-    report(`drain_otel_${label}`, N / s, 'msg/s');
+    report(`drain_${label}`, N / s, 'msg/s');
   }
 
-  for (const [label, openTelemetry] of [
-    ['off', false],
-    ['on', otelOn],
+  for (const [label, extra] of [
+    ['otel_off', { openTelemetry: false }],
+    ['otel_on', { openTelemetry: otelOn }],
+    ['msgtrace_on', { openTelemetry: false, enableMsgTrace: true }],
   ]) {
-    const p = new Producer({ endpoints: broker.address, producerGroup: `BenchObsSend_${label}`, openTelemetry });
+    const p = new Producer({ endpoints: broker.address, producerGroup: `BenchObsSend_${label}`, ...extra });
     await p.start();
     const body = Buffer.alloc(BODY, 0x61);
     const t0 = performance.now();
@@ -100,7 +102,7 @@ try {
         }
       }),
     );
-    report(`send_otel_${label}`, SENDS / ((performance.now() - t0) / 1000), 'msg/s');
+    report(`send_${label}`, SENDS / ((performance.now() - t0) / 1000), 'msg/s');
     await p.shutdown();
   }
 } finally {
