@@ -151,6 +151,18 @@ describeWithJavaEach(
         await doomed.command('txproducer', 'DOOMED', ns, group);
         await java.command('txproducer', 'SURVIVOR', ns, group);
         await java.command('txcheck', 'SURVIVOR', 'COMMIT');
+        // Both members must be on record with the broker before one of them dies: RocketMQ 5.3.3's producer
+        // heartbeats only to brokers it has sent to, so each commits one transaction on another topic first.
+        const warm = `${topic}Warm`;
+        await createTopic(warm, 1);
+        await doomed.command('txsend', 'DOOMED', warm, 'warm-doomed', 'COMMIT');
+        await java.command('txsend', 'SURVIVOR', warm, 'warm-survivor', 'COMMIT');
+        const members = () => fx.broker.consumerManager.producerManager.getClientIds(group).length;
+        await waitUntil(
+          () => members() === 2,
+          30_000,
+          () => `${members()} members; ${state()}`,
+        );
         // The half is stored, then the JVM ends inside executeLocalTransaction: no END_TRANSACTION is sent.
         await expect(doomed.command('txsend', 'DOOMED', topic, 'orphan', 'HALT')).rejects.toThrow(/driver exited/);
         const survivorChecks = () => java.checks.filter((c) => c.p === 'SURVIVOR' && c.topic === topic);
