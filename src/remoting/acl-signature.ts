@@ -5,7 +5,7 @@
  * followed by the body; the signature is HmacSHA1 of it under the secret key, Base64-encoded.
  */
 import { createHmac } from 'node:crypto';
-import type { ExtFields } from './remoting-command-model.js';
+import { setOwn, type ExtFields } from './remoting-command-model.js';
 
 /** The ext field that names the account. */
 export const ACL_ACCESS_KEY = 'AccessKey';
@@ -56,11 +56,15 @@ export function aclSignature(content: Buffer, secretKey: string): string {
  * when the credentials carry one, and `Signature` over them and `body`. `fields` is left as it is.
  */
 export function signExtFields(fields: ExtFields | null, body: Buffer | null, credentials: AclCredentials): ExtFields {
-  const signed: ExtFields = { ...(fields ?? {}) };
-  delete signed[ACL_SIGNATURE];
+  // A fresh object filled in order rather than a copy with properties deleted: deleting would turn it
+  // into a slow dictionary-mode object on the path of every request.
+  const signed: ExtFields = {};
+  if (fields)
+    for (const key of Object.keys(fields))
+      if (key !== ACL_SIGNATURE && key !== ACL_SECURITY_TOKEN && key !== ACL_ACCESS_KEY)
+        setOwn(signed, key, fields[key] as string | null);
   signed[ACL_ACCESS_KEY] = credentials.accessKey;
   if (credentials.securityToken !== undefined) signed[ACL_SECURITY_TOKEN] = credentials.securityToken;
-  else delete signed[ACL_SECURITY_TOKEN];
   signed[ACL_SIGNATURE] = aclSignature(aclSignedContent(signed, body), credentials.secretKey);
   return signed;
 }
