@@ -60,6 +60,8 @@ try {
     ['otel_off', { openTelemetry: false }],
     ['otel_on', { openTelemetry: otelOn }],
     ['msgtrace_on', { openTelemetry: false, enableMsgTrace: true }],
+    // Later rounds run warmer (JIT, page cache): a last round with everything off brackets the others.
+    ['off_again', { openTelemetry: false }],
   ]) {
     let got = 0;
     let done;
