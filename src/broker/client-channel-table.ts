@@ -15,7 +15,7 @@ export interface ClientChannelInfo {
 }
 
 /** MQVersion.Version.V3_1_8_SNAPSHOT.ordinal(): the oldest client that answers GET_CONSUMER_RUNNING_INFO. */
-export const V3_1_8_SNAPSHOT = 77;
+export const V3_1_8_SNAPSHOT = 62;
 
 export class ClientChannelTable {
   private readonly clients = new Map<string, ClientChannelInfo>();

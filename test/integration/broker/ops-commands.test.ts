@@ -112,6 +112,44 @@ describe('operator commands over remoting', () => {
     expect(offline.remark).toBe(`The Consumer <${group}> <nobody> not online`);
   });
 
+  test('GET_CONSUMER_RUNNING_INFO is refused to a client older than V3_1_8_SNAPSHOT (ordinal 62), as RocketMQ refuses it', async () => {
+    const topic = uniqueName('OpsVerT');
+    await fx.client.send(topic, 'x');
+    const admin = await connect();
+    for (const [version, refused] of [
+      [61, true],
+      [62, false],
+    ] as const) {
+      const group = uniqueName('OpsVerG');
+      const clientId = `10.0.0.8@v${version}`;
+      const member = await connect();
+      const hb = await member.request(RequestCode.HEART_BEAT, null, {
+        body: heartbeatBody(clientId, group, topic, uniqueName('OpsVerP')),
+        version,
+      });
+      expect(hb.code).toBe(ResponseCode.SUCCESS);
+      const asked = admin.request(RequestCode.GET_CONSUMER_RUNNING_INFO, {
+        consumerGroup: group,
+        clientId,
+        jstackEnable: 'false',
+      });
+      if (refused) {
+        const r = await asked;
+        expect([r.code, r.remark]).toEqual([
+          ResponseCode.SYSTEM_ERROR,
+          `The Consumer <${clientId}> Version <${version}> too low to finish, please upgrade it to V3_1_8_SNAPSHOT`,
+        ]);
+      } else {
+        await waitFor(() => member.pushed.some((p) => p.code === RequestCode.GET_CONSUMER_RUNNING_INFO));
+        const forwarded = member.pushed.find((p) => p.code === RequestCode.GET_CONSUMER_RUNNING_INFO);
+        member.writeRaw(
+          encodeRemotingCommand({ code: 0, opaque: forwarded?.opaque ?? 0, flag: 1, version, body: Buffer.from('{}') }),
+        );
+        expect((await asked).code).toBe(ResponseCode.SUCCESS);
+      }
+    }
+  });
+
   test('stats: puts and gets are counted per topic and topic@group; brokerStatus figures; broker consume stats', async () => {
     const topic = uniqueName('StatT');
     const group = uniqueName('StatG');
