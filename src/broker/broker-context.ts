@@ -22,6 +22,7 @@ import type { BrokerStatsManager } from './broker-stats-manager.js';
 import type { ClientChannelTable } from './client-channel-table.js';
 import type { BrokerConfigTable } from './broker-config-table.js';
 import type { NameServerState } from './name-server-state.js';
+import type { AclGuard } from './acl/acl-guard.js';
 import type { TransactionalMessageService } from './transaction/transactional-message-service.js';
 
 export type { ClientGone } from './client-gone.js';
@@ -44,6 +45,8 @@ export interface BrokerOpsApi {
   readonly config: BrokerConfigTable;
   /** The NameServer role's KV config, settings and write perm (RocketMQ: NamesrvController). */
   readonly nameServer: NameServerState;
+  /** The plain ACL, when the broker runs with an ACL file (RocketMQ: PlainAccessValidator). */
+  readonly acl?: AclGuard | undefined;
   /** RocketMQ's broker runtime figures (GET_BROKER_RUNTIME_INFO's KVTable). */
   runtimeInfo(): Record<string, string>;
   /**

@@ -228,6 +228,7 @@ export class Broker {
         clients: clientChannels,
         config: new BrokerConfigTable(o, parts.remotingPort ?? parts.port, clock.now()),
         nameServer: new NameServerState(o.storePath, parts.remotingPort ?? parts.port, logger),
+        acl: parts.acl,
         runtimeInfo: () => this.runtimeInfo(),
         callClient: (clientId, request, timeoutMs) => this.remotingDispatcher?.callClient(clientId, request, timeoutMs),
         sendOnewayToConsumer: (id, group, r) => this.remotingDispatcher?.sendOnewayToConsumer(id, group, r) ?? false,

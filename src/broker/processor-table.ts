@@ -64,6 +64,12 @@ import { updateNamesrvConfig } from './processors/broker-config.js';
 import { cleanExpiredConsumeQueue, cleanUnusedTopic, deleteExpiredCommitLog } from './processors/store-maintenance.js';
 import { getConsumerStatus } from './processors/get-consumer-status.js';
 import { resumeCheckHalfMessage } from './processors/resume-check-half-message.js';
+import {
+  deleteAclConfig,
+  getBrokerClusterAclInfo,
+  updateAndCreateAclConfig,
+  updateGlobalWhiteAddrsConfig,
+} from './processors/acl-config.js';
 
 /** The core's processors: pull, send, offsets, route and admin. */
 function registerCoreProcessors(table: Map<number, Processor>): void {
@@ -155,6 +161,10 @@ function registerOpsParityProcessors(table: Map<number, Processor>): void {
   table.set(RequestCode.DELETE_EXPIRED_COMMITLOG, deleteExpiredCommitLog);
   table.set(RequestCode.INVOKE_BROKER_TO_GET_CONSUMER_STATUS, getConsumerStatus);
   table.set(RequestCode.RESUME_CHECK_HALF_MESSAGE, resumeCheckHalfMessage);
+  table.set(RequestCode.UPDATE_AND_CREATE_ACL_CONFIG, updateAndCreateAclConfig);
+  table.set(RequestCode.DELETE_ACL_CONFIG, deleteAclConfig);
+  table.set(RequestCode.GET_BROKER_CLUSTER_ACL_INFO, getBrokerClusterAclInfo);
+  table.set(RequestCode.UPDATE_GLOBAL_WHITE_ADDRS_CONFIG, updateGlobalWhiteAddrsConfig);
 }
 
 /** RocketMQ 5's POP consumption (PopMessageProcessor, AckMessageProcessor, ChangeInvisibleTimeProcessor, QueryAssignmentProcessor). */

@@ -9,6 +9,15 @@ import { InvalidArgumentError } from '../../common/errors.js';
 import type { Logger } from '../../common/logger.js';
 import { AclConfigError, parsePlainAclConfig, type PlainAclConfig } from './plain-acl-config.js';
 import { checkAccess, type AclRefusal } from './plain-access-validator.js';
+import {
+  deleteAccount,
+  readDataVersion,
+  rewriteAclFile,
+  setGlobalWhiteAddrs,
+  upsertAccount,
+  type AccountUpdate,
+  type AclDataVersion,
+} from './plain-acl-writer.js';
 
 export interface AclGuardOptions {
   /** How often the file's modification time is looked at, ms. Default 1000. */
@@ -28,8 +37,13 @@ function statOrUndefined(file: string): Stats | undefined {
   }
 }
 
+interface Loaded {
+  readonly config: PlainAclConfig;
+  readonly version: AclDataVersion;
+}
+
 /** Reads and checks a file; the error names the file and the line that is wrong (never a secret). */
-function load(file: string): PlainAclConfig {
+function load(file: string): Loaded {
   let text: string;
   try {
     text = readFileSync(file, 'utf8');
@@ -40,7 +54,7 @@ function load(file: string): PlainAclConfig {
     );
   }
   try {
-    return parsePlainAclConfig(text);
+    return { config: parsePlainAclConfig(text), version: readDataVersion(text, Date.now()) };
   } catch (e) {
     if (e instanceof AclConfigError) throw new InvalidArgumentError('aclFile', `${file} ${e.message}`);
     throw e;
@@ -69,7 +83,9 @@ export function httpHeaderFields(header: unknown): Record<string, string> {
 
 export class AclGuard {
   private config: PlainAclConfig;
-  private readonly file: string;
+  private version: AclDataVersion;
+  /** The file's path, as given. */
+  readonly file: string;
   private readonly logger: Logger;
   private readonly debounceMs: number;
   private timer: ReturnType<typeof setTimeout> | undefined;
@@ -82,9 +98,10 @@ export class AclGuard {
   /** Re-reads refused since start. */
   reloadFailures = 0;
 
-  private constructor(file: string, config: PlainAclConfig, seen: string, logger: Logger, options: AclGuardOptions) {
+  private constructor(file: string, loaded: Loaded, seen: string, logger: Logger, options: AclGuardOptions) {
     this.file = file;
-    this.config = config;
+    this.config = loaded.config;
+    this.version = loaded.version;
     this.logger = logger;
     this.debounceMs = options.debounceMs ?? 500;
     this.seen = seen;
@@ -97,9 +114,9 @@ export class AclGuard {
   /** Reads the file (throwing InvalidArgumentError naming the line that is wrong) and starts watching it. */
   static open(file: string, logger: Logger, options: AclGuardOptions = {}): AclGuard {
     const seen = versionOf(statOrUndefined(file));
-    const config = load(file);
-    logger.info({ aclFile: file, accounts: config.accounts.size }, 'plain ACL loaded');
-    return new AclGuard(file, config, seen, logger, options);
+    const loaded = load(file);
+    logger.info({ aclFile: file, accounts: loaded.config.accounts.size }, 'plain ACL loaded');
+    return new AclGuard(file, loaded, seen, logger, options);
   }
 
   private readonly onStat = (err: Error | null, st: Stats | undefined): void => {
@@ -115,7 +132,7 @@ export class AclGuard {
   reload(): boolean {
     if (this.closed) return false;
     try {
-      this.config = load(this.file);
+      ({ config: this.config, version: this.version } = load(this.file));
       this.reloads++;
       this.logger.info({ aclFile: this.file, accounts: this.config.accounts.size }, 'plain ACL reloaded');
       return true;
@@ -142,6 +159,42 @@ export class AclGuard {
   /** An HTTP request (the frame's header JSON, signed as its ext fields); undefined when it may go on. */
   checkHttp(code: number, header: unknown, body: Buffer | undefined, remoteAddress: string): AclRefusal | undefined {
     return checkAccess(this.config, { code, fields: httpHeaderFields(header), body, remoteAddress });
+  }
+
+  /** The file's DataVersion (RocketMQ: PlainPermissionManager.getAclConfigDataVersion). */
+  get dataVersion(): AclDataVersion {
+    return this.version;
+  }
+
+  /**
+   * Creates or updates an account in the file and in force. Throws AclChangeError for a value the file
+   * may not hold (the rules and file then stay as they were).
+   */
+  updateAccount(update: AccountUpdate): void {
+    this.rewrite(upsertAccount(update), { accessKey: update.accessKey }, 'ACL account updated');
+  }
+
+  /** Removes an account from the file and from force; false when there is no such account. */
+  deleteAccount(accessKey: string): boolean {
+    return this.rewrite(deleteAccount(accessKey), { accessKey }, 'ACL account deleted');
+  }
+
+  /** Replaces the global white addresses in the file and in force. */
+  updateGlobalWhiteAddrs(addresses: readonly string[]): void {
+    this.rewrite(setGlobalWhiteAddrs(addresses), { globalWhiteAddrs: addresses }, 'ACL global white addresses updated');
+  }
+
+  private rewrite(change: Parameters<typeof rewriteAclFile>[2], what: Record<string, unknown>, msg: string): boolean {
+    // Read now, not from memory, so an edit made by hand and not yet picked up by the poller is kept.
+    const done = rewriteAclFile(this.file, readFileSync(this.file, 'utf8'), change, Date.now());
+    if (!done) return false;
+    this.config = done.config;
+    this.version = done.version;
+    // The poller is told this version is ours, so it does not read the file again as a foreign change.
+    this.seen = versionOf(statOrUndefined(this.file));
+    clearTimeout(this.timer);
+    this.logger.info({ aclFile: this.file, ...what, counter: done.version.counter }, msg);
+    return true;
   }
 
   /** Stops watching the file. */

@@ -29,7 +29,7 @@ export interface AclRefusal {
   readonly remark: string;
 }
 
-/** RocketMQ 4.9.8's Permission.ADMIN_CODE; DELETE_TOPIC_IN_NAMESRV too, which this broker serves itself. */
+/** RocketMQ 4.9.8's Permission.ADMIN_CODE; DELETE_TOPIC_IN_NAMESRV and the ACL administration too. */
 export const ADMIN_CODES: ReadonlySet<number> = new Set([
   17, // UPDATE_AND_CREATE_TOPIC
   25, // UPDATE_BROKER_CONFIG
@@ -37,6 +37,12 @@ export const ADMIN_CODES: ReadonlySet<number> = new Set([
   200, // UPDATE_AND_CREATE_SUBSCRIPTIONGROUP
   207, // DELETE_SUBSCRIPTIONGROUP
   216, // DELETE_TOPIC_IN_NAMESRV: RocketMQ's name server has no ACL; here it changes the broker's own topics
+  // The ACL administration, which RocketMQ 4.9.8 lets any signed account ask (so any account could make
+  // itself an admin); here only an admin may change or read the accounts.
+  50, // UPDATE_AND_CREATE_ACL_CONFIG
+  51, // DELETE_ACL_CONFIG
+  52, // GET_BROKER_CLUSTER_ACL_INFO
+  53, // UPDATE_GLOBAL_WHITE_ADDRS_CONFIG
 ]);
 
 /**

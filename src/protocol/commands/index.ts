@@ -36,6 +36,7 @@ import {
 } from './pop-message.js';
 import { EndTransaction } from './end-transaction.js';
 import { OPS_PARITY_COMMANDS } from './ops-parity.js';
+import { ACL_CONFIG_COMMANDS } from './acl-config.js';
 
 export * from './admin.js';
 export * from './consumer-list.js';
@@ -57,6 +58,7 @@ export * from './pop-message.js';
 export * from './pop-extra-info.js';
 export * from './end-transaction.js';
 export * from './ops-parity.js';
+export * from './acl-config.js';
 
 const ALL: CommandSpec[] = [
   PullMessage,
@@ -100,6 +102,7 @@ const ALL: CommandSpec[] = [
   SetMessageRequestMode,
   EndTransaction,
   ...OPS_PARITY_COMMANDS,
+  ...ACL_CONFIG_COMMANDS,
 ];
 
 export const COMMANDS: ReadonlyMap<number, CommandSpec> = new Map(ALL.map((c) => [c.code, c]));

@@ -2,14 +2,16 @@
  * RocketMQ's own Java client (4.9.8, signing with AclClientRPCHook) and `mqadmin` (signing with the
  * kit's RMQ_ACCESS_KEY / RMQ_SECRET_KEY) against the bundled broker started with a plain_acl.yml: the
  * right credentials send and consume; no credentials, a wrong secret, a DENY topic, a SUB-only account
- * sending and a non-admin updateTopic are each refused with RocketMQ's AclException text. One JVM serves
+ * sending and a non-admin updateTopic are each refused with RocketMQ's AclException text; mqadmin's
+ * updateAclConfig, clusterAclConfigVersion and deleteAclConfig change and read the file. One JVM serves
  * the client cases (Driver.java); skipped with one line when Java or the kit is missing.
  */
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { parsePlainAclConfig } from '../../../src/broker/acl/plain-acl-config.js';
 import { Broker } from '../../../src/broker/index.js';
 import { uniqueName } from '../../support/broker-client.js';
 import { tempStorePath } from '../../support/broker-fixture.js';
@@ -45,6 +47,7 @@ accounts:
 describeWithJava('RocketMQ Java client and mqadmin against the bundled broker with plain ACL', () => {
   let classes: string;
   let dir: string;
+  let aclFile: string;
   let storePath: string;
   let broker: Broker;
   let java: JavaDriver;
@@ -67,7 +70,7 @@ describeWithJava('RocketMQ Java client and mqadmin against the bundled broker wi
     if (!kit) return;
     classes = compileJava(kit, [DRIVER_SOURCE]);
     dir = mkdtempSync(path.join(os.tmpdir(), 'rmq-java-acl-'));
-    const aclFile = path.join(dir, 'plain_acl.yml');
+    aclFile = path.join(dir, 'plain_acl.yml');
     writeFileSync(aclFile, ACL_FILE);
     storePath = tempStorePath('rmq-java-acl-');
     broker = await Broker.start({ storePath, port: 0, remotingPort: 0, aclFile });
@@ -94,6 +97,55 @@ describeWithJava('RocketMQ Java client and mqadmin against the bundled broker wi
     const unsigned = await mqadmin(undefined, 'updateTopic', '-c', 'DefaultCluster', '-t', other);
     expect(unsigned).toContain('AclException: No accessKey is configured');
     expect(broker.topicConfigManager.selectTopicConfig(other)).toBeUndefined();
+  }, 300_000);
+
+  test('mqadmin: updateAclConfig, clusterAclConfigVersion and deleteAclConfig with an admin account; a non-admin is refused', async () => {
+    const admin: [string, string] = ['adminUser1', 'adminSecret1'];
+    const accounts = () => parsePlainAclConfig(readFileSync(aclFile, 'utf8')).accounts;
+    const created = await mqadmin(
+      admin,
+      'updateAclConfig',
+      '-b',
+      ns,
+      '-a',
+      'javaUser01',
+      '-s',
+      'javaSecret01',
+      '-i',
+      'PUB',
+      '-u',
+      'SUB',
+      '-t',
+      'TopicJ1=SUB',
+      '-m',
+      'false',
+    );
+    expect(created).toContain(`create or update plain access config to ${ns} success.`);
+    expect(accounts().get('javaUser01')?.resourcePerms?.get('TopicJ1')).toBe(8);
+
+    const refused = await mqadmin(
+      ['appUser1', 'appSecret1'],
+      'updateAclConfig',
+      '-b',
+      ns,
+      '-a',
+      'appUser1',
+      '-s',
+      'appSecret1',
+      '-m',
+      'true',
+    );
+    expect(refused).toContain('Need admin permission for request code=50, but accessKey=appUser1 is not');
+    expect(accounts().get('appUser1')?.admin).toBe(false);
+
+    const versions = await mqadmin(admin, 'clusterAclConfigVersion', '-c', 'DefaultCluster');
+    expect(versions).toContain(path.resolve(aclFile));
+    expect(versions).toMatch(new RegExp(`DefaultCluster\\s+broker-a\\s+\\S+\\s+\\S+\\s+1\\s`));
+    expect(versions).toContain("get cluster's plain access config version success.");
+
+    const deleted = await mqadmin(admin, 'deleteAclConfig', '-b', ns, '-a', 'javaUser01');
+    expect(deleted).toContain(`delete plain access config account from ${ns} success.`);
+    expect(accounts().has('javaUser01')).toBe(false);
   }, 300_000);
 
   test('Java client: the right credentials send and consume', async () => {
