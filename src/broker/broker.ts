@@ -288,9 +288,8 @@ export class Broker {
   /** RocketMQ's broker runtime figures (GET_BROKER_RUNTIME_INFO), see runtime-info.ts. */
   private runtimeInfo(): Record<string, string> {
     this.refreshEarliestMessageTime();
-    const levels = this.scheduleMessageService.maxDelayLevel;
     const scheduleOffsets = [];
-    for (let level = 1; level <= levels; level++) {
+    for (let level = 1; level <= this.scheduleMessageService.maxDelayLevel; level++) {
       const offset = this.scheduleMessageService.getOffset(level);
       if (offset === undefined) continue;
       scheduleOffsets.push({ level, offset, maxOffset: this.store.getMaxOffsetInQueue(SCHEDULE_TOPIC, level - 1) });
