@@ -207,6 +207,10 @@ public final class Driver {
                 c.setNamesrvAddr(a[2]);
                 if (ns != null) c.setNamespace(ns);
                 c.setInstanceName(id);
+                // A rebalance bumps the subscription's version and heartbeats at once, but that heartbeat is
+                // skipped when another one holds the client's heartbeat lock; the broker then answers
+                // SUBSCRIPTION_NOT_LATEST until the next periodic heartbeat (30 s by default, 1 s here).
+                c.setHeartbeatBrokerInterval(1000);
                 c.setConsumeFromWhere(ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET);
                 c.setMaxReconsumeTimes(Integer.parseInt(a[8]));
                 c.setPullTimeDelayMillsWhenException(200);
