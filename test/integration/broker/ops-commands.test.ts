@@ -9,31 +9,15 @@ import { RequestCode } from '../../../src/protocol/request-code.js';
 import { ResponseCode } from '../../../src/protocol/response-code.js';
 import { encodeRemotingCommand } from '../../../src/remoting/remoting-command.js';
 import { uniqueName } from '../../support/broker-client.js';
-import { startBroker, waitFor, type BrokerFixture } from '../../support/broker-fixture.js';
-import { RemotingTestClient, heartbeatBody } from '../../support/remoting-test-client.js';
+import { waitFor } from '../../support/broker-fixture.js';
+import { heartbeatBody } from '../../support/remoting-test-client.js';
+import { useRemotingBroker } from '../../support/remoting-broker-fixture.js';
 
 const json = (b: Buffer | null): Record<string, unknown> => JSON.parse((b ?? Buffer.from('{}')).toString('utf8'));
 
 describe('operator commands over remoting', () => {
-  let fx: BrokerFixture;
-  let address: string;
-  const clients: RemotingTestClient[] = [];
-  const connect = async (): Promise<RemotingTestClient> => {
-    const c = await RemotingTestClient.connect(address);
-    clients.push(c);
-    return c;
-  };
-
-  beforeAll(async () => {
-    fx = await startBroker({ remotingPort: 0 });
-    address = fx.broker.remotingAddress as string;
-  });
-  afterEach(async () => {
-    await Promise.all(clients.splice(0).map((c) => c.close()));
-  });
-  afterAll(async () => {
-    await fx?.close();
-  });
+  const rb = useRemotingBroker();
+  const connect = rb.connect;
 
   test('GET_BROKER_CONFIG lists RocketMQ keys; UPDATE_BROKER_CONFIG applies a known key and refuses the others naming them', async () => {
     const c = await connect();
@@ -61,7 +45,7 @@ describe('operator commands over remoting', () => {
 
   test('heartbeats record language and version; producer and consumer connections show them', async () => {
     const topic = uniqueName('OpsT');
-    await fx.client.send(topic, 'x');
+    await rb.fx.client.send(topic, 'x');
     const group = uniqueName('OpsG');
     const pgroup = uniqueName('OpsP');
     const a = await connect();
@@ -114,7 +98,7 @@ describe('operator commands over remoting', () => {
 
   test('GET_CONSUMER_RUNNING_INFO is refused to a client older than V3_1_8_SNAPSHOT (ordinal 62), as RocketMQ refuses it', async () => {
     const topic = uniqueName('OpsVerT');
-    await fx.client.send(topic, 'x');
+    await rb.fx.client.send(topic, 'x');
     const admin = await connect();
     for (const [version, refused] of [
       [61, true],
@@ -153,8 +137,8 @@ describe('operator commands over remoting', () => {
   test('stats: puts and gets are counted per topic and topic@group; brokerStatus figures; broker consume stats', async () => {
     const topic = uniqueName('StatT');
     const group = uniqueName('StatG');
-    for (let i = 0; i < 5; i++) await fx.client.send(topic, `m${i}`, { queueId: 0 });
-    const pulled = await fx.client.pull({ group, topic, queueId: 0, offset: 0, maxMsgNums: 3 });
+    for (let i = 0; i < 5; i++) await rb.fx.client.send(topic, `m${i}`, { queueId: 0 });
+    const pulled = await rb.fx.client.pull({ group, topic, queueId: 0, offset: 0, maxMsgNums: 3 });
     expect(pulled.code).toBe(ResponseCode.SUCCESS);
     const c = await connect();
     const put = await c.request(RequestCode.VIEW_BROKER_STATS_DATA, { statsName: 'TOPIC_PUT_NUMS', statsKey: topic });
@@ -199,8 +183,8 @@ describe('operator commands over remoting', () => {
     const topic = uniqueName('GrpT');
     const src = uniqueName('Src');
     const dest = uniqueName('Dest');
-    for (let i = 0; i < 3; i++) await fx.client.send(topic, `g${i}`, { queueId: 0 });
-    await fx.client.pull({ group: src, topic, queueId: 0 });
+    for (let i = 0; i < 3; i++) await rb.fx.client.send(topic, `g${i}`, { queueId: 0 });
+    await rb.fx.client.pull({ group: src, topic, queueId: 0 });
     const c = await connect();
     await c.request(RequestCode.UPDATE_CONSUMER_OFFSET, { consumerGroup: src, topic, queueId: '0', commitOffset: '2' });
     const all = await c.request(RequestCode.GET_ALL_SUBSCRIPTIONGROUP_CONFIG, {});
@@ -221,10 +205,10 @@ describe('operator commands over remoting', () => {
       offline: 'true',
     });
     expect(cloned.code).toBe(ResponseCode.SUCCESS);
-    expect(fx.broker.consumerOffsetManager.queryOffset(other, topic, 0)).toBe(2);
+    expect(rb.fx.broker.consumerOffsetManager.queryOffset(other, topic, 0)).toBe(2);
     const del = await c.request(RequestCode.DELETE_SUBSCRIPTIONGROUP, { groupName: other, removeOffset: 'true' });
     expect(del.code).toBe(ResponseCode.SUCCESS);
-    expect(fx.broker.consumerOffsetManager.queryOffset(other, topic, 0)).toBe(-1);
+    expect(rb.fx.broker.consumerOffsetManager.queryOffset(other, topic, 0)).toBe(-1);
 
     const cq = await c.request(RequestCode.QUERY_CONSUME_QUEUE, {
       topic,

@@ -14,31 +14,15 @@ import { ResponseCode } from '../../../src/protocol/response-code.js';
 import { encodeRemotingCommand } from '../../../src/remoting/remoting-command.js';
 import { countingConsumer } from '../../support/admin-fixtures.js';
 import { uniqueName } from '../../support/broker-client.js';
-import { startBroker, tempStorePath, waitFor, type BrokerFixture } from '../../support/broker-fixture.js';
+import { tempStorePath, waitFor } from '../../support/broker-fixture.js';
 import { RemotingTestClient, heartbeatBody } from '../../support/remoting-test-client.js';
+import { useRemotingBroker } from '../../support/remoting-broker-fixture.js';
 
 const json = (b: Buffer | null): Record<string, unknown> => JSON.parse((b ?? Buffer.from('{}')).toString('utf8'));
 const topicsOf = (b: Buffer | null): string[] => json(b).topicList as string[];
 
-let fx: BrokerFixture;
-let address: string;
-const clients: RemotingTestClient[] = [];
-const connect = async (): Promise<RemotingTestClient> => {
-  const c = await RemotingTestClient.connect(address);
-  clients.push(c);
-  return c;
-};
-
-beforeAll(async () => {
-  fx = await startBroker({ remotingPort: 0 });
-  address = fx.broker.remotingAddress as string;
-});
-afterEach(async () => {
-  await Promise.all(clients.splice(0).map((c) => c.close()));
-});
-afterAll(async () => {
-  await fx?.close();
-});
+const rb = useRemotingBroker();
+const connect = rb.connect;
 
 test('KV config: put, get, list, delete; QUERY_NOT_FOUND with RocketMQ remarks; missing fields refused; kept across a restart', async () => {
   const storePath = tempStorePath('rmq-kv-');
@@ -87,7 +71,7 @@ test('WIPE/ADD_WRITE_PERM_OF_BROKER: routes lose and regain PERM_WRITE; a real p
   const topic = uniqueName('PermT');
   const producer = new Producer({
     producerGroup: uniqueName('PermP'),
-    namesrvAddr: address,
+    namesrvAddr: rb.address,
     pollNameServerIntervalMs: 100,
   });
   await producer.start();
@@ -100,7 +84,7 @@ test('WIPE/ADD_WRITE_PERM_OF_BROKER: routes lose and regain PERM_WRITE; a real p
       return (json(r.body).queueDatas as Array<{ perm: number }>)[0]?.perm ?? -1;
     };
     expect(await routePerm()).toBe(6);
-    const topics = fx.broker.topicConfigManager.allTopics().length;
+    const topics = rb.fx.broker.topicConfigManager.allTopics().length;
     const wipe = await c.request(RequestCode.WIPE_WRITE_PERM_OF_BROKER, { brokerName: 'broker-a' });
     expect([wipe.code, wipe.extFields?.wipeTopicCount]).toEqual([ResponseCode.SUCCESS, String(topics)]);
     expect(await routePerm()).toBe(4);
@@ -133,7 +117,7 @@ test('WIPE/ADD_WRITE_PERM_OF_BROKER: routes lose and regain PERM_WRITE; a real p
     // A change to the topic table brings the broker's own perm back, as a re-registration does on RocketMQ.
     await c.request(RequestCode.WIPE_WRITE_PERM_OF_BROKER, { brokerName: 'broker-a' });
     expect(await routePerm()).toBe(4);
-    await fx.client.send(uniqueName('PermNew'), 'x');
+    await rb.fx.client.send(uniqueName('PermNew'), 'x');
     expect(await routePerm()).toBe(6);
   } finally {
     await producer.shutdown();
@@ -143,7 +127,7 @@ test('WIPE/ADD_WRITE_PERM_OF_BROKER: routes lose and regain PERM_WRITE; a real p
 test('topic lists: by cluster, system topics from the NameServer and the broker, unit flags', async () => {
   const c = await connect();
   const plain = uniqueName('ListT');
-  await fx.client.send(plain, 'x');
+  await rb.fx.client.send(plain, 'x');
   const create = (topic: string, topicSysFlag: number) =>
     c.request(RequestCode.UPDATE_AND_CREATE_TOPIC, {
       topic,
@@ -171,7 +155,7 @@ test('topic lists: by cluster, system topics from the NameServer and the broker,
   expect((await c.request(RequestCode.GET_TOPICS_BY_CLUSTER, {})).code).toBe(ResponseCode.SYSTEM_ERROR);
 
   const ns = json((await c.request(RequestCode.GET_SYSTEM_TOPIC_LIST_FROM_NS, {})).body);
-  expect(ns).toEqual({ brokerAddr: address, topicList: ['DefaultCluster', 'broker-a'] });
+  expect(ns).toEqual({ brokerAddr: rb.address, topicList: ['DefaultCluster', 'broker-a'] });
   const fromBroker = topicsOf((await c.request(RequestCode.GET_SYSTEM_TOPIC_LIST_FROM_BROKER, {})).body);
   expect(fromBroker).toEqual(
     expect.arrayContaining(['TBW102', 'SCHEDULE_TOPIC_XXXX', 'RMQ_SYS_TRANS_HALF_TOPIC', 'DefaultCluster', 'broker-a']),
@@ -219,7 +203,7 @@ test('UPDATE_NAMESRV_CONFIG: applied in memory and shown by GET_NAMESRV_CONFIG; 
 test('GET_EARLIEST_MSG_STORETIME, QUERY_CONSUME_TIME_SPAN and QUERY_CORRECTION_OFFSET read the store and the committed offsets', async () => {
   const topic = uniqueName('SpanT');
   const before = Date.now();
-  for (let i = 0; i < 4; i++) await fx.client.send(topic, `m${i}`, { queueId: 0 });
+  for (let i = 0; i < 4; i++) await rb.fx.client.send(topic, `m${i}`, { queueId: 0 });
   const after = Date.now();
   const c = await connect();
   const earliest = await c.request(RequestCode.GET_EARLIEST_MSG_STORETIME, { topic, queueId: '0' });
@@ -244,7 +228,7 @@ test('GET_EARLIEST_MSG_STORETIME, QUERY_CONSUME_TIME_SPAN and QUERY_CORRECTION_O
   const span = await c.request(RequestCode.QUERY_CONSUME_TIME_SPAN, { topic, group });
   expect(span.code).toBe(ResponseCode.SUCCESS);
   const set = json(span.body).consumeTimeSpanSet as Array<Record<string, number | string | Record<string, unknown>>>;
-  expect(set).toHaveLength(fx.broker.topicConfigManager.selectTopicConfig(topic)?.writeQueueNums ?? -1);
+  expect(set).toHaveLength(rb.fx.broker.topicConfigManager.selectTopicConfig(topic)?.writeQueueNums ?? -1);
   const q0 = set[0] as Record<string, number | string | Record<string, unknown>>;
   expect(q0.messageQueue).toEqual({ brokerName: 'broker-a', queueId: 0, topic });
   expect(q0.minTimeStamp).toBe(first);
@@ -301,8 +285,8 @@ test('GET_ALL_PRODUCER_INFO lists every producer group with the members heartbea
 test('INVOKE_BROKER_TO_GET_CONSUMER_STATUS asks each member with GET_CONSUMER_STATUS_FROM_CLIENT; our push consumer answers its offsets', async () => {
   const topic = uniqueName('StatusT');
   const group = uniqueName('StatusG');
-  for (let i = 0; i < 5; i++) await fx.client.send(topic, `m${i}`, { queueId: 0, tags: 'A' });
-  const { consumer, consumed } = await countingConsumer({ namesrvAddr: address }, group, topic);
+  for (let i = 0; i < 5; i++) await rb.fx.client.send(topic, `m${i}`, { queueId: 0, tags: 'A' });
+  const { consumer, consumed } = await countingConsumer({ namesrvAddr: rb.address }, group, topic);
   try {
     await waitFor(() => consumed() >= 5, 20_000);
     // A second member, a raw client, answers the broker's call itself.

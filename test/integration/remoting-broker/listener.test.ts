@@ -5,8 +5,9 @@
  */
 import { RequestCode, ResponseCode } from '../../../src/protocol/index.js';
 import { uniqueName } from '../../support/broker-client.js';
-import { startBroker, waitFor, type BrokerFixture } from '../../support/broker-fixture.js';
-import { RemotingTestClient, heartbeatBody } from '../../support/remoting-test-client.js';
+import { waitFor } from '../../support/broker-fixture.js';
+import { heartbeatBody } from '../../support/remoting-test-client.js';
+import { useRemotingBroker } from '../../support/remoting-broker-fixture.js';
 
 const pullHeader = (group: string, topic: string, offset: number, suspendMs: number): Record<string, string> => ({
   consumerGroup: group,
@@ -23,29 +24,12 @@ const pullHeader = (group: string, topic: string, offset: number, suspendMs: num
 });
 
 describe('broker remoting listener', () => {
-  let fx: BrokerFixture;
-  let address: string;
-  const clients: RemotingTestClient[] = [];
-  const connect = async (): Promise<RemotingTestClient> => {
-    const c = await RemotingTestClient.connect(address);
-    clients.push(c);
-    return c;
-  };
-
-  beforeAll(async () => {
-    fx = await startBroker({ remotingPort: 0 });
-    address = fx.broker.remotingAddress as string;
-  });
-  afterEach(async () => {
-    await Promise.all(clients.splice(0).map((c) => c.close()));
-  });
-  afterAll(async () => {
-    await fx?.close();
-  });
+  const rb = useRemotingBroker();
+  const connect = rb.connect;
 
   test('answers in the request serialization (JSON and ROCKETMQ), echoing opaque with the response flag', async () => {
     const topic = uniqueName('RT');
-    expect((await fx.client.send(topic, 'x', { queueId: 0 })).code).toBe(ResponseCode.SUCCESS);
+    expect((await rb.fx.client.send(topic, 'x', { queueId: 0 })).code).toBe(ResponseCode.SUCCESS);
     const c = await connect();
     for (const serializeType of ['JSON', 'ROCKETMQ'] as const) {
       const r = await c.request(RequestCode.GET_MAX_OFFSET, { topic, queueId: '0' }, { serializeType, opaque: 7000 });
@@ -74,7 +58,7 @@ describe('broker remoting listener', () => {
     const missing = await c.request(RequestCode.GET_MAX_OFFSET, { queueId: '0' });
     expect(missing.code).toBe(ResponseCode.SYSTEM_ERROR);
     expect(missing.remark).toContain('topic');
-    const http = await fx.client.send('bad/../name', 'x');
+    const http = await rb.fx.client.send('bad/../name', 'x');
     const tcp = await c.request(
       RequestCode.SEND_MESSAGE,
       {
@@ -96,15 +80,15 @@ describe('broker remoting listener', () => {
   test('a held pull does not block other calls on the same connection; it answers when a message arrives', async () => {
     const topic = uniqueName('RT');
     const group = uniqueName('RG');
-    expect((await fx.client.send(topic, 'first', { queueId: 0 })).code).toBe(ResponseCode.SUCCESS);
+    expect((await rb.fx.client.send(topic, 'first', { queueId: 0 })).code).toBe(ResponseCode.SUCCESS);
     const c = await connect();
     const held = c.request(RequestCode.PULL_MESSAGE, pullHeader(group, topic, 1, 20_000));
-    await waitFor(() => fx.broker.pullRequestHoldService.size > 0);
+    await waitFor(() => rb.fx.broker.pullRequestHoldService.size > 0);
     const started = Date.now();
     const other = await c.request(RequestCode.GET_MAX_OFFSET, { topic, queueId: '0' });
     expect(other.extFields?.offset).toBe('1');
     expect(Date.now() - started).toBeLessThan(2_000);
-    expect((await fx.client.send(topic, 'second', { queueId: 0 })).code).toBe(ResponseCode.SUCCESS);
+    expect((await rb.fx.client.send(topic, 'second', { queueId: 0 })).code).toBe(ResponseCode.SUCCESS);
     const r = await held;
     expect(r.code).toBe(ResponseCode.SUCCESS);
     expect(r.extFields?.nextBeginOffset).toBe('2');
@@ -114,19 +98,19 @@ describe('broker remoting listener', () => {
   test('a client that disconnects releases its held pulls', async () => {
     const topic = uniqueName('RT');
     const group = uniqueName('RG');
-    expect((await fx.client.send(topic, 'x', { queueId: 0 })).code).toBe(ResponseCode.SUCCESS);
-    const before = fx.broker.pullRequestHoldService.size;
+    expect((await rb.fx.client.send(topic, 'x', { queueId: 0 })).code).toBe(ResponseCode.SUCCESS);
+    const before = rb.fx.broker.pullRequestHoldService.size;
     const c = await connect();
     for (let i = 0; i < 5; i++) void c.request(RequestCode.PULL_MESSAGE, pullHeader(group, topic, 1, 60_000));
-    await waitFor(() => fx.broker.pullRequestHoldService.size === before + 5);
+    await waitFor(() => rb.fx.broker.pullRequestHoldService.size === before + 5);
     await c.close();
-    await waitFor(() => fx.broker.pullRequestHoldService.size === before);
+    await waitFor(() => rb.fx.broker.pullRequestHoldService.size === before);
   });
 
   test('a oneway request is run and not answered', async () => {
     const topic = uniqueName('RT');
     const group = uniqueName('RG');
-    expect((await fx.client.send(topic, 'x', { queueId: 0 })).code).toBe(ResponseCode.SUCCESS);
+    expect((await rb.fx.client.send(topic, 'x', { queueId: 0 })).code).toBe(ResponseCode.SUCCESS);
     const c = await connect();
     // The group exists once it has pulled.
     await c.request(RequestCode.PULL_MESSAGE, pullHeader(group, topic, 0, 0));
@@ -166,26 +150,26 @@ describe('broker remoting listener', () => {
     expect(r.extFields?.queueId).toBe('1');
     expect(r.extFields?.queueOffset).toBe('0');
     expect(r.extFields?.msgId).toMatch(/^[0-9A-F]{32}$/);
-    const pulled = await fx.client.pull({ group: uniqueName('RG'), topic, queueId: 1 });
+    const pulled = await rb.fx.client.pull({ group: uniqueName('RG'), topic, queueId: 1 });
     expect(pulled.code).toBe(ResponseCode.SUCCESS);
     expect(pulled.body.includes(Buffer.from('v2-body'))).toBe(true);
   });
 
-  test('name-server role: the route names the remoting address; brokerAddrs keys quoted by request version', async () => {
+  test('name-server role: the route names the remoting rb.address; brokerAddrs keys quoted by request version', async () => {
     const topic = uniqueName('RT');
-    expect((await fx.client.send(topic, 'x')).code).toBe(ResponseCode.SUCCESS);
+    expect((await rb.fx.client.send(topic, 'x')).code).toBe(ResponseCode.SUCCESS);
     const c = await connect();
     const modern = await c.request(RequestCode.GET_ROUTEINFO_BY_TOPIC, { topic }, { version: 409 });
     expect(modern.code).toBe(ResponseCode.SUCCESS);
     const route = JSON.parse(String(modern.body)) as { brokerDatas: Array<{ brokerAddrs: Record<string, string> }> };
-    expect(route.brokerDatas[0]?.brokerAddrs['0']).toBe(address);
+    expect(route.brokerDatas[0]?.brokerAddrs['0']).toBe(rb.address);
     const old = await c.request(RequestCode.GET_ROUTEINFO_BY_TOPIC, { topic }, { version: 121 });
-    expect(String(old.body)).toContain(`"brokerAddrs":{0:"${address}"}`);
+    expect(String(old.body)).toContain(`"brokerAddrs":{0:"${rb.address}"}`);
     const missing = await c.request(RequestCode.GET_ROUTEINFO_BY_TOPIC, { topic: uniqueName('None') });
     expect(missing.code).toBe(ResponseCode.TOPIC_NOT_EXIST);
 
     const cluster = await c.request(106, null);
-    expect(String(cluster.body)).toContain(`"brokerAddrs":{0:"${address}"}`);
+    expect(String(cluster.body)).toContain(`"brokerAddrs":{0:"${rb.address}"}`);
     const topics = await c.request(206, null);
     expect((JSON.parse(String(topics.body)) as { topicList: string[] }).topicList).toContain(topic);
     const runtime = await c.request(28, null);
@@ -197,7 +181,7 @@ describe('broker remoting listener', () => {
   test('RocketMQ: members get NOTIFY_CONSUMER_IDS_CHANGED (oneway) when their group changes; a closed connection leaves', async () => {
     const topic = uniqueName('RT');
     const group = uniqueName('RG');
-    expect((await fx.client.send(topic, 'x')).code).toBe(ResponseCode.SUCCESS);
+    expect((await rb.fx.client.send(topic, 'x')).code).toBe(ResponseCode.SUCCESS);
     const a = await connect();
     const b = await connect();
     expect(
@@ -220,7 +204,7 @@ describe('broker remoting listener', () => {
     const seen = a.pushed.length;
     await b.close();
     await waitFor(() => a.pushed.length > seen);
-    expect(fx.broker.consumerManager.getConsumerGroupInfo(group)?.getAllClientIds()).toEqual(['10.0.0.1@a']);
+    expect(rb.fx.broker.consumerManager.getConsumerGroupInfo(group)?.getAllClientIds()).toEqual(['10.0.0.1@a']);
   });
 
   test('RocketMQ: a member that joins is told of its own group change (the notice reaches the newcomer too)', async () => {
