@@ -15,7 +15,7 @@ import { performance } from 'node:perf_hooks';
 import { Producer, PushConsumer } from '../dist/index.js';
 import { Broker } from '../dist/broker/index.js';
 import { signExtFields } from '../dist/remoting/index.js';
-import { sendBacklog } from './bench-broker.mjs';
+import { drainRate, sendBacklog } from './bench-broker.mjs';
 
 const env = (name, dflt) => (process.env[name] === undefined ? dflt : Number(process.env[name]));
 const N = env('ACL_MESSAGES', 50_000);
@@ -75,27 +75,20 @@ try {
     ['signed', { credentials }],
     ['unsigned_again', {}],
   ]) {
-    let got = 0;
-    let done;
-    const finished = new Promise((r) => (done = r));
-    const c = new PushConsumer({
-      namesrvAddr: broker.remotingAddress,
-      consumerGroup: `BenchAclGroup_${label}`,
-      consumeFromWhere: 'CONSUME_FROM_FIRST_OFFSET',
-      pullBatchSize: 32,
-      ...extra,
-    });
-    c.subscribe(topic, '*');
-    c.registerMessageListener((msgs) => {
-      got += msgs.length;
-      if (got >= N) done();
-    });
-    const t0 = performance.now();
-    await c.start();
-    await finished;
-    const s = (performance.now() - t0) / 1000;
-    await c.shutdown();
-    report(`drain_tcp_${label}`, N / s, 'msg/s');
+    const rate = await drainRate(
+      (group) =>
+        new PushConsumer({
+          namesrvAddr: broker.remotingAddress,
+          consumerGroup: group,
+          consumeFromWhere: 'CONSUME_FROM_FIRST_OFFSET',
+          pullBatchSize: 32,
+          ...extra,
+        }),
+      `BenchAclGroup_${label}`,
+      topic,
+      N,
+    );
+    report(`drain_tcp_${label}`, rate, 'msg/s');
   }
 } finally {
   await broker.shutdown();

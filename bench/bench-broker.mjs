@@ -3,6 +3,7 @@
 import { Buffer } from 'node:buffer';
 import { spawn } from 'node:child_process';
 import path from 'node:path';
+import { performance } from 'node:perf_hooks';
 import { brokerAddresses } from './compare-lib.mjs';
 
 /**
@@ -51,4 +52,26 @@ export async function sendBacklog(producer, topic, n, bodyBytes) {
     }
   };
   await Promise.all(Array.from({ length: 4 }, worker));
+}
+
+/**
+ * Messages per second a new PushConsumer (built by `makeConsumer(group)`, subscribed to every tag of
+ * `topic`, reading from the first offset) takes to receive `n` messages, timed from start().
+ */
+export async function drainRate(makeConsumer, group, topic, n) {
+  let got = 0;
+  let done;
+  const finished = new Promise((r) => (done = r));
+  const c = makeConsumer(group);
+  c.subscribe(topic, '*');
+  c.registerMessageListener((msgs) => {
+    got += msgs.length;
+    if (got >= n) done();
+  });
+  const t0 = performance.now();
+  await c.start();
+  await finished;
+  const seconds = (performance.now() - t0) / 1000;
+  await c.shutdown();
+  return n / seconds;
 }

@@ -15,7 +15,7 @@ import { BasicTracerProvider, SimpleSpanProcessor } from '@opentelemetry/sdk-tra
 import { MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics';
 import { Producer, PushConsumer } from '../dist/index.js';
 import { Broker } from '../dist/broker/index.js';
-import { sendBacklog } from './bench-broker.mjs';
+import { drainRate, sendBacklog } from './bench-broker.mjs';
 
 const env = (name, dflt) => (process.env[name] === undefined ? dflt : Number(process.env[name]));
 const N = env('OBS_MESSAGES', 50_000);
@@ -63,27 +63,20 @@ try {
     // Later rounds run warmer (JIT, page cache): a last round with everything off brackets the others.
     ['off_again', { openTelemetry: false }],
   ]) {
-    let got = 0;
-    let done;
-    const finished = new Promise((r) => (done = r));
-    const c = new PushConsumer({
-      endpoints: broker.address,
-      consumerGroup: `BenchObsGroup_${label}`,
-      consumeFromWhere: 'CONSUME_FROM_FIRST_OFFSET',
-      pullBatchSize: 32,
-      ...extra,
-    });
-    c.subscribe(topic, '*');
-    c.registerMessageListener((msgs) => {
-      got += msgs.length;
-      if (got >= N) done();
-    });
-    const t0 = performance.now();
-    await c.start();
-    await finished;
-    const s = (performance.now() - t0) / 1000;
-    await c.shutdown();
-    report(`drain_${label}`, N / s, 'msg/s');
+    const rate = await drainRate(
+      (group) =>
+        new PushConsumer({
+          endpoints: broker.address,
+          consumerGroup: group,
+          consumeFromWhere: 'CONSUME_FROM_FIRST_OFFSET',
+          pullBatchSize: 32,
+          ...extra,
+        }),
+      `BenchObsGroup_${label}`,
+      topic,
+      N,
+    );
+    report(`drain_${label}`, rate, 'msg/s');
   }
 
   for (const [label, extra] of [
