@@ -24,7 +24,7 @@ export async function startCliBroker({ root, storePath, tcp = false, nodeArgs = 
       '0',
       ...(tcp ? ['--remoting-port', '0'] : []),
     ],
-    { stdio: ['ignore', 'pipe', 'inherit'] },
+    { stdio: ['ignore', 'pipe', echo ? 'inherit' : 'ignore'] },
   );
   const found = await new Promise((resolve, reject) => {
     let out = '';

@@ -314,9 +314,12 @@ export class MQClientInstance {
 
   // ---- rebalance, membership and offsets -------------------------------------------------------
 
-  /** Wakes the RebalanceService (RocketMQ's rebalanceImmediately). */
-  rebalanceImmediately(): void {
-    this.rebalanceService.wakeup();
+  /**
+   * Wakes the RebalanceService (RocketMQ's rebalanceImmediately). `now`: a consumer has just started
+   * (or been told to divide its queues at once): the pass skips the minimum interval.
+   */
+  rebalanceImmediately(now = false): void {
+    this.rebalanceService.wakeup(now);
   }
 
   #syncWatcher(): void {

@@ -5,6 +5,10 @@
  * pass, and calls `doRebalance()` of every registered consumer. After an unbalanced pass (a consumer
  * resolved `false`) the next one comes after the minimum interval.
  *
+ * The minimum interval damps bursts of membership news. A consumer's own start is not such news: its
+ * `wakeup(true)` runs a pass at once (after the one in progress, if any), as RocketMQ 4's service does,
+ * so a pass that ran just before the consumer was running does not delay its first division by 1 s.
+ *
  * Passes never overlap: a wake-up during a pass runs one more pass after it.
  */
 import type { Clock, TimerHandle } from '../../common/clock.js';
@@ -30,6 +34,7 @@ export class RebalanceService {
   #timerDue = Infinity;
   #running: Promise<void> | undefined;
   #pendingWakeup = false;
+  #pendingNow = false;
   #lastRunAt = -Infinity;
   #started = false;
   #stopped = false;
@@ -48,14 +53,18 @@ export class RebalanceService {
     this.#schedule(this.#intervalMs);
   }
 
-  /** Requests a pass as soon as the minimum interval allows (RocketMQ's rebalanceImmediately). */
-  wakeup(): void {
+  /**
+   * Requests a pass as soon as the minimum interval allows (RocketMQ's rebalanceImmediately); with
+   * `now`, at once (a consumer that has just started).
+   */
+  wakeup(now = false): void {
     if (!this.#started || this.#stopped) return;
     if (this.#running) {
       this.#pendingWakeup = true;
+      if (now) this.#pendingNow = true;
       return;
     }
-    this.#schedule(Math.max(0, this.#lastRunAt + this.#minIntervalMs - this.#clock.now()));
+    this.#schedule(now ? 0 : Math.max(0, this.#lastRunAt + this.#minIntervalMs - this.#clock.now()));
   }
 
   /** Stops the timer and waits for a pass in progress. Idempotent. */
@@ -92,8 +101,10 @@ export class RebalanceService {
     }
     if (this.#stopped) return;
     const wake = this.#pendingWakeup || !balanced;
+    const now = this.#pendingNow;
     this.#pendingWakeup = false;
-    this.#schedule(wake ? this.#minIntervalMs : this.#intervalMs);
+    this.#pendingNow = false;
+    this.#schedule(now ? 0 : wake ? this.#minIntervalMs : this.#intervalMs);
   }
 
   /** Arms the timer for `delayMs` unless it is already due sooner. */

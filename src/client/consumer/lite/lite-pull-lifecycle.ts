@@ -61,7 +61,7 @@ export async function startRun(
   if (assignment.mode === 'subscribe') {
     // The brokers count this member now: it settles before its first division of the queues.
     run.startup = createStartup(h, instance, o.messageModel === MessageModel.CLUSTERING);
-    instance.rebalanceImmediately();
+    instance.rebalanceImmediately(true);
   } else {
     run.startup = createStartup(h, instance, false);
     if (assignment.mode === 'assign') await assignment.applyAssigned();

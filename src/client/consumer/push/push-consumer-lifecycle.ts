@@ -103,7 +103,7 @@ export class PushConsumerLifecycle {
       this.state = 'RUNNING';
       this.run.startup = createPushStartup(this.#host, instance, this.ready);
       this.#tasks.start();
-      instance.rebalanceImmediately();
+      instance.rebalanceImmediately(true);
     } catch (err) {
       this.state = 'START_FAILED';
       this.ready.reject(err);

@@ -74,6 +74,42 @@ test('RocketMQ: after an unbalanced pass the next comes after 1 s; a failing con
   await svc.shutdown();
 });
 
+test('a consumer that has just started (wakeup(true)) is not held back by the pass before it', async () => {
+  const { clock, runs, svc, t0 } = setup();
+  svc.start();
+  svc.wakeup();
+  await clock.advanceAsync(0);
+  await clock.advanceAsync(40);
+  svc.wakeup(true);
+  await clock.advanceAsync(0);
+  expect(runs.map((t) => t - t0)).toEqual([0, 40]);
+  // Membership news right after it still waits for the minimum interval.
+  svc.wakeup();
+  await clock.advanceAsync(999);
+  expect(runs).toHaveLength(2);
+  await clock.advanceAsync(1);
+  expect(runs.map((t) => t - t0)).toEqual([0, 40, 1040]);
+  await svc.shutdown();
+});
+
+test('wakeup(true) during a pass runs the next pass as soon as that one ends', async () => {
+  let release!: () => void;
+  let calls = 0;
+  const { clock, svc } = setup(() => {
+    calls++;
+    return calls === 1 ? new Promise<void>((r) => (release = r)) : Promise.resolve();
+  });
+  svc.start();
+  svc.wakeup();
+  await clock.advanceAsync(0);
+  svc.wakeup(true);
+  release();
+  await flush();
+  await clock.advanceAsync(0);
+  expect(calls).toBe(2);
+  await svc.shutdown();
+});
+
 test('passes never overlap: a wakeup during a pass runs one more pass after it', async () => {
   let release!: () => void;
   let calls = 0;
