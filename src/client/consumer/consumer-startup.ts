@@ -88,6 +88,7 @@ export function createConsumerStartup(s: ConsumerStartupSetup): ConsumerStartup 
       ? {
           members: () =>
             Promise.all(instance.masterBrokerAddrs().map((addr) => instance.api.getConsumerIdListByGroup(addr, group))),
+          self: instance.clientId,
           quietMs: s.quietMs,
           maxMs: Math.max(s.quietMs, s.maxMs),
           pollMs: Math.max(20, Math.floor(s.quietMs / 4)),

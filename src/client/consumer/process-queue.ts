@@ -56,6 +56,14 @@ export class ProcessQueue {
   msgAccCnt = 0;
   /** Set when the queue was taken away (rebalance, offset illegal, shutdown); never cleared. */
   dropped = false;
+  /**
+   * Concurrent consumption, a queue being handed over by a rebalance: dropped, but the listener calls
+   * still running for it count (their offsets move) until its final offset is written.
+   */
+  handingOver = false;
+  /** Concurrent consumption: listener calls running for this queue's messages. */
+  listenerCalls = 0;
+  #listenersIdle: (() => void)[] = [];
   consuming = false;
   /** Orderly consumption: this client holds the queue's broker lock (set at lock, renewed every 20 s). */
   locked = false;
@@ -74,6 +82,20 @@ export class ProcessQueue {
   constructor(now: number) {
     this.lastPullTimestamp = now;
     this.lastConsumeTimestamp = now;
+  }
+
+  /** A listener call for this queue's messages ended (concurrent consumption). */
+  listenerCallEnded(): void {
+    if (--this.listenerCalls > 0 || this.#listenersIdle.length === 0) return;
+    const waiters = this.#listenersIdle;
+    this.#listenersIdle = [];
+    for (const resolve of waiters) resolve();
+  }
+
+  /** Resolves when no listener call is running for this queue's messages (concurrent consumption). */
+  whenListenersIdle(): Promise<void> {
+    if (this.listenerCalls === 0) return Promise.resolve();
+    return new Promise<void>((resolve) => this.#listenersIdle.push(resolve));
   }
 
   /** RocketMQ: isLockExpired — the lock was not confirmed for more than `maxLiveMs` (default 30 s). */

@@ -8,18 +8,19 @@
  * and so on; each pulls from the committed offsets before the later rebalances hand the queues over,
  * so the first batches of many queues are read by two members. RocketMQ has this window too.
  *
- * How: after its heartbeat is accepted the member asks each broker for the group's member list, and
- * asks again every `pollMs` (the broker also pushes membership news, which wakes it at once). It is
- * settled once the lists have not changed for `quietMs`, and in any case after `maxMs`. Only then does
- * its first rebalance read start offsets and send first pulls, which go out at once instead of after
- * RocketMQ's 500 ms first-pull delay. A lone consumer sees no change and is settled after `quietMs`,
- * which is less than that delay: it gets its first message no later than without the settle.
+ * How: after its heartbeat is accepted the member asks each broker for the group's member list. When
+ * every broker lists this member alone, it is settled at once: any member starting with it registers
+ * later, so that member's own first look sees this one and it settles (below) while this one hands the
+ * queues over. Otherwise the member asks again every `pollMs` (the broker also pushes membership news,
+ * which wakes it at once) and is settled once the lists have not changed for `quietMs`, and in any
+ * case after `maxMs`. Only then does its first rebalance read start offsets and send first pulls, which
+ * go out at once instead of after RocketMQ's 500 ms first-pull delay.
  *
  * Members that start within `quietMs` of each other all see the final membership before their first
- * pull, so none reads a queue another member also reads. A member that joins a group that is already
- * consuming is not helped by this alone: the running members hand queues over as RocketMQ does (what
- * they had in flight may come twice); the settle still gives them `quietMs` to drop those queues and
- * write their offsets before the new member reads them.
+ * pull, except the first, which may have started alone: it gives up the queues the others take within
+ * their quiet period, waiting for the batches it is consuming from them and writing their offsets
+ * first, so none of them reads a message it has read. A member that joins a group that is already
+ * consuming gets the same hand-over from the running members, with the same `quietMs` to complete it.
  * @pure
  */
 import type { Clock } from '../../common/clock.js';
@@ -28,6 +29,8 @@ import type { Logger } from '../../common/logger.js';
 export interface StartSettleOptions {
   /** The group's members as the brokers know them now (one list per broker, any order). */
   members(): Promise<readonly (readonly string[])[]>;
+  /** This member's client id: alone in every list at the first look, it is settled at once. */
+  self?: string;
   /** Settled after this long without a change, ms. 0: no settle. */
   quietMs: number;
   /** Settled after this long at the latest, ms. */
@@ -50,6 +53,11 @@ export interface SettleResult {
   timedOut: boolean;
 }
 
+/** True when every broker lists `self` and nobody else. */
+function alone(lists: readonly (readonly string[])[], self: string): boolean {
+  return lists.length > 0 && lists.every((ids) => ids.length === 1 && ids[0] === self);
+}
+
 /** One signature for the member lists of all brokers (order-independent). */
 function signatureOf(lists: readonly (readonly string[])[]): string {
   return lists
@@ -69,15 +77,22 @@ export function settleMembership(o: StartSettleOptions): { done: Promise<SettleR
   const done = (async (): Promise<SettleResult> => {
     const start = o.clock.now();
     if (o.quietMs <= 0) return { elapsedMs: 0, changes: 0, timedOut: false };
-    const read = async (): Promise<string | undefined> => {
+    const readLists = async (): Promise<readonly (readonly string[])[] | undefined> => {
       try {
-        return signatureOf(await o.members());
+        return await o.members();
       } catch (err) {
         o.logger.debug({ err }, 'start settle: asking for the group members failed');
         return undefined;
       }
     };
-    let last = await read();
+    const read = async (): Promise<string | undefined> => {
+      const lists = await readLists();
+      return lists && signatureOf(lists);
+    };
+    const first = await readLists();
+    if (first && o.self !== undefined && alone(first, o.self))
+      return { elapsedMs: o.clock.now() - start, changes: 0, timedOut: false };
+    let last = first && signatureOf(first);
     let lastChange = o.clock.now();
     let changes = 0;
     for (;;) {

@@ -1,13 +1,14 @@
 /**
  * RebalanceService (RocketMQ's RebalanceService.java): one per MQClientInstance. It wakes every
- * `rebalanceIntervalMs` (20 s), or at once on `wakeup()` (RocketMQ's rebalanceImmediately: a member
- * joined or left, a consumer started), but never less than `minIntervalMs` (1 s) after the previous
- * pass, and calls `doRebalance()` of every registered consumer. After an unbalanced pass (a consumer
- * resolved `false`) the next one comes after the minimum interval.
+ * `rebalanceIntervalMs` (20 s), and calls `doRebalance()` of every registered consumer. After an
+ * unbalanced pass (a consumer resolved `false`) the next one comes after `minIntervalMs` (1 s, as in
+ * RocketMQ 5).
  *
- * The minimum interval damps bursts of membership news. A consumer's own start is not such news: its
- * `wakeup(true)` runs a pass at once (after the one in progress, if any), as RocketMQ 4's service does,
- * so a pass that ran just before the consumer was running does not delay its first division by 1 s.
+ * `wakeup()` (RocketMQ's rebalanceImmediately: a member joined or left) runs a pass at once, but never
+ * less than `newsIntervalMs` after the previous one, which damps a burst of membership news. RocketMQ 5
+ * holds such news for its 1 s minimum interval; here a member that must give queues to one that has
+ * just joined does so within the newcomer's start-up settle, before the newcomer reads them.
+ * `wakeup(true)` (a consumer of this client has just started) runs a pass at once.
  *
  * Passes never overlap: a wake-up during a pass runs one more pass after it.
  */
@@ -18,8 +19,10 @@ import type { MQConsumerInner } from './mq-consumer-inner.js';
 export interface RebalanceServiceOptions {
   /** Period between passes, ms. RocketMQ: 20000 (`rocketmq.client.rebalance.waitInterval`). */
   rebalanceIntervalMs: number;
-  /** Least time between two passes, ms. RocketMQ: 1000. */
+  /** Least time after an unbalanced pass, ms. RocketMQ 5: 1000. */
   minIntervalMs?: number;
+  /** Least time between two passes asked for by membership news, ms. Default 100. */
+  newsIntervalMs?: number;
   clock: Clock;
   logger: Logger;
 }
@@ -28,6 +31,7 @@ export class RebalanceService {
   readonly #consumers: () => Iterable<MQConsumerInner>;
   readonly #intervalMs: number;
   readonly #minIntervalMs: number;
+  readonly #newsIntervalMs: number;
   readonly #clock: Clock;
   readonly #logger: Logger;
   #timer: TimerHandle | undefined;
@@ -43,6 +47,7 @@ export class RebalanceService {
     this.#consumers = consumers;
     this.#intervalMs = options.rebalanceIntervalMs;
     this.#minIntervalMs = options.minIntervalMs ?? 1000;
+    this.#newsIntervalMs = options.newsIntervalMs ?? 100;
     this.#clock = options.clock;
     this.#logger = options.logger;
   }
@@ -54,8 +59,8 @@ export class RebalanceService {
   }
 
   /**
-   * Requests a pass as soon as the minimum interval allows (RocketMQ's rebalanceImmediately); with
-   * `now`, at once (a consumer that has just started).
+   * Requests a pass as soon as `newsIntervalMs` allows (RocketMQ's rebalanceImmediately); with `now`,
+   * at once (a consumer that has just started).
    */
   wakeup(now = false): void {
     if (!this.#started || this.#stopped) return;
@@ -64,7 +69,7 @@ export class RebalanceService {
       if (now) this.#pendingNow = true;
       return;
     }
-    this.#schedule(now ? 0 : Math.max(0, this.#lastRunAt + this.#minIntervalMs - this.#clock.now()));
+    this.#schedule(now ? 0 : Math.max(0, this.#lastRunAt + this.#newsIntervalMs - this.#clock.now()));
   }
 
   /** Stops the timer and waits for a pass in progress. Idempotent. */
@@ -100,11 +105,16 @@ export class RebalanceService {
       }
     }
     if (this.#stopped) return;
-    const wake = this.#pendingWakeup || !balanced;
-    const now = this.#pendingNow;
+    const next = this.#pendingNow
+      ? 0
+      : !balanced
+        ? this.#minIntervalMs
+        : this.#pendingWakeup
+          ? this.#newsIntervalMs
+          : this.#intervalMs;
     this.#pendingWakeup = false;
     this.#pendingNow = false;
-    this.#schedule(now ? 0 : wake ? this.#minIntervalMs : this.#intervalMs);
+    this.#schedule(next);
   }
 
   /** Arms the timer for `delayMs` unless it is already due sooner. */

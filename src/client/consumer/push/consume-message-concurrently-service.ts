@@ -242,6 +242,7 @@ export class ConsumeMessageConcurrentlyService {
       let sliceStart = this.d.clock.now();
       for (let r = this.take(); r !== undefined && !this.stopped; r = this.take()) {
         this.busy++;
+        r.pq.listenerCalls++;
         try {
           const pending = this.consume(r.msgs, r.pq, r.mq);
           if (pending !== undefined) {
@@ -258,6 +259,7 @@ export class ConsumeMessageConcurrentlyService {
           this.d.logger.error({ err, mq: r.mq }, 'a consume request failed unexpectedly');
         } finally {
           this.busy--;
+          r.pq.listenerCallEnded();
         }
         // Sync listeners run back to back; after a slice of that, let I/O (pull answers, timers) in.
         if (this.queued > 0 && this.d.clock.now() - sliceStart >= CONSUME_SLICE_MS) {
@@ -309,7 +311,8 @@ export class ConsumeMessageConcurrentlyService {
     pq: ProcessQueue,
     mq: MessageQueue,
   ): Promise<void> | undefined {
-    if (pq.dropped) {
+    // A queue being handed over still takes its results: its final offset is written after them.
+    if (pq.dropped && !pq.handingOver) {
       this.d.logger.warn({ mq }, 'queue dropped while consuming: result discarded');
       return undefined;
     }
@@ -401,7 +404,7 @@ export class ConsumeMessageConcurrentlyService {
 
   /** Takes the finished messages out of the ProcessQueue and moves the offset to its smallest held one. */
   private commit(done: readonly MessageExt[], pq: ProcessQueue, mq: MessageQueue): void {
-    commitConsumed(pq, mq, done, this.d.clock.now(), this.d.offsetStore, false);
+    commitConsumed(pq, mq, done, this.d.clock.now(), this.d.offsetStore, pq.handingOver);
   }
 
   /**

@@ -15,6 +15,7 @@ import type { PushConsumerHost, PushConsumerRun } from './push-consumer-run.js';
 import type { ProcessQueue } from '../process-queue.js';
 import { MessageModel } from '../consumer-constants.js';
 import { RebalanceImpl } from '../rebalance-impl.js';
+import { waitAtMost } from './consume-core.js';
 
 export function createRebalancePushImpl(
   host: PushConsumerHost,
@@ -51,9 +52,7 @@ export function createRebalancePushImpl(
       removeUnnecessaryMessageQueue: async (mq, pq) => {
         const orderly = host.run()?.orderly;
         if (orderly?.locker) return releaseOrderlyQueue(host, instance, offsetStore, orderly, mq, pq);
-        // RocketMQ (push, concurrently): persist the offset, then forget it.
-        await offsetStore.persist(mq);
-        offsetStore.removeOffset(mq);
+        await handOverConcurrentQueue(host, offsetStore, mq, pq);
         return true;
       },
       ...(host.isOrderly() && o.messageModel === MessageModel.CLUSTERING
@@ -69,6 +68,35 @@ export function createRebalancePushImpl(
     o.clock,
     host.logger,
   );
+}
+
+/** The longest a dropped concurrent queue waits for its running listener calls before it is handed over. */
+export const CONCURRENT_HANDOVER_WAIT_MS = 1000;
+
+/**
+ * RocketMQ: RebalancePushImpl.removeUnnecessaryMessageQueue for concurrent consumption — the offset is
+ * written, then forgotten. Before that, the listener calls still running for the queue are given up
+ * to CONCURRENT_HANDOVER_WAIT_MS to end and its pull on the way is settled, so the offset written
+ * covers what was consumed and an older offset carried by that pull cannot land after it: the next
+ * owner, which starts from it, reads none of those messages again (RocketMQ writes at once, and what
+ * was still being consumed comes twice). Messages pulled and not yet consumed are not consumed here.
+ */
+async function handOverConcurrentQueue(
+  host: PushConsumerHost,
+  offsetStore: OffsetStore,
+  mq: MessageQueue,
+  pq: ProcessQueue,
+): Promise<void> {
+  pq.handingOver = true;
+  try {
+    if (!(await waitAtMost(pq.whenListenersIdle(), CONCURRENT_HANDOVER_WAIT_MS, host.options.clock)))
+      host.logger.info({ mq }, 'a dropped queue is still consuming: handed over, its running batches may come again');
+  } finally {
+    pq.handingOver = false;
+  }
+  await pq.settlePull();
+  if (!(await offsetStore.flush(mq))) host.logger.warn({ mq }, 'the offset of a queue handed over was not written');
+  offsetStore.removeOffset(mq);
 }
 
 /**

@@ -45,6 +45,22 @@ describe('start-up settle (members starting together divide the queues only once
     await expect(s.done).resolves.toEqual({ elapsedMs: 300, changes: 0, timedOut: false });
   });
 
+  it('a member every broker lists alone at its first look is settled at once; one that sees others is not', async () => {
+    const clock = new ManualClock();
+    const opts = { quietMs: 300, maxMs: 3000, pollMs: 75, clock, logger: silentLogger, self: 'a' };
+    const signal = new AbortController().signal;
+    const lone = settleMembership({ ...opts, signal, members: async () => [['a'], ['a']] });
+    await flush();
+    await expect(lone.done).resolves.toEqual({ elapsedMs: 0, changes: 0, timedOut: false });
+    // Another member already registered: this one is the later starter and waits for the quiet period.
+    const joiner = settleMembership({ ...opts, signal, members: async () => [['b', 'a']] });
+    // One broker does not list it yet: not known to be alone.
+    const unseen = settleMembership({ ...opts, signal, members: async () => [['a'], []] });
+    await step(clock, 305);
+    await expect(joiner.done).resolves.toEqual({ elapsedMs: 300, changes: 0, timedOut: false });
+    await expect(unseen.done).resolves.toEqual({ elapsedMs: 300, changes: 0, timedOut: false });
+  });
+
   it('each change restarts the quiet period; members joining within it are all seen', async () => {
     const clock = new ManualClock();
     const m = membership(clock, [
