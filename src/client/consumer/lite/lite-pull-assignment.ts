@@ -231,7 +231,9 @@ export class LiteAssignment {
     this.queues.delete(key);
     this.#cache.removeQueue(q);
     if (this.#core.options.autoCommit && q.consumeOffset >= 0) run.offsetStore.updateOffset(mq, q.consumeOffset, false);
-    await run.offsetStore.persist(mq);
+    // The next owner starts from this offset: written (not only sent) before the queue is forgotten.
+    if (!(await run.offsetStore.flush(mq)))
+      this.#core.logger.warn({ mq }, 'the offset of a queue given up was not written');
     run.offsetStore.removeOffset(mq);
   }
 
