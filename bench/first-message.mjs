@@ -50,6 +50,7 @@ async function push(t, orderly, group) {
   await c.start();
   const started = performance.now();
   const firstAt = await got;
+  await c.ready.catch(() => undefined);
   await c.shutdown();
   return { started: started - t0, ready: ready - t0, settle, first: firstAt - t0 };
 }

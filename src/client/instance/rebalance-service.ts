@@ -105,12 +105,13 @@ export class RebalanceService {
       }
     }
     if (this.#stopped) return;
+    // News that came during the pass waits for newsIntervalMs from the pass's start, not its end.
     const next = this.#pendingNow
       ? 0
       : !balanced
         ? this.#minIntervalMs
         : this.#pendingWakeup
-          ? this.#newsIntervalMs
+          ? Math.max(0, this.#lastRunAt + this.#newsIntervalMs - this.#clock.now())
           : this.#intervalMs;
     this.#pendingWakeup = false;
     this.#pendingNow = false;

@@ -60,9 +60,9 @@ export interface LitePullConsumerOptions extends ClientOptions, TraceOptions {
   /** BROADCASTING only: the directory of the local offset files. Default `<os.tmpdir()>/rocketmq-ts-offsets`. */
   offsetStoreDir?: string;
   /**
-   * CLUSTERING, `subscribe` mode: after `start()`, the first division of the queues waits until the
-   * group's membership has not changed for this long, ms, so that members starting together never
-   * pull the same queue. Default 300; 0 turns the settle off.
+   * CLUSTERING, `subscribe` mode: after `start()`, unless the brokers list this member alone, the first
+   * division of the queues waits until the group's membership has not changed for this long, ms, so
+   * that members starting together never pull the same queue. Default 500; 0 turns the settle off.
    */
   startSettleMs?: number;
   /** The longest a start-up settle waits while the membership keeps changing, ms. Default 3000. */
@@ -90,7 +90,7 @@ export const DEFAULT_LITE_PULL_CONSUMER_OPTIONS = Object.freeze({
   pullTimeDelayMsWhenException: 1000,
   brokerSuspendMaxTimeMs: 20_000,
   consumerTimeoutMsWhenSuspend: 30_000,
-  startSettleMs: 300,
+  startSettleMs: 500,
   startSettleMaxMs: 3000,
   startTimeoutMs: 10_000,
 });

@@ -103,10 +103,11 @@ export interface PushConsumerOptions extends ClientOptions, TraceOptions {
    */
   rebalanceLockMaxLiveTimeMs?: number;
   /**
-   * CLUSTERING: after `start()`, the first division of the queues waits until the group's membership
-   * has not changed for this long, ms, so that members starting together never pull the same queue
-   * (docs/consumer.md, "Members starting together"). Default 300 (below RocketMQ's 500 ms first-pull
-   * delay, which the first pulls after a settle skip); 0 turns the settle off.
+   * CLUSTERING: after `start()`, unless the brokers list this member alone, the first division of the
+   * queues waits until the group's membership has not changed for this long, ms, so that members
+   * starting together never pull the same queue (docs/consumer.md, "Members starting together"); it is
+   * also the time a member that started alone has to hand queues over. Default 500 (RocketMQ's
+   * first-pull delay, which the first pulls after a settle skip); 0 turns the settle off.
    */
   startSettleMs?: number;
   /** The longest a start-up settle waits while the membership keeps changing, ms. Default 3000. */
@@ -167,7 +168,7 @@ export const DEFAULT_PUSH_CONSUMER_OPTIONS = Object.freeze({
   startTimeoutMs: 10_000,
   rebalanceLockIntervalMs: REBALANCE_LOCK_INTERVAL_MS,
   rebalanceLockMaxLiveTimeMs: REBALANCE_LOCK_MAX_LIVE_TIME_MS,
-  startSettleMs: 300,
+  startSettleMs: 500,
   startSettleMaxMs: 3000,
   consumeMode: 'PULL' as PushConsumeMode,
   popInvisibleTimeMs: 60_000,

@@ -110,6 +110,25 @@ test('wakeup(true) during a pass runs the next pass as soon as that one ends', a
   await svc.shutdown();
 });
 
+test('news during a short pass runs the next pass 100 ms after that pass started', async () => {
+  let release!: () => void;
+  const { clock, runs, svc, t0 } = setup(() =>
+    runs.length === 1 ? new Promise<void>((r) => (release = r)) : Promise.resolve(),
+  );
+  svc.start();
+  svc.wakeup();
+  await clock.advanceAsync(10);
+  svc.wakeup();
+  await clock.advanceAsync(20);
+  release();
+  await flush();
+  await clock.advanceAsync(69);
+  expect(runs).toHaveLength(1);
+  await clock.advanceAsync(1);
+  expect(runs.map((t) => t - t0)).toEqual([0, 100]);
+  await svc.shutdown();
+});
+
 test('passes never overlap: a wakeup during a pass runs one more pass after it', async () => {
   let release!: () => void;
   let calls = 0;
@@ -124,11 +143,10 @@ test('passes never overlap: a wakeup during a pass runs one more pass after it',
   svc.wakeup();
   await clock.advanceAsync(5000);
   expect(calls).toBe(1);
+  // The pass took longer than the news interval: the next one runs as soon as it ends.
   release();
   await flush();
-  await clock.advanceAsync(99);
-  expect(calls).toBe(1);
-  await clock.advanceAsync(1);
+  await clock.advanceAsync(0);
   expect(calls).toBe(2);
   await svc.shutdown();
   svc.wakeup();
