@@ -1,102 +1,104 @@
-// From `start()` to the first message of a backlog, per consumer and transport: the bundled broker as a
-// child process, a fresh group per round, and a timeline of each start (start() resolved, ready, first
-// message). `node bench/first-message.mjs` after `npm run build`; FIRST_ROUNDS sets the rounds (5).
+// From `start()` to the first message of a backlog, per consumer and transport, against the bundled
+// broker (a child process): each start uses a new group reading from the first offset. "warm" starts a
+// consumer in this process after others have run; "cold" starts it in a new Node process whose first
+// consumer it is (the package imported before the clock starts). Prints the medians and the maximum,
+// with the time `start()` took and, for the push consumer, its settle (0 when it found itself alone).
+// `node bench/first-message.mjs` after `npm run build`; FIRST_ROUNDS sets the rounds (5).
+import { execFile } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
-import { startCliBroker, sendBacklog } from './bench-broker.mjs';
+import { promisify } from 'node:util';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const { AdminClient, Producer, PushConsumer, LitePullConsumer, ConsumeOrderlyStatus } = await import(
-  path.join(root, 'dist/index.js')
-);
-
-const ROUNDS = Number(process.env.FIRST_ROUNDS ?? 5);
-const QUEUES = 8;
+const self = fileURLToPath(import.meta.url);
+const root = path.resolve(path.dirname(self), '..');
+const lib = await import(path.join(root, 'dist/index.js'));
 const silent = { debug() {}, info() {}, warn() {}, error() {}, child: () => silent };
+const KINDS = ['push', 'push orderly', 'lite pull'];
 
+/** One start of `kind` over `t` from `addr` on `topic`: ms to start() resolving, to the first message; the settle. */
+async function startOnce(kind, t, addr, topic) {
+  const group = `first-${kind.replace(' ', '-')}-${t}-${process.pid}-${Math.random().toString(36).slice(2)}`;
+  const common = {
+    ...(t === 'http' ? { endpoints: addr } : { namesrvAddr: addr }),
+    consumerGroup: group,
+    consumeFromWhere: 'CONSUME_FROM_FIRST_OFFSET',
+    logger: silent,
+  };
+  if (kind === 'lite pull') {
+    const c = new lib.LitePullConsumer(common);
+    c.subscribe(topic, '*');
+    const t0 = performance.now();
+    await c.start();
+    const started = performance.now() - t0;
+    let first = NaN;
+    for (let i = 0; i < 1000 && Number.isNaN(first); i++) {
+      if ((await c.poll({ timeoutMs: 100 })).length > 0) first = performance.now() - t0;
+    }
+    await c.shutdown();
+    return { started, first, settle: NaN };
+  }
+  const c = new lib.PushConsumer(common);
+  c.subscribe(topic, '*');
+  let mark;
+  const got = new Promise((r) => (mark = () => r(performance.now())));
+  if (kind === 'push orderly') c.registerMessageListenerOrderly(() => (mark(), lib.ConsumeOrderlyStatus.SUCCESS));
+  else c.registerMessageListener(() => mark());
+  let settle = NaN;
+  c.on('ready', (e) => (settle = e.settleMs));
+  const t0 = performance.now();
+  await c.start();
+  const started = performance.now() - t0;
+  const first = (await got) - t0;
+  await c.ready.catch(() => undefined);
+  await c.shutdown();
+  return { started, first, settle };
+}
+
+if (process.argv[2] === '--child') {
+  const [, , , kind, t, addr, topic] = process.argv;
+  process.stdout.write(JSON.stringify(await startOnce(kind, t, addr, topic)));
+  process.exit(0);
+}
+
+const { startCliBroker, sendBacklog } = await import('./bench-broker.mjs');
+const ROUNDS = Number(process.env.FIRST_ROUNDS ?? 5);
 const storePath = await mkdtemp(path.join(os.tmpdir(), 'rmq-first-'));
 const broker = await startCliBroker({ root, storePath, tcp: true });
-const addressing = (t) => (t === 'http' ? { endpoints: broker.http } : { namesrvAddr: broker.tcp });
-
-const producer = new Producer({ endpoints: broker.http, producerGroup: 'first-message-producer', logger: silent });
+const addrOf = (t) => (t === 'http' ? broker.http : broker.tcp);
+const producer = new lib.Producer({ endpoints: broker.http, producerGroup: 'first-message-producer', logger: silent });
 await producer.start();
 const topic = `FirstMessage${Date.now()}`;
-const admin = new AdminClient({ endpoints: broker.http, logger: silent });
-await admin.createTopic(topic, { queueNums: QUEUES });
+const admin = new lib.AdminClient({ endpoints: broker.http, logger: silent });
+await admin.createTopic(topic, { queueNums: 8 });
 await admin.shutdown();
 await sendBacklog(producer, topic, 2000, 1024);
 
-/** One start of `kind` over `t`: ms from start() to start() resolving, to ready (push), to the first message. */
-async function push(t, orderly, group) {
-  const c = new PushConsumer({
-    ...addressing(t),
-    consumerGroup: group,
-    consumeFromWhere: 'CONSUME_FROM_FIRST_OFFSET',
-    logger: silent,
-  });
-  c.subscribe(topic, '*');
-  let first;
-  const got = new Promise((r) => (first = r));
-  const mark = () => first(performance.now());
-  if (orderly) c.registerMessageListenerOrderly(() => (mark(), ConsumeOrderlyStatus.SUCCESS));
-  else c.registerMessageListener(() => mark());
-  let ready = NaN;
-  let settle = NaN;
-  c.on('ready', (e) => ((ready = performance.now()), (settle = e.settleMs)));
-  const t0 = performance.now();
-  await c.start();
-  const started = performance.now();
-  const firstAt = await got;
-  await c.ready.catch(() => undefined);
-  await c.shutdown();
-  return { started: started - t0, ready: ready - t0, settle, first: firstAt - t0 };
-}
-
-async function lite(t, _orderly, group) {
-  const c = new LitePullConsumer({
-    ...addressing(t),
-    consumerGroup: group,
-    consumeFromWhere: 'CONSUME_FROM_FIRST_OFFSET',
-    logger: silent,
-  });
-  c.subscribe(topic, '*');
-  const t0 = performance.now();
-  await c.start();
-  const started = performance.now();
-  let firstAt;
-  for (let i = 0; i < 1000 && firstAt === undefined; i++) {
-    const msgs = await c.poll({ timeoutMs: 100 });
-    if (msgs.length > 0) firstAt = performance.now();
-  }
-  await c.shutdown();
-  return { started: started - t0, ready: NaN, settle: NaN, first: firstAt - t0 };
-}
-
-const kinds = [
-  ['push', push, false],
-  ['push orderly', push, true],
-  ['lite pull', lite, false],
-];
 const rows = [];
 for (let round = 0; round < ROUNDS; round++) {
-  for (const [name, run, orderly] of kinds) {
+  for (const kind of KINDS) {
     for (const t of ['http', 'tcp']) {
-      const r = await run(t, orderly, `first-${name.replace(' ', '-')}-${t}-${round}-${Date.now()}`);
-      rows.push({ name: `${name} ${t}`, ...r });
+      rows.push({ name: `${kind} ${t}`, how: 'warm', ...(await startOnce(kind, t, addrOf(t), topic)) });
+      const { stdout } = await promisify(execFile)(process.execPath, [self, '--child', kind, t, addrOf(t), topic]);
+      rows.push({ name: `${kind} ${t}`, how: 'cold', ...JSON.parse(stdout) });
     }
   }
 }
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-console.log(`from start() to the first message, ms (median of ${ROUNDS}; max)`);
+const fmt = (x) => (Number.isNaN(x) ? '-' : x.toFixed(1)).padStart(6);
+console.log(`from start() to the first message of a backlog, ms: median of ${ROUNDS} (max)`);
+console.log(
+  `${''.padEnd(18)} ${'warm: start()'.padStart(13)} ${'settle'.padStart(6)} ${'first'.padStart(6)} ${'(max)'.padStart(8)}   ${'cold: start()'.padStart(13)} ${'first'.padStart(6)} ${'(max)'.padStart(8)}`,
+);
 for (const name of [...new Set(rows.map((r) => r.name))]) {
-  const mine = rows.filter((r) => r.name === name);
-  const f = (k) => median(mine.map((r) => r[k])).toFixed(1);
-  const max = Math.max(...mine.map((r) => r.first)).toFixed(1);
+  const pick = (how, k) => rows.filter((r) => r.name === name && r.how === how).map((r) => r[k]);
   console.log(
-    `${name.padEnd(18)} start() ${f('started').padStart(6)}  ready ${f('ready').padStart(6)} (settle ${f('settle')})  first ${f('first').padStart(6)}  max ${max}`,
+    `${name.padEnd(18)} ${fmt(median(pick('warm', 'started'))).padStart(13)} ${fmt(median(pick('warm', 'settle')))} ` +
+      `${fmt(median(pick('warm', 'first')))} ${`(${Math.max(...pick('warm', 'first')).toFixed(1)})`.padStart(8)}   ` +
+      `${fmt(median(pick('cold', 'started'))).padStart(13)} ${fmt(median(pick('cold', 'first')))} ` +
+      `${`(${Math.max(...pick('cold', 'first')).toFixed(1)})`.padStart(8)}`,
   );
 }
 await producer.shutdown();
