@@ -7,11 +7,8 @@
  * at pull time waits seconds behind a slow listener and is promoted to V8's old generation, to be
  * freed only by a full collection.
  *
- * A handed-out message is a copy (body included) that never refers to the answer's memory: it may be
- * kept forever. Its body, when small, shares one block with the other small bodies of the same answer
- * (bounded, as Node's own Buffer pool shares a slab between unrelated small Buffers): one allocation
- * per answer rather than one per message. The answer's memory goes back to the pool when its last
- * message has been decoded. A record whose body cannot be
+ * A handed-out message is a copy of its own (body included): it may be kept forever. The answer's
+ * memory goes back to the pool when its last message has been decoded. A record whose body cannot be
  * decoded (e.g. flagged compressed but not inflatable) is handed out as stored, its `DECODE_ERROR`
  * property saying why; a record whose header is corrupt fails the whole answer at indexing, as a
  * decode of the answer would.
@@ -21,7 +18,7 @@ import { DecodeError } from '../../common/errors.js';
 import type { Logger } from '../../common/logger.js';
 import { MessageConst, type MessageExt, type MessageQueue } from '../../common/message.js';
 import { readInt64 } from '../../common/codec/bytes.js';
-import { checkRecordHeader, decodeLaidOut, decodeMessage, type BodyCopier } from '../../common/codec/decode.js';
+import { checkRecordHeader, decodeLaidOut, decodeMessage } from '../../common/codec/decode.js';
 import { layoutFromLengths, newLayout, type RecordLayout } from '../../common/codec/record-scan.js';
 import { clientTagRecheck, type SubscriptionData } from '../../filter/index.js';
 import { pullBufferPool, type PullBufferPool } from './pull-buffer-pool.js';
@@ -79,12 +76,11 @@ function decodeLaidOutTolerantly(
   l: RecordLayout,
   mq: MessageQueue,
   onUndecodable: UndecodableListener | undefined,
-  copyBody: BodyCopier,
 ): MessageExt {
   try {
-    return decodeLaidOut(raw, start, l, undefined, copyBody);
+    return decodeLaidOut(raw, start, l);
   } catch (error) {
-    const message = decodeLaidOut(raw, start, l, NO_DECOMPRESSION, copyBody);
+    const message = decodeLaidOut(raw, start, l, NO_DECOMPRESSION);
     flagUndecodable(message, error, mq, onUndecodable);
     return message;
   }
@@ -156,11 +152,6 @@ export type UndecodableListener = (u: UndecodableMessage, mq: MessageQueue) => v
 /** Numbers kept per record in a PulledBatch's index (see `#meta`). */
 const STRIDE = 5;
 
-/** Bodies up to this size share their answer's body block; a larger one gets a Buffer of its own. */
-const BLOCK_BODY_MAX = 4096;
-/** The largest body block: what one message kept forever can keep alive of its answer's other bodies. */
-const BLOCK_MAX = 32 * 1024;
-
 export class PulledBatch {
   /**
    * Five numbers per kept record, in the broker's (ascending offset) order: queue offset, start in the
@@ -175,11 +166,6 @@ export class PulledBatch {
   #pooled: Buffer | undefined;
   readonly #minOffset: string;
   readonly #maxOffset: string;
-  /** The block the next small bodies are copied into, and where in it. */
-  #block: Buffer | undefined;
-  #blockAt = 0;
-  /** Stored bytes of the small bodies not copied out yet: the size of the next block (up to BLOCK_MAX). */
-  #blockLeft = 0;
 
   /**
    * Indexes a FOUND answer's `body` (PULL_MESSAGE's records) for `mq`, keeping the records whose tag
@@ -204,10 +190,8 @@ export class PulledBatch {
     while (p < body.length) {
       const reason = checkRecordHeader(body, p, l);
       if (reason !== null) throw new DecodeError(`record at ${p}: ${reason}`, l.errorPosition);
-      if (!recheck || clientTagRecheck(subscription, tagsOf(body, l))) {
+      if (!recheck || clientTagRecheck(subscription, tagsOf(body, l)))
         scratch.push(readInt64(body, p + 20), p, l.bodyLength, l.topicLength, l.propsLength);
-        if (l.bodyLength <= BLOCK_BODY_MAX) this.#blockLeft += l.bodyLength;
-      }
       p += l.totalSize;
     }
     this.#meta = scratch.slice();
@@ -252,36 +236,15 @@ export class PulledBatch {
     if (start < 0 || raw === undefined)
       throw new RangeError(`offset ${queueOffset} is not a pending record of this pull`);
     layoutFromLengths(raw, start, m[k + 2] as number, m[k + 3] as number, m[k + 4] as number, layout);
-    const msg = decodeLaidOutTolerantly(raw, start, layout, this.mq, this.onUndecodable, this.#copyBody);
+    const msg = decodeLaidOutTolerantly(raw, start, layout, this.mq, this.onUndecodable);
     m[k + 1] = -1;
     if (--this.#left === 0) {
       this.#pooled = undefined;
-      this.#block = undefined;
       this.pool.release(raw);
     }
     stampPulledMessage(msg, this.mq, this.#minOffset, this.#maxOffset);
     return msg;
   }
-
-  /** Copies a body out of the answer: a small one into the current block, a large one into a Buffer of its own. */
-  readonly #copyBody: BodyCopier = (b, start, length) => {
-    if (length > BLOCK_BODY_MAX) {
-      const own = Buffer.allocUnsafe(length);
-      b.copy(own, 0, start, start + length);
-      return own;
-    }
-    let block = this.#block;
-    if (block === undefined || this.#blockAt + length > block.length) {
-      block = Buffer.allocUnsafeSlow(Math.min(BLOCK_MAX, Math.max(length, this.#blockLeft)));
-      this.#block = block;
-      this.#blockAt = 0;
-    }
-    const at = this.#blockAt;
-    b.copy(block, at, start, start + length);
-    this.#blockAt = at + length;
-    this.#blockLeft -= length;
-    return block.subarray(at, at + length);
-  };
 
   /** The index of the kept record at queue offset `off`, or -1. */
   #indexOf(off: number): number {

@@ -155,17 +155,7 @@ interface BodyCopy {
   base: number;
 }
 
-/**
- * Copies `length` bytes of body from `b` at `start` into memory the caller manages (e.g. one block for
- * the bodies of one pull answer, instead of an allocation per message); `decodeLaidOut` takes one.
- */
-export type BodyCopier = (b: Buffer, start: number, length: number) => Buffer;
-
-/** How a decode copies bodies: a Buffer each (null), views of one private copy, or a caller's copier. */
-type BodySource = BodyCopy | BodyCopier | null;
-
-function copyBody(b: Buffer, start: number, length: number, shared: BodySource, recordStart: number): Buffer {
-  if (typeof shared === 'function') return shared(b, start, length);
+function copyBody(b: Buffer, start: number, length: number, shared: BodyCopy | null, recordStart: number): Buffer {
   if (shared === null) {
     const body = Buffer.allocUnsafe(length);
     body.set(b.subarray(start, start + length)); // cheaper than Buffer#copy for small bodies
@@ -180,7 +170,7 @@ function copyBody(b: Buffer, start: number, length: number, shared: BodySource, 
 }
 
 /** Decodes the record at `p` whose layout `l` was scanned. */
-function build(b: Buffer, p: number, l: RecordLayout, o: ResolvedOptions, shared: BodySource): MessageExt {
+function build(b: Buffer, p: number, l: RecordLayout, o: ResolvedOptions, shared: BodyCopy | null): MessageExt {
   const queueOffset = int64(b, p + 20, 'queueOffset', p);
   const commitLogOffset = int64(b, p + 28, 'commitLogOffset', p);
   const bornTimestamp = int64(b, p + 40, 'bornTimestamp', p);
@@ -285,7 +275,7 @@ function decodeAt(b: Buffer, p: number, o: ResolvedOptions, shared: BodyCopy | n
 }
 
 /** `build`, any failure a DecodeError naming the record. */
-function buildChecked(b: Buffer, p: number, l: RecordLayout, o: ResolvedOptions, shared: BodySource): MessageExt {
+function buildChecked(b: Buffer, p: number, l: RecordLayout, o: ResolvedOptions, shared: BodyCopy | null): MessageExt {
   try {
     return build(b, p, l, o, shared);
   } catch (e) {
@@ -298,17 +288,10 @@ function buildChecked(b: Buffer, p: number, l: RecordLayout, o: ResolvedOptions,
  * `decodeMessage(buffer, offset, options).message` for a record whose layout `l` was already found (a
  * `checkRecordHeader` of the same, unchanged bytes, or `layoutFromLengths` from what it found): the
  * header is not scanned again. Throws DecodeError only for what the check leaves open (a body that
- * cannot be decompressed, a CRC mismatch when asked to check). `copyBody`, when given, makes the copy of
- * a body that is not decompressed.
+ * cannot be decompressed, a CRC mismatch when asked to check).
  */
-export function decodeLaidOut(
-  buffer: Buffer,
-  offset: number,
-  l: RecordLayout,
-  options?: DecodeOptions,
-  copyBody?: BodyCopier,
-): MessageExt {
-  return buildChecked(buffer, offset, l, resolve(options), copyBody ?? null);
+export function decodeLaidOut(buffer: Buffer, offset: number, l: RecordLayout, options?: DecodeOptions): MessageExt {
+  return buildChecked(buffer, offset, l, resolve(options), null);
 }
 
 /**
