@@ -14,7 +14,8 @@
 // its own process, so both see the same machine load: the consumer ratio is far steadier on a busy
 // machine (the broker figure is then the pair's, halved). --prof / --broker-prof run the consumer / the
 // broker under --cpu-prof; the printed marks (monotonic µs: go, first, half, end) window the profiles.
-// CC_OTEL=0 starts the consumers with openTelemetry: false; CC_STRACE=FILE counts the consumer's calls.
+// CC_OTEL=0 starts the consumers with openTelemetry: false (CC_OTEL_B=0 only the second build's);
+// CC_STRACE=FILE counts the consumer's system calls.
 import { Buffer } from 'node:buffer';
 import { spawn, fork } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -103,6 +104,8 @@ async function run(dists, kind) {
     const children = dists.map((dist, i) =>
       fork(path.join(here, 'consumer-cost-child.mjs'), [dist, JSON.stringify(connect), topics[i], String(N), type], {
         execArgv: [...CHILD_ARGS, ...(PROF ? ['--cpu-prof', '--cpu-prof-dir', PROF] : [])],
+        // CC_OTEL_B=0: the second build's consumer alone starts with openTelemetry: false.
+        env: dist === DISTS[1] && process.env.CC_OTEL_B === '0' ? { ...process.env, CC_OTEL: '0' } : process.env,
         stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
       }),
     );
