@@ -7,7 +7,7 @@
 //
 //   npm run build && node bench/consumer-cost.mjs [--kinds http-push,http-lite,tcp-push,tcp-lite]
 //        [--messages 100000] [--rounds 3] [--dist DIR[,DIR] (this checkout's dist)] [--together]
-//        [--prof DIR] [--broker-prof DIR] [--child-args '--node-flag ...']
+//        [--prof DIR] [--broker-prof DIR] [--child-args '--node-flag ...'] [--child-args-b '...']
 //
 // With two builds, rounds alternate them (each with its own broker, from its own build). --together
 // drains both builds' backlogs AT THE SAME TIME from one broker (the first build's), each consumer in
@@ -40,6 +40,8 @@ const TOGETHER = args.includes('--together');
 const PROF = arg('--prof', undefined);
 const BROKER_PROF = arg('--broker-prof', undefined);
 const CHILD_ARGS = arg('--child-args', '').split(' ').filter(Boolean);
+/** Node flags for the second build's consumer only (e.g. the same build twice, one side with a V8 flag). */
+const CHILD_ARGS_B = arg('--child-args-b', '').split(' ').filter(Boolean);
 
 /** CPU time (user + system) of a process, µs. */
 const cpuUs = (pid) => {
@@ -103,7 +105,11 @@ async function run(dists, kind) {
     for (const t of topics) await backlog(Producer, connect, t);
     const children = dists.map((dist, i) =>
       fork(path.join(here, 'consumer-cost-child.mjs'), [dist, JSON.stringify(connect), topics[i], String(N), type], {
-        execArgv: [...CHILD_ARGS, ...(PROF ? ['--cpu-prof', '--cpu-prof-dir', PROF] : [])],
+        execArgv: [
+          ...CHILD_ARGS,
+          ...(dist === DISTS[1] ? CHILD_ARGS_B : []),
+          ...(PROF ? ['--cpu-prof', '--cpu-prof-dir', PROF] : []),
+        ],
         // CC_OTEL_B=0: the second build's consumer alone starts with openTelemetry: false.
         env: dist === DISTS[1] && process.env.CC_OTEL_B === '0' ? { ...process.env, CC_OTEL: '0' } : process.env,
         stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
