@@ -5,7 +5,8 @@
 // busy machine; CPU time per message is the figure to compare.
 //
 //   npm run build && node bench/pulled-batch.bench.mjs [/other/checkout/dist ...]
-//   env: BENCH_PB_MS [1500] per measurement, BENCH_PB_ROUNDS [3]
+//   env: BENCH_PB_MS [1500] per measurement, BENCH_PB_ROUNDS [3], BENCH_PB_KEEP [0]: the messages of the
+//   last KEEP answers are kept alive, as a consumer's in-flight messages are until their listener returns
 import { Buffer } from 'node:buffer';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -28,13 +29,19 @@ const builds = await Promise.all(dists.map(load));
 const body = Buffer.concat(benchRecords(builds[0].codec, MESSAGES, 1024));
 const mq = { topic: 'BenchTopic', brokerName: 'b', queueId: 1 };
 let sink = 0;
+const KEEP = Number(process.env.BENCH_PB_KEEP ?? 0);
+const kept = [];
+let keptAt = 0;
 
 /** CPU ns per message handed out, for `rounds` of `ms` each (after a warm-up). */
 function measure(b, subString) {
   const sd = b.filter.buildSubscriptionData('BenchTopic', subString);
   const once = () => {
     const pb = new b.batch.PulledBatch(mq, body, 0, 2000, sd, undefined);
-    for (let i = 0; i < pb.count; i++) sink += pb.decode(pb.offsetAt(i)).storeSize;
+    const msgs = [];
+    for (let i = 0; i < pb.count; i++) msgs.push(pb.decode(pb.offsetAt(i)));
+    sink += msgs.length;
+    if (KEEP > 0) kept[keptAt++ % KEEP] = msgs;
     return pb.count;
   };
   const warmEnd = performance.now() + 200;
