@@ -23,16 +23,24 @@ export const DRAINS = Object.freeze([
   { key: 'c4p2', consumers: 4, processes: 2, label: '4 consumers / 2 processes' },
 ]);
 
-export const DEFAULTS = Object.freeze({ messages: 200_000, rounds: 3, rate: 2000, seconds: 20, bodyBytes: 1024 });
+export const DEFAULTS = Object.freeze({
+  messages: 200_000,
+  rounds: 3,
+  rate: 2000,
+  seconds: 20,
+  bodyBytes: 1024,
+  sendsFrom: 'ready',
+});
 
 const USAGE = `usage: node bench/compare.mjs [--messages N] [--rounds R] [--only a,b] [--rate MSG_PER_S] [--seconds S]
-                              [--body-bytes B] [--lite-loop iter|poll] [--no-results] [--help]
+                              [--body-bytes B] [--lite-loop iter|poll] [--sends-from ready|start] [--no-results] [--help]
   --messages N    backlog drained per column (default ${DEFAULTS.messages})
   --rounds R      rounds; each round runs every system once, the table shows per-system medians (default ${DEFAULTS.rounds})
   --only a,b      systems to run (default all): ${SYSTEMS.join(', ')}
   --rate, --seconds  the latency run: RATE msg/s for S seconds (default ${DEFAULTS.rate} for ${DEFAULTS.seconds} s)
   --body-bytes B  message body size (default ${DEFAULTS.bodyBytes}; at least 16)
   --lite-loop     how the LitePullConsumer rows consume: 'iter' (for await, default) or 'poll'
+  --sends-from    the latency run's first send: once the consumer is 'ready' (default), or as its start() is called ('start')
   --no-results    print the table only, write nothing to bench/results/`;
 
 /** Thrown for a bad command line; the message names the flag. */
@@ -88,6 +96,13 @@ export function parseArgs(argv) {
         if (raw !== 'iter' && raw !== 'poll')
           throw new UsageError(`--lite-loop must be 'iter' or 'poll', got '${raw}'`);
         opts.liteLoop = raw;
+        break;
+      }
+      case '--sends-from': {
+        const raw = value();
+        if (raw !== 'ready' && raw !== 'start')
+          throw new UsageError(`--sends-from must be 'ready' or 'start', got '${raw}'`);
+        opts.sendsFrom = raw;
         break;
       }
       case '--no-results':

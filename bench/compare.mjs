@@ -566,7 +566,10 @@ async function drainWith(sys, topic, group, consumers, processes, brokerPid) {
   }
 }
 
-/** Publishes at `opts.rate` for `opts.seconds` (open loop) to one ready consumer; publish-to-listener ms. */
+/**
+ * Publishes at `opts.rate` for `opts.seconds` (open loop) to one consumer, ready (or just starting, with
+ * `--sends-from start`); publish-to-listener ms.
+ */
 async function latencyWith(sys, producer, topic, group) {
   const w = startWorker({
     ...sys.worker,
@@ -581,7 +584,8 @@ async function latencyWith(sys, producer, topic, group) {
   try {
     await w.next('loaded');
     w.command('go');
-    await w.next('ready');
+    // --sends-from start: the first send goes as the consumer's start() is called, as after a deploy.
+    if (opts.sendsFrom === 'ready') await w.next('ready');
     const total = opts.rate * opts.seconds;
     const start = nowMs();
     const inflight = new Set();
@@ -924,7 +928,7 @@ const table = formatTable(rows);
 console.log(`\n${table}\n`);
 const notes = [
   `Drains: ${opts.messages} x ${opts.bodyBytes} B, pullBatchSize 32, consumeMessageBatchMaxSize 32, acked; msg/s from the first delivery to the last new sequence; (×) = ratio to 1 consumer in the same round, median over rounds; "2nd half": the second half of the messages over the time from when the consumers together had the first half to the last new one (the rate once warm).`,
-  `Latency: ${opts.rate} msg/s for ${opts.seconds} s, publish to listener, from the first message, consumer ready before the first send (the Java rows come from the kit's Drain.java, which excludes its own 3 s warm-up); "p99 1st s / rest" splits the samples by send time: the messages sent in the first second, and the others.`,
+  `Latency: ${opts.rate} msg/s for ${opts.seconds} s, publish to listener, from the first message, ${opts.sendsFrom === 'ready' ? 'consumer ready before the first send' : "first send as the consumer's start() is called"} (the Java rows come from the kit's Drain.java, which excludes its own 3 s warm-up); "p99 1st s / rest" splits the samples by send time: the messages sent in the first second, and the others.`,
   'CPU and RSS: /proc of the consumer process(es) and the broker during the 1-consumer drain (broker RSS: peak over the whole system run); dup / missing: summed over rounds.',
 ];
 for (const n of notes) console.log(`- ${n}`);

@@ -29,6 +29,7 @@ describe('comparison harness: pure helpers', () => {
       seconds: 20,
       bodyBytes: 1024,
       liteLoop: 'iter',
+      sendsFrom: 'ready',
     });
     expect(d.only).toHaveLength(8);
     const o = parseArgs(
@@ -49,6 +50,8 @@ describe('comparison harness: pure helpers', () => {
     expect(() => parseArgs(['--rounds'])).toThrow(/--rounds must be an integer >= 1, got nothing/);
     expect(() => parseArgs(['--only', 'kafka'])).toThrow(/--only: unknown system\(s\) 'kafka'/);
     expect(() => parseArgs(['--lite-loop', 'x'])).toThrow(UsageError);
+    expect(parseArgs(['--sends-from', 'start']).sendsFrom).toBe('start');
+    expect(() => parseArgs(['--sends-from', 'now'])).toThrow(/--sends-from must be 'ready' or 'start', got 'now'/);
     expect(() => parseArgs(['--fast'])).toThrow(/unknown argument '--fast'/);
     expect(parseArgs(['--help']).help).toBe(true);
   });
