@@ -2,8 +2,8 @@
  * The broker's metrics under RocketMQ 5's names and labels (BrokerMetricsManager, BrokerMetricsConstant,
  * DefaultStoreMetricsConstant), read at scrape time from what the broker already counts: the stats
  * table (BrokerStatsManager), the topic and subscription-group tables, the committed and pulled consumer
- * offsets against the store's max offsets, the consumer and producer tables, and the pull hold service.
- * Nothing here runs on the message path.
+ * offsets against the store's max offsets, the consumer and producer tables, and the pull hold service;
+ * and the histograms and counters the BrokerMetricsRecorder keeps as requests are answered.
  */
 import type { MessageStore } from '../../store/index.js';
 import { StatsName, type BrokerStatsManager } from '../broker-stats-manager.js';
@@ -13,6 +13,7 @@ import type { ConsumerOffsetManager } from '../consumer-offset-manager.js';
 import type { PullRequestHoldService } from '../pull-request-hold-service.js';
 import type { SubscriptionGroupManager } from '../subscription-group-manager.js';
 import type { TopicConfigManager } from '../topic-config-manager.js';
+import { requestCodeLabel, responseCodeLabel } from './broker-metrics-recorder.js';
 import { PrometheusText, type Labels } from './prometheus-text.js';
 
 export interface BrokerMetricsSources {
@@ -42,6 +43,9 @@ const isSystemTopic = (t: string): boolean =>
   t === 'RMQ_SYS_TRACE_TOPIC' ||
   t === 'OFFSET_MOVED_EVENT' ||
   t === 'SELF_TEST_TOPIC';
+
+/** RocketMQ: MixAll.isSysConsumerGroup. */
+const isSystemGroup = (g: string): boolean => g.startsWith('CID_RMQ_SYS_');
 
 /** The exposition text of one scrape. */
 export function renderBrokerMetrics(src: BrokerMetricsSources): string {
@@ -189,6 +193,34 @@ export function renderBrokerMetrics(src: BrokerMetricsSources): string {
     'gauge',
     'Requests waiting in a processor: pulls held for new messages',
   )({ ...node, processor: 'pull_message_hold' }, src.pullRequestHoldService.size);
+  const m = src.brokerStats.metrics;
+  const rpc = p.histogram('rocketmq_rpc_latency', 'Time from reading a request to its answer, milliseconds');
+  for (const r of m.rpc.values())
+    rpc(
+      {
+        ...node,
+        protocol_type: r.protocol,
+        request_code: r.requestCode < 0 ? 'unknown' : requestCodeLabel(r.requestCode),
+        response_code: responseCodeLabel(r.responseCode),
+      },
+      r.histogram,
+    );
+  const size = p.histogram('rocketmq_message_size', 'Stored size of messages sent, bytes, per topic and message type');
+  for (const [topic, byType] of m.messageSize)
+    for (const [type, h] of byType)
+      size({ ...node, topic, message_type: type, is_system: String(isSystemTopic(topic)) }, h);
+  const dlq = p.family(
+    'rocketmq_send_to_dlq_messages_total',
+    'counter',
+    'Messages sent to a dead-letter queue, per consumer group and the topic they came from',
+  );
+  for (const [group, byTopic] of m.sentToDlq)
+    for (const [topic, n] of byTopic)
+      dlq(
+        { ...node, topic, consumer_group: group, is_system: String(isSystemTopic(topic) || isSystemGroup(group)) },
+        n,
+      );
+
   const conns = src.connections();
   const open = p.family('rocketmq_broker_connections', 'gauge', 'Open client connections, per protocol');
   open({ ...node, protocol_type: 'http' }, conns.http);

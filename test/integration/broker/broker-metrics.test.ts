@@ -1,8 +1,9 @@
 /**
  * The broker's Prometheus endpoint over real HTTP during a small drain: the exposition text parses
  * strictly (HELP and TYPE before each family's samples, well-formed labels and values, no series twice),
- * RocketMQ 5's names and labels carry the counts of what was sent and consumed, the server closes with
- * the broker, and a port that cannot be bound is a start error naming it.
+ * RocketMQ 5's names and labels carry the counts of what was sent and consumed, the histograms of request
+ * latency and message size and the dead-letter count follow what was done, the server closes with the
+ * broker, and a port that cannot be bound is a start error naming it.
  */
 import { Producer } from '../../../src/client/producer/producer.js';
 import { PushConsumer } from '../../../src/index.js';
@@ -41,7 +42,10 @@ function parseExposition(text: string): Sample[] {
     m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (-?[0-9.eE+-]+|NaN|[+-]Inf)$/.exec(line);
     if (!m) throw new Error(`not an exposition line: ${JSON.stringify(line)}`);
     const [, name, rawLabels = '', value] = m as unknown as [string, string, string | undefined, string];
-    if (!types.has(name)) throw new Error(`sample before its TYPE: ${line}`);
+    const family = /^(.*)_(bucket|sum|count)$/.exec(name)?.[1];
+    const histogramPart = family !== undefined && types.get(family) === 'histogram';
+    if (!types.has(name) && !histogramPart) throw new Error(`sample before its TYPE: ${line}`);
+    if (types.get(name) === 'histogram') throw new Error(`a histogram sample without a suffix: ${line}`);
     const labels: Record<string, string> = {};
     const labelRe = /([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\\n]|\\["\\n])*)"(,|$)/y;
     let at = 0;
@@ -148,6 +152,102 @@ describe('broker metrics endpoint', () => {
       await consumer.shutdown();
       await producer.shutdown();
     }
+  }, 60_000);
+
+  /** The `_bucket` lines of one histogram series: cumulative, ending with `+Inf` equal to `_count`. */
+  function histogram(samples: Sample[], name: string, labels: Record<string, string>) {
+    const buckets = find(samples, `${name}_bucket`, labels);
+    const count = find(samples, `${name}_count`, labels);
+    const sum = find(samples, `${name}_sum`, labels);
+    expect(count).toHaveLength(1);
+    expect(sum).toHaveLength(1);
+    const les = buckets.map((b) => b.labels.le);
+    expect(les[les.length - 1]).toBe('+Inf');
+    for (let i = 1; i < buckets.length; i++) expect(buckets[i]!.value).toBeGreaterThanOrEqual(buckets[i - 1]!.value);
+    expect(buckets[buckets.length - 1]!.value).toBe(count[0]!.value);
+    return { buckets, count: count[0]!.value, sum: sum[0]!.value };
+  }
+
+  it('histograms of request latency and message size, and the dead-letter count', async () => {
+    const topic = `MetricsH${Date.now()}`;
+    const group = `metricsh${Date.now()}`;
+    const node = { cluster: 'ClusterM', node_type: 'broker', node_id: 'broker-m' };
+    // Over HTTP (the fixture's client) and over the remoting port (a Producer reaching it as its name server).
+    for (let i = 0; i < 3; i++) expect((await fx.client.send(topic, Buffer.alloc(100))).code).toBe(0);
+    expect((await fx.client.send(topic, Buffer.alloc(5000), { properties: { DELAY: '1' } })).code).toBe(0);
+    expect((await fx.client.send(topic, 'f', { properties: { __SHARDINGKEY: 'k' } })).code).toBe(0);
+    expect((await fx.client.pull({ group, topic, maxMsgNums: 1 })).code).toBe(0);
+    const producer = new Producer({ namesrvAddr: fx.broker.remotingAddress ?? '', producerGroup: 'metricsh' });
+    await producer.start();
+    try {
+      await producer.send({ topic, body: Buffer.from('over remoting') });
+    } finally {
+      await producer.shutdown();
+    }
+    // A retry past its maximum goes to the group's dead-letter queue.
+    const retry = `%RETRY%${group}`;
+    expect((await fx.client.send(retry, 'dead', { reconsumeTimes: 3, maxReconsumeTimes: 2 })).code).toBe(0);
+
+    const s = await scrape();
+    const sendHttp = histogram(s, 'rocketmq_rpc_latency', {
+      ...node,
+      protocol_type: 'http',
+      request_code: 'send_message',
+      response_code: 'success',
+    });
+    expect(sendHttp.count).toBeGreaterThanOrEqual(6);
+    expect(sendHttp.sum).toBeGreaterThanOrEqual(0);
+    expect(sendHttp.buckets.map((b) => b.labels.le)).toEqual([
+      '1',
+      '3',
+      '5',
+      '7',
+      '10',
+      '100',
+      '1000',
+      '2000',
+      '3000',
+      '+Inf',
+    ]);
+    const pulls = find(s, 'rocketmq_rpc_latency_count', {
+      ...node,
+      protocol_type: 'http',
+      request_code: 'pull_message',
+    });
+    expect(pulls.reduce((n, p) => n + p.value, 0)).toBeGreaterThanOrEqual(1);
+    // The producer's route query and its send came over the remoting listener.
+    const remoting = find(s, 'rocketmq_rpc_latency_count', { ...node, protocol_type: 'remoting' });
+    expect(remoting.map((r) => r.labels.request_code)).toEqual(
+      expect.arrayContaining(['get_routeinfo_by_topic', 'send_message']),
+    );
+
+    const normal = histogram(s, 'rocketmq_message_size', {
+      ...node,
+      topic,
+      message_type: 'normal',
+      is_system: 'false',
+    });
+    expect(normal.count).toBe(4);
+    // A stored record is its body plus the record's header and properties.
+    expect(normal.sum).toBeGreaterThan(300 + 'over remoting'.length);
+    expect(normal.buckets.find((b) => b.labels.le === '1024')?.value).toBe(4);
+    const delay = histogram(s, 'rocketmq_message_size', { ...node, topic, message_type: 'delay' });
+    expect(delay.count).toBe(1);
+    expect(delay.buckets.find((b) => b.labels.le === '4096')?.value).toBe(0);
+    expect(delay.buckets.find((b) => b.labels.le === '524288')?.value).toBe(1);
+    expect(histogram(s, 'rocketmq_message_size', { ...node, topic, message_type: 'fifo' }).count).toBe(1);
+    // Retry and dead-letter topics are not sized, as in RocketMQ.
+    expect(find(s, 'rocketmq_message_size_count', { topic: retry })).toHaveLength(0);
+    expect(find(s, 'rocketmq_message_size_count', { topic: `%DLQ%${group}` })).toHaveLength(0);
+
+    expect(
+      find(s, 'rocketmq_send_to_dlq_messages_total', {
+        ...node,
+        topic: retry,
+        consumer_group: group,
+        is_system: 'true',
+      })[0]?.value,
+    ).toBe(1);
   }, 60_000);
 
   it('a metrics port that cannot be bound fails the start, naming it; the server closes with the broker', async () => {
