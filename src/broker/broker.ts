@@ -379,7 +379,7 @@ export class Broker {
       await broker.scheduleMessageService.start();
       broker.popService.start();
       await broker.transactionalMessageService.start();
-      broker.metrics = await startMetricsServer(o, () => built.metricsText());
+      broker.metrics = await startMetricsServer(o, built);
     } catch (e) {
       if (broker) await broker.shutdown().catch(() => undefined);
       else {

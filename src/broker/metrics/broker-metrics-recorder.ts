@@ -90,6 +90,11 @@ export class BrokerMetricsRecorder {
   readonly messageSize = new Map<string, Map<TopicMessageType, Histogram>>();
   /** rocketmq_send_to_dlq_messages_total, keyed by group then by the topic the message came from. */
   readonly sentToDlq = new Map<string, Map<string, number>>();
+  /**
+   * rocketmq_consumer_queueing_latency and rocketmq_consumer_lag_latency per group then topic, as the
+   * metrics endpoint computed them just before its last scrape (they need the commit log's store times).
+   */
+  consumerLatencies = new Map<string, Map<string, { queueingMs: number; lagMs: number }>>();
 
   /** A request answered after `ms` milliseconds (RocketMQ: NettyRemotingAbstract.writeResponse). */
   onRpc(protocol: ProtocolType, requestCode: number, responseCode: number, ms: number): void {

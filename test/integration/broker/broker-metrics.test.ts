@@ -2,7 +2,7 @@
  * The broker's Prometheus endpoint over real HTTP during a small drain: the exposition text parses
  * strictly (HELP and TYPE before each family's samples, well-formed labels and values, no series twice),
  * RocketMQ 5's names and labels carry the counts of what was sent and consumed, the histograms of request
- * latency and message size and the dead-letter count follow what was done, the server closes with the
+ * latency and message size, the dead-letter count and the consumer latencies follow what was done, the server closes with the
  * broker, and a port that cannot be bound is a start error naming it.
  */
 import { Producer } from '../../../src/client/producer/producer.js';
@@ -140,6 +140,9 @@ describe('broker metrics endpoint', () => {
       expect(find(after, 'rocketmq_throughput_out_total', labels)[0]?.value).toBeGreaterThanOrEqual(bytes);
       expect(find(after, 'rocketmq_consumer_inflight_messages', labels)[0]?.value).toBe(0);
       expect(find(after, 'rocketmq_consumer_ready_messages', labels)[0]?.value).toBe(0);
+      // Caught up: nothing waits to be pulled or committed.
+      expect(find(after, 'rocketmq_consumer_queueing_latency', labels)[0]?.value).toBe(0);
+      expect(find(after, 'rocketmq_consumer_lag_latency', labels)[0]?.value).toBe(0);
       expect(
         find(after, 'rocketmq_consumer_connections', { ...node, consumer_group: group, consume_mode: 'push' })[0]
           ?.value,
@@ -168,7 +171,7 @@ describe('broker metrics endpoint', () => {
     return { buckets, count: count[0]!.value, sum: sum[0]!.value };
   }
 
-  it('histograms of request latency and message size, and the dead-letter count', async () => {
+  it('histograms of request latency and message size, the dead-letter count, the consumer latencies', async () => {
     const topic = `MetricsH${Date.now()}`;
     const group = `metricsh${Date.now()}`;
     const node = { cluster: 'ClusterM', node_type: 'broker', node_id: 'broker-m' };
@@ -239,6 +242,24 @@ describe('broker metrics endpoint', () => {
     // Retry and dead-letter topics are not sized, as in RocketMQ.
     expect(find(s, 'rocketmq_message_size_count', { topic: retry })).toHaveLength(0);
     expect(find(s, 'rocketmq_message_size_count', { topic: `%DLQ%${group}` })).toHaveLength(0);
+
+    // A group that committed offset 1 of queue 0: its oldest waiting message ages until it is consumed.
+    const committed = await fx.client.call('UPDATE_CONSUMER_OFFSET', {
+      consumerGroup: group,
+      topic,
+      queueId: 0,
+      commitOffset: 1,
+    });
+    expect(committed.code).toBe(0);
+    const ages = async (): Promise<number[]> => {
+      const now = await scrape();
+      const labels = { ...node, topic, consumer_group: group, is_retry: 'false' };
+      return ['rocketmq_consumer_queueing_latency', 'rocketmq_consumer_lag_latency'].map(
+        (name) => find(now, name, labels)[0]?.value ?? -1,
+      );
+    };
+    await waitFor(async () => (await ages()).every((a) => a >= 20), 20_000);
+    for (const a of await ages()) expect(a).toBeLessThan(600_000);
 
     expect(
       find(s, 'rocketmq_send_to_dlq_messages_total', {
