@@ -27,6 +27,8 @@ export interface BrokerMetricsSources {
   consumerManager: ConsumerManager;
   clientChannels: ClientChannelTable;
   pullRequestHoldService: PullRequestHoldService;
+  /** The broker's options; `brokerPermission` is read at each scrape, as an operator may change it. */
+  options: { readonly brokerPermission: number };
   /** Open connections of the HTTP and the remoting listeners. */
   connections(): { http: number; remoting: number };
 }
@@ -102,6 +104,11 @@ export function renderBrokerMetrics(src: BrokerMetricsSources): string {
     );
   }
 
+  p.family(
+    'rocketmq_broker_permission',
+    'gauge',
+    'The broker permission (PermName bits: 4 read, 2 write)',
+  )(node, src.options.brokerPermission);
   p.family('rocketmq_topic_number', 'gauge', 'Topics on this broker')(node, src.topicConfigManager.allTopics().length);
   p.family(
     'rocketmq_consumer_group_number',

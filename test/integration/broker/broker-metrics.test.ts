@@ -148,6 +148,7 @@ describe('broker metrics endpoint', () => {
           ?.value,
       ).toBe(1);
       expect(find(after, 'rocketmq_topic_number', node)[0]?.value).toBeGreaterThanOrEqual(1);
+      expect(find(after, 'rocketmq_broker_permission', node)[0]?.value).toBe(6);
       expect(find(after, 'rocketmq_consumer_group_number', node)[0]?.value).toBeGreaterThanOrEqual(1);
       expect(find(after, 'rocketmq_storage_size', node)[0]?.value).toBeGreaterThan(0);
       expect(find(after, 'rocketmq_processor_watermark', { ...node, processor: 'pull_message_hold' })).toHaveLength(1);
