@@ -14,6 +14,9 @@ export const RPC_LATENCY_BUCKETS: readonly number[] = [1, 3, 5, 7, 10, 100, 1000
 /** RocketMQ: BrokerMetricsManager's message size buckets, bytes (1 KiB to 4 MiB). */
 export const MESSAGE_SIZE_BUCKETS: readonly number[] = [1024, 4096, 512 * 1024, 1024 * 1024, 2048 * 1024, 4096 * 1024];
 
+/** RocketMQ: BrokerMetricsManager's transaction finish latency buckets, seconds (5 s to a day). */
+export const FINISH_LATENCY_BUCKETS: readonly number[] = [5, 60, 600, 3600, 12 * 3600, 24 * 3600];
+
 /** The `protocol_type` label: the listener a request came in on. */
 export type ProtocolType = 'http' | 'remoting';
 
@@ -90,6 +93,8 @@ export class BrokerMetricsRecorder {
   readonly messageSize = new Map<string, Map<TopicMessageType, Histogram>>();
   /** rocketmq_send_to_dlq_messages_total, keyed by group then by the topic the message came from. */
   readonly sentToDlq = new Map<string, Map<string, number>>();
+  /** rocketmq_commit_messages_total, rocketmq_rollback_messages_total and rocketmq_finish_message_latency, per topic. */
+  readonly transactions = new Map<string, { commits: number; rollbacks: number; finish: Histogram }>();
   /**
    * rocketmq_consumer_queueing_latency and rocketmq_consumer_lag_latency per group then topic, as the
    * metrics endpoint computed them just before its last scrape (they need the commit log's store times).
@@ -127,6 +132,17 @@ export class BrokerMetricsRecorder {
     let byTopic = this.sentToDlq.get(group);
     if (!byTopic) this.sentToDlq.set(group, (byTopic = new Map()));
     byTopic.set(topic, (byTopic.get(topic) ?? 0) + 1);
+  }
+
+  /** A transaction of a half message for `topic` committed or rolled back, `seconds` after the half was born. */
+  onTransactionEnd(topic: string, commit: boolean, seconds: number): void {
+    let t = this.transactions.get(topic);
+    if (!t)
+      this.transactions.set(topic, (t = { commits: 0, rollbacks: 0, finish: new Histogram(FINISH_LATENCY_BUCKETS) }));
+    if (commit) {
+      t.commits++;
+      t.finish.observe(seconds);
+    } else t.rollbacks++;
   }
 
   /** Forgets a deleted group's dead-letter counts. */

@@ -245,6 +245,18 @@ export function renderBrokerMetrics(src: BrokerMetricsSources): string {
         n,
       );
 
+  const commits = p.family('rocketmq_commit_messages_total', 'counter', 'Half messages committed, per topic');
+  const rollbacks = p.family('rocketmq_rollback_messages_total', 'counter', 'Half messages rolled back, per topic');
+  const finish = p.histogram(
+    'rocketmq_finish_message_latency',
+    'Time from sending a half message to its commit, seconds, per topic',
+  );
+  for (const [topic, t] of m.transactions) {
+    commits({ ...node, topic }, t.commits);
+    rollbacks({ ...node, topic }, t.rollbacks);
+    finish({ ...node, topic }, t.finish);
+  }
+
   const conns = src.connections();
   const open = p.family('rocketmq_broker_connections', 'gauge', 'Open client connections, per protocol');
   open({ ...node, protocol_type: 'http' }, conns.http);

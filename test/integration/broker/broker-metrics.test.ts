@@ -6,7 +6,7 @@
  * broker, and a port that cannot be bound is a start error naming it.
  */
 import { Producer } from '../../../src/client/producer/producer.js';
-import { PushConsumer } from '../../../src/index.js';
+import { LocalTransactionState, PushConsumer, TransactionProducer } from '../../../src/index.js';
 import { Broker } from '../../../src/broker/index.js';
 import type { MessageExt } from '../../../src/common/message.js';
 import { startBroker, tempStorePath, waitFor, type BrokerFixture } from '../../support/broker-fixture.js';
@@ -270,6 +270,42 @@ describe('broker metrics endpoint', () => {
         is_system: 'true',
       })[0]?.value,
     ).toBe(1);
+  }, 60_000);
+
+  it('commits and rollbacks of transactions, and the time to the commit', async () => {
+    const topic = `MetricsTx${Date.now()}`;
+    const node = { cluster: 'ClusterM', node_type: 'broker', node_id: 'broker-m' };
+    let decision: LocalTransactionState = LocalTransactionState.COMMIT_MESSAGE;
+    const p = new TransactionProducer({
+      producerGroup: 'metricstx',
+      endpoints: fx.broker.address,
+      transactionListener: {
+        executeLocalTransaction: () => decision,
+        checkLocalTransaction: () => LocalTransactionState.UNKNOW,
+      },
+    });
+    await p.start();
+    try {
+      await p.sendMessageInTransaction({ topic, body: Buffer.from('commit me') });
+      await p.sendMessageInTransaction({ topic, body: Buffer.from('and me') });
+      decision = LocalTransactionState.ROLLBACK_MESSAGE;
+      await p.sendMessageInTransaction({ topic, body: Buffer.from('roll me back') });
+    } finally {
+      await p.shutdown();
+    }
+    let s: Sample[] = [];
+    await waitFor(async () => {
+      s = await scrape();
+      return (
+        find(s, 'rocketmq_commit_messages_total', { ...node, topic })[0]?.value === 2 &&
+        find(s, 'rocketmq_rollback_messages_total', { ...node, topic })[0]?.value === 1
+      );
+    }, 20_000);
+    const finish = histogram(s, 'rocketmq_finish_message_latency', { ...node, topic });
+    expect(finish.count).toBe(2);
+    expect(finish.buckets.find((b) => b.labels.le === '5')?.value).toBe(2);
+    // Half messages are sized as transaction messages of the topic they were sent to.
+    expect(histogram(s, 'rocketmq_message_size', { ...node, topic, message_type: 'transaction' }).count).toBe(3);
   }, 60_000);
 
   it('a metrics port that cannot be bound fails the start, naming it; the server closes with the broker', async () => {
