@@ -72,3 +72,14 @@ test('a histogram is written as cumulative _bucket lines ending with +Inf, then 
     ].join('\n'),
   );
 });
+
+test('transactions: commits and rollbacks are counted per topic, the finish time only for commits', () => {
+  const r = new BrokerMetricsRecorder();
+  r.onTransactionEnd('T', true, 3);
+  r.onTransactionEnd('T', true, 90);
+  r.onTransactionEnd('T', false, 7);
+  const t = r.transactions.get('T');
+  expect(t).toMatchObject({ commits: 2, rollbacks: 1 });
+  expect(t?.finish.count).toBe(2);
+  expect([...(t?.finish.counts ?? [])]).toEqual([1, 0, 1, 0, 0, 0, 0]);
+});
