@@ -7,6 +7,7 @@ import { InvalidArgumentError } from '../common/errors.js';
 import { ResponseCode, type RemotingResponse } from '../protocol/index.js';
 import type { AclGuard } from './acl/acl-guard.js';
 import type { BrokerRequest, ConnectionInfo } from './broker-context.js';
+import type { BrokerStatsManager } from './broker-stats-manager.js';
 import type { ResolvedBrokerOptions } from './broker-options.js';
 import { loadBrokerTls } from './broker-tls.js';
 import { ConnectionLimits } from './connection-limits.js';
@@ -32,6 +33,7 @@ const urlHost = (host: string): string => (host.includes(':') && !host.startsWit
 export interface ListenerTarget {
   handle(request: BrokerRequest, connection: ConnectionInfo): Promise<RemotingResponse>;
   readonly dispatcher: RemotingDispatcher | undefined;
+  readonly brokerStats: BrokerStatsManager;
 }
 
 export interface OpenListeners {
@@ -75,6 +77,8 @@ export async function openListeners(
       target()
         ? target()!.handle(request, connection)
         : Promise.resolve({ code: ResponseCode.SYSTEM_BUSY, header: {}, remark: 'the broker is starting' }),
+    onAnswered: (code, responseCode, startedAt) =>
+      target()?.brokerStats.metrics.onRpc('http', code, responseCode, performance.now() - startedAt),
   });
   if (o.remotingPort !== undefined && o.accessToken !== undefined && acl === undefined) {
     throw new InvalidArgumentError(
@@ -113,6 +117,8 @@ export async function openListeners(
             }),
       onClose: (connection) => target()?.dispatcher?.onConnectionClosed(connection),
       onResponse: (command, connection) => target()?.dispatcher?.onResponse(command, connection),
+      onAnswered: (code, responseCode, startedAt) =>
+        target()?.brokerStats.metrics.onRpc('remoting', code, responseCode, performance.now() - startedAt),
     });
     try {
       remotingPort = await remoting.listen();

@@ -7,6 +7,7 @@
  * @pure
  */
 import type { Clock } from '../common/clock.js';
+import { BrokerMetricsRecorder } from './metrics/broker-metrics-recorder.js';
 
 /** The stats names RocketMQ's tools ask for (BrokerStatsManager's constants). */
 export const StatsName = Object.freeze({
@@ -102,6 +103,8 @@ export class BrokerStatsManager {
   private readonly items = new Map<string, Map<string, StatsItem>>();
   /** Broker totals at the start of today and of yesterday (RocketMQ: BrokerStats, read by brokerStatus). */
   private dayMarks = { day: -1, putToday: 0, getToday: 0, putYesterday: 0, getYesterday: 0 };
+  /** What the Prometheus endpoint counts as it happens (request latency, message sizes, dead letters). */
+  readonly metrics = new BrokerMetricsRecorder();
 
   constructor(
     private readonly clock: Clock,
@@ -153,6 +156,7 @@ export class BrokerStatsManager {
 
   /** Forgets a deleted group's items (RocketMQ: onGroupDeleted). */
   onGroupDeleted(group: string): void {
+    this.metrics.onGroupDeleted(group);
     for (const byKey of this.items.values()) {
       for (const key of [...byKey.keys()]) if (key.endsWith(`@${group}`)) byKey.delete(key);
     }

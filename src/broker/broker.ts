@@ -1,7 +1,6 @@
 /**
- * The reference broker (RocketMQ's BrokerController): the store, the managers, long polling,
- * the processor table and the HTTP server, started by `Broker.start(options)` and stopped by an
- * idempotent `shutdown()`.
+ * The reference broker (RocketMQ's BrokerController): the store, the managers, long polling, the processor
+ * table and the HTTP server, started by `Broker.start(options)` and stopped by an idempotent `shutdown()`.
  */
 import path from 'node:path';
 import { StateError } from '../common/errors.js';
@@ -371,6 +370,7 @@ export class Broker {
       target = {
         handle: (request, connection) => built.handle(request, connection),
         dispatcher: built.remotingDispatcher,
+        brokerStats: built.brokerStats,
       };
       broker.consumerOffsetManager.correctOffsetsPastEnd((t, q) => store.getMaxOffsetInQueue(t, q));
       broker.consumerOffsetManager.start();
@@ -379,7 +379,7 @@ export class Broker {
       await broker.scheduleMessageService.start();
       broker.popService.start();
       await broker.transactionalMessageService.start();
-      broker.metrics = await startMetricsServer(o, () => built.metricsText());
+      broker.metrics = await startMetricsServer(o, built);
     } catch (e) {
       if (broker) await broker.shutdown().catch(() => undefined);
       else {

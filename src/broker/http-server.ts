@@ -48,6 +48,8 @@ export interface HttpServerOptions {
   acl?: AclGuard | undefined;
   /** Answers a validated request (the broker's handle). Must not throw; a rejection is answered SYSTEM_ERROR. */
   handle(request: BrokerRequest, connection: ConnectionInfo): Promise<RemotingResponse>;
+  /** Told of each handled request: its code, the answer's code and when it began (performance.now()). */
+  onAnswered?(requestCode: number, responseCode: number, startedAt: number): void;
 }
 
 const PATH_RE = /^\/v1\/([A-Za-z0-9_]{1,64})$/;
@@ -224,12 +226,14 @@ export class HttpServer {
     if (!validated.ok) return this.sendJson(res, 400, 'BAD_REQUEST', validated.message, validated.field);
 
     let response: RemotingResponse;
+    const startedAt = performance.now();
     try {
       response = await this.options.handle(validated.request, connection);
     } catch (e) {
       this.options.logger.error({ err: e }, 'broker handle failed');
       response = { code: ResponseCode.SYSTEM_ERROR, header: {}, remark: (e as Error)?.message ?? 'system error' };
     }
+    this.options.onAnswered?.(validated.request.code, response.code, startedAt);
     if (connection.gone || res.destroyed) return;
     this.sendFrame(res, response, socket);
   }

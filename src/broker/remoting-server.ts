@@ -415,6 +415,7 @@ export class RemotingServer {
     serializeType: SerializeType,
     charged: number,
   ) {
+    const startedAt = performance.now();
     try {
       let response: RemotingCommandInput | null;
       try {
@@ -423,6 +424,7 @@ export class RemotingServer {
         this.options.logger.error({ err: e, code: command.code }, 'remoting request handling failed');
         response = { code: ResponseCode.SYSTEM_ERROR, opaque: command.opaque, remark: 'system error' };
       }
+      if (response) this.options.onAnswered?.(command.code, response.code, startedAt);
       // The request's bytes are given back before its answer is charged.
       connection.budget.release(charged);
       charged = 0;

@@ -2,8 +2,8 @@
  * The broker's metrics under RocketMQ 5's names and labels (BrokerMetricsManager, BrokerMetricsConstant,
  * DefaultStoreMetricsConstant), read at scrape time from what the broker already counts: the stats
  * table (BrokerStatsManager), the topic and subscription-group tables, the committed and pulled consumer
- * offsets against the store's max offsets, the consumer and producer tables, and the pull hold service.
- * Nothing here runs on the message path.
+ * offsets against the store's max offsets, the consumer and producer tables, and the pull hold service;
+ * and the histograms and counters the BrokerMetricsRecorder keeps as requests are answered.
  */
 import type { MessageStore } from '../../store/index.js';
 import { StatsName, type BrokerStatsManager } from '../broker-stats-manager.js';
@@ -13,6 +13,7 @@ import type { ConsumerOffsetManager } from '../consumer-offset-manager.js';
 import type { PullRequestHoldService } from '../pull-request-hold-service.js';
 import type { SubscriptionGroupManager } from '../subscription-group-manager.js';
 import type { TopicConfigManager } from '../topic-config-manager.js';
+import { requestCodeLabel, responseCodeLabel } from './broker-metrics-recorder.js';
 import { PrometheusText, type Labels } from './prometheus-text.js';
 
 export interface BrokerMetricsSources {
@@ -26,6 +27,8 @@ export interface BrokerMetricsSources {
   consumerManager: ConsumerManager;
   clientChannels: ClientChannelTable;
   pullRequestHoldService: PullRequestHoldService;
+  /** The broker's options; `brokerPermission` is read at each scrape, as an operator may change it. */
+  options: { readonly brokerPermission: number };
   /** Open connections of the HTTP and the remoting listeners. */
   connections(): { http: number; remoting: number };
 }
@@ -42,6 +45,9 @@ const isSystemTopic = (t: string): boolean =>
   t === 'RMQ_SYS_TRACE_TOPIC' ||
   t === 'OFFSET_MOVED_EVENT' ||
   t === 'SELF_TEST_TOPIC';
+
+/** RocketMQ: MixAll.isSysConsumerGroup. */
+const isSystemGroup = (g: string): boolean => g.startsWith('CID_RMQ_SYS_');
 
 /** The exposition text of one scrape. */
 export function renderBrokerMetrics(src: BrokerMetricsSources): string {
@@ -98,6 +104,11 @@ export function renderBrokerMetrics(src: BrokerMetricsSources): string {
     );
   }
 
+  p.family(
+    'rocketmq_broker_permission',
+    'gauge',
+    'The broker permission (PermName bits: 4 read, 2 write)',
+  )(node, src.options.brokerPermission);
   p.family('rocketmq_topic_number', 'gauge', 'Topics on this broker')(node, src.topicConfigManager.allTopics().length);
   p.family(
     'rocketmq_consumer_group_number',
@@ -138,6 +149,23 @@ export function renderBrokerMetrics(src: BrokerMetricsSources): string {
       ready(labels, notPulled);
     }
   }
+
+  const queueing = p.family(
+    'rocketmq_consumer_queueing_latency',
+    'gauge',
+    'Age of the oldest message not pulled yet, milliseconds, per topic and group',
+  );
+  const lagLatency = p.family(
+    'rocketmq_consumer_lag_latency',
+    'gauge',
+    'Age of the oldest message not committed yet, milliseconds, per topic and group',
+  );
+  for (const [group, byTopic] of src.brokerStats.metrics.consumerLatencies)
+    for (const [topic, l] of byTopic) {
+      const labels = { ...node, topic, consumer_group: group, is_retry: String(topic.startsWith('%RETRY%')) };
+      queueing(labels, l.queueingMs);
+      lagLatency(labels, l.lagMs);
+    }
 
   const producers = p.family(
     'rocketmq_producer_connections',
@@ -189,6 +217,46 @@ export function renderBrokerMetrics(src: BrokerMetricsSources): string {
     'gauge',
     'Requests waiting in a processor: pulls held for new messages',
   )({ ...node, processor: 'pull_message_hold' }, src.pullRequestHoldService.size);
+  const m = src.brokerStats.metrics;
+  const rpc = p.histogram('rocketmq_rpc_latency', 'Time from reading a request to its answer, milliseconds');
+  for (const r of m.rpc.values())
+    rpc(
+      {
+        ...node,
+        protocol_type: r.protocol,
+        request_code: r.requestCode < 0 ? 'unknown' : requestCodeLabel(r.requestCode),
+        response_code: responseCodeLabel(r.responseCode),
+      },
+      r.histogram,
+    );
+  const size = p.histogram('rocketmq_message_size', 'Stored size of messages sent, bytes, per topic and message type');
+  for (const [topic, byType] of m.messageSize)
+    for (const [type, h] of byType)
+      size({ ...node, topic, message_type: type, is_system: String(isSystemTopic(topic)) }, h);
+  const dlq = p.family(
+    'rocketmq_send_to_dlq_messages_total',
+    'counter',
+    'Messages sent to a dead-letter queue, per consumer group and the topic they came from',
+  );
+  for (const [group, byTopic] of m.sentToDlq)
+    for (const [topic, n] of byTopic)
+      dlq(
+        { ...node, topic, consumer_group: group, is_system: String(isSystemTopic(topic) || isSystemGroup(group)) },
+        n,
+      );
+
+  const commits = p.family('rocketmq_commit_messages_total', 'counter', 'Half messages committed, per topic');
+  const rollbacks = p.family('rocketmq_rollback_messages_total', 'counter', 'Half messages rolled back, per topic');
+  const finish = p.histogram(
+    'rocketmq_finish_message_latency',
+    'Time from sending a half message to its commit, seconds, per topic',
+  );
+  for (const [topic, t] of m.transactions) {
+    commits({ ...node, topic }, t.commits);
+    rollbacks({ ...node, topic }, t.rollbacks);
+    finish({ ...node, topic }, t.finish);
+  }
+
   const conns = src.connections();
   const open = p.family('rocketmq_broker_connections', 'gauge', 'Open client connections, per protocol');
   open({ ...node, protocol_type: 'http' }, conns.http);
@@ -196,8 +264,47 @@ export function renderBrokerMetrics(src: BrokerMetricsSources): string {
   return p.toString();
 }
 
+/** What the consumer latencies are computed from. */
+export type ConsumerLatencySources = Pick<
+  BrokerMetricsSources,
+  'store' | 'consumerOffsetManager' | 'subscriptionGroupManager' | 'consumerManager' | 'brokerStats'
+>;
+
+/**
+ * Computes the consumer latency gauges (RocketMQ: ConsumerLagCalculator) before a scrape: per group and
+ * topic, the age of the oldest message not pulled yet (queueing) and of the oldest not committed yet
+ * (lag), from the store time of the message at the pulled and at the committed offset of each queue;
+ * 0 when the group is caught up. Reads one record per queue and kind, so it runs per scrape, not per message.
+ */
+export async function refreshConsumerLatencies(src: ConsumerLatencySources, now = Date.now()): Promise<void> {
+  const out = new Map<string, Map<string, { queueingMs: number; lagMs: number }>>();
+  const age = async (topic: string, queueId: number, offset: number, max: number): Promise<number> => {
+    if (offset >= max) return 0;
+    const stored = await src.store.getMessageStoreTimeStamp(topic, queueId, Math.max(0, offset));
+    return stored > 0 ? Math.max(0, now - stored) : 0;
+  };
+  for (const group of groupsWithOffsets(src)) {
+    const byTopic = new Map<string, { queueingMs: number; lagMs: number }>();
+    for (const [topic, queues] of src.consumerOffsetManager.offsetsOfGroup(group)) {
+      let queueingMs = 0;
+      let lagMs = 0;
+      for (const [queueId, committed] of queues) {
+        const max = src.store.getMaxOffsetInQueue(topic, queueId);
+        const pulled = Math.max(committed, src.consumerOffsetManager.queryPullOffset(group, topic, queueId));
+        queueingMs = Math.max(queueingMs, await age(topic, queueId, pulled, max));
+        lagMs = Math.max(lagMs, await age(topic, queueId, committed, max));
+      }
+      byTopic.set(topic, { queueingMs, lagMs });
+    }
+    out.set(group, byTopic);
+  }
+  src.brokerStats.metrics.consumerLatencies = out;
+}
+
 /** Every group with committed offsets. */
-function groupsWithOffsets(src: BrokerMetricsSources): string[] {
+function groupsWithOffsets(
+  src: Pick<BrokerMetricsSources, 'subscriptionGroupManager' | 'consumerManager' | 'consumerOffsetManager'>,
+): string[] {
   const groups = new Set<string>();
   for (const g of src.subscriptionGroupManager.allSubscriptionGroups()) groups.add(g.groupName);
   for (const g of src.consumerManager.getGroups()) groups.add(g);

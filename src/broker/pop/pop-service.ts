@@ -197,7 +197,7 @@ export class PopService {
     let topic: string;
     let queueId = 0;
     if (toDlq) {
-      ({ topic, queueId } = deadLetterQueueOf(ctx, entry.group));
+      ({ topic, queueId } = deadLetterQueueOf(ctx, entry.group, entry.topic));
       properties[MessageConst.RETRY_TOPIC] ??= entry.topic;
       const origin = properties[MessageConst.ORIGIN_MESSAGE_ID];
       if (origin === undefined || origin.trim() === '') properties[MessageConst.ORIGIN_MESSAGE_ID] = offsetMsgIdOf(msg);

@@ -73,7 +73,7 @@ export const consumerSendMsgBack: Processor = async (ctx, request) => {
   const maxReconsumeTimes = h.maxReconsumeTimes ?? config.retryMaxTimes;
   const toDlq = pastMaxReconsumeTimes(msgExt.reconsumeTimes, maxReconsumeTimes) || delayLevel < 0;
   if (toDlq) {
-    ({ topic: newTopic, queueId } = deadLetterQueueOf(ctx, h.group));
+    ({ topic: newTopic, queueId } = deadLetterQueueOf(ctx, h.group, h.originTopic ?? msgExt.topic));
     properties[MessageConst.DELAY] = '0';
   } else {
     if (delayLevel === 0) delayLevel = 3 + msgExt.reconsumeTimes;

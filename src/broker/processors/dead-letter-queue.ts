@@ -25,8 +25,16 @@ export function pastMaxReconsumeTimes(reconsumeTimes: number, maxReconsumeTimes:
   return reconsumeTimes >= maxReconsumeTimes;
 }
 
-/** `%DLQ%<group>`, created when missing, and the queue to put a dead letter on. */
-export function deadLetterQueueOf(ctx: BrokerContext, group: string): { topic: string; queueId: number } {
+/**
+ * `%DLQ%<group>`, created when missing, and the queue to put a dead letter on; `fromTopic` (the retry or
+ * original topic) labels the dead-letter count of the broker metrics.
+ */
+export function deadLetterQueueOf(
+  ctx: BrokerContext,
+  group: string,
+  fromTopic: string,
+): { topic: string; queueId: number } {
+  ctx.ops.stats.metrics.onSendToDlq(group, fromTopic);
   const topic = dlqTopic(group);
   ctx.topicConfigManager.createTopicIfAbsent(topic, DLQ_NUMS_PER_GROUP, dlqTopicPerm(ctx), 0);
   return { topic, queueId: Math.floor(Math.random() * DLQ_NUMS_PER_GROUP) };

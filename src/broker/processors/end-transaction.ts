@@ -6,6 +6,7 @@
  */
 import { ResponseCode, type EndTransactionRequestHeader } from '../../protocol/index.js';
 import type { Processor } from '../broker-context.js';
+import { recordTransactionEnd } from '../metrics/transaction-end.js';
 import { fail } from './responses.js';
 
 export const endTransaction: Processor = async (ctx, request, connection) => {
@@ -13,5 +14,7 @@ export const endTransaction: Processor = async (ctx, request, connection) => {
   if (!service) return fail(ResponseCode.SYSTEM_ERROR, 'this broker has no transactional message service');
   const h = request.header as EndTransactionRequestHeader;
   ctx.logger.debug({ header: h, producer: connection.remoteAddress }, 'end transaction');
-  return service.endTransaction(h);
+  const answer = await service.endTransaction(h);
+  if (answer.code === ResponseCode.SUCCESS) void recordTransactionEnd(ctx, h);
+  return answer;
 };

@@ -166,7 +166,7 @@ function handleRetryAndDLQ(
   const maxReconsumeTimes = h.maxReconsumeTimes ?? group.retryMaxTimes;
   const reconsumeTimes = h.reconsumeTimes ?? 0;
   if (pastMaxReconsumeTimes(reconsumeTimes, maxReconsumeTimes)) {
-    const dlq = deadLetterQueueOf(ctx, groupName);
+    const dlq = deadLetterQueueOf(ctx, groupName, h.topic);
     msg.topic = dlq.topic;
     msg.queueId = dlq.queueId;
     msg.properties[MessageConst.DELAY] = '0';
@@ -194,10 +194,15 @@ async function sendSingle(
   const replyQueueId = msg.queueId;
   if (isTransactionPrepared(msg.properties)) {
     const half = await prepareHalfMessage(ctx, msg);
+    if ('status' in half && half.wroteBytes > 0)
+      ctx.ops.stats.metrics.onStored(h.topic, msg.properties, half.wroteBytes);
     return 'status' in half ? putResponse(ctx, half, replyQueueId) : half;
   }
   const r = await ctx.putMessage(msg);
-  if (r.status === 'PUT_OK' || r.status === 'FLUSH_DISK_TIMEOUT') ctx.ops.stats.onPut(h.topic, 1, body.length);
+  if (r.status === 'PUT_OK' || r.status === 'FLUSH_DISK_TIMEOUT') {
+    ctx.ops.stats.onPut(h.topic, 1, body.length);
+    ctx.ops.stats.metrics.onStored(h.topic, msg.properties, r.wroteBytes);
+  }
   return putResponse(ctx, r, replyQueueId);
 }
 
@@ -229,6 +234,12 @@ async function sendBatch(
   const failed = results.find((r) => r.status !== 'PUT_OK' && r.status !== 'FLUSH_DISK_TIMEOUT');
   if (failed) return putResponse(ctx, failed, queueId);
   ctx.ops.stats.onPut(h.topic, msgs.length, body.length);
+  ctx.ops.stats.metrics.onStored(
+    h.topic,
+    msgs[0]?.properties ?? {},
+    results.reduce((n, r) => n + r.wroteBytes, 0),
+    msgs.length,
+  );
   const timedOut = results.find((r) => r.status === 'FLUSH_DISK_TIMEOUT');
   return putResponse(ctx, timedOut ?? first, queueId, results.map((r) => r.msgId).join(','));
 }

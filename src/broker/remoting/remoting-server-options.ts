@@ -44,6 +44,8 @@ export interface RemotingServerOptions {
   onClose?(connection: RemotingConnection): void;
   /** A client's answer to a request the broker sent it (GET_CONSUMER_RUNNING_INFO forwarded to a consumer). */
   onResponse?(command: RemotingCommand, connection: RemotingConnection): void;
+  /** Told of each answered request: its code, the answer's code and when it began (performance.now()). */
+  onAnswered?(requestCode: number, responseCode: number, startedAt: number): void;
 }
 
 /** What the listener holds and what its bounds did, since start (for tests and tools). */

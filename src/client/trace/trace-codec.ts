@@ -18,8 +18,11 @@ export const TRACE_GROUP_NAME_PREFIX = '_INNER_TRACE_PRODUCER';
 /** RocketMQ: MixAll.DEFAULT_TRACE_REGION_ID. */
 export const DEFAULT_TRACE_REGION_ID = 'DefaultRegion';
 
-/** RocketMQ: TraceType. */
-export type TraceType = 'Pub' | 'SubBefore' | 'SubAfter' | 'EndTransaction';
+/**
+ * RocketMQ: TraceType. `Recall` (RocketMQ 5's DefaultRecallMessageTraceHook, after RECALL_MESSAGE) is only
+ * read: these clients do not recall messages.
+ */
+export type TraceType = 'Pub' | 'SubBefore' | 'SubAfter' | 'EndTransaction' | 'Recall';
 
 /** RocketMQ's MessageType; the record carries the ordinal. */
 export const TraceMessageType = Object.freeze({
@@ -27,6 +30,8 @@ export const TraceMessageType = Object.freeze({
   Trans_Msg_Half: 1,
   Trans_msg_Commit: 2,
   Delay_Msg: 3,
+  /** Added by RocketMQ 5's MessageType; its clients do not write it yet, a record may carry it. */
+  Order_Msg: 4,
 } as const);
 export type TraceMessageType = (typeof TraceMessageType)[keyof typeof TraceMessageType];
 
@@ -170,6 +175,11 @@ export function encodeTraceContext(ctx: TraceContext): TraceTransfer {
         );
       break;
     }
+    case 'Recall': {
+      const b = ctx.traceBeans[0];
+      if (b) data = line(['Recall', ctx.timeStamp, ctx.regionId, ctx.groupName, b.topic, b.msgId, ctx.success], F);
+      break;
+    }
   }
   const keys: string[] = [];
   for (const b of ctx.traceBeans) {
@@ -262,6 +272,16 @@ function decodeLine(f: string[]): TraceContext | undefined {
             fromTransactionCheck: bool(f[12]),
           }),
         ],
+      };
+    case 'Recall':
+      return {
+        ...base,
+        traceType: 'Recall',
+        timeStamp: num(f[1]),
+        regionId: str(f[2]),
+        groupName: str(f[3]),
+        success: bool(f[6]),
+        traceBeans: [traceBean({ topic: str(f[4]), msgId: str(f[5]) })],
       };
     default:
       return undefined;

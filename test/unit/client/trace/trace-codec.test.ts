@@ -173,3 +173,25 @@ test('a malformed or cut-short record is skipped, the others are kept', () => {
   expect(decodeTraceData(body).map((c) => c.traceType)).toEqual(['Pub']);
   expect(decodeTraceData('')).toEqual([]);
 });
+
+// RocketMQ 5.3.3's additions, printed by test/unit/client/trace/java/EncodeTrace5.java compiled against the
+// 5.3.3 kit (`javac -cp "$(/work/shared/rocketmq5-java/bin/classpath)"`).
+test('RocketMQ 5.3.3: the Recall record and the Order_Msg message type are read as its decoder reads them', () => {
+  const recall = 'Recall\u00011700000000400\u0001DefaultRegion\u0001PG\u0001T\u0001M4\u0001true\u0002';
+  const pubOrder =
+    'Pub\u00011700000000500\u0001DefaultRegion\u0001PG\u0001T\u0001M5\u0001t\u0001k\u0001127.0.0.1:10911\u00011\u00012\u00014\u0001O5\u0001true\u0002';
+  const [r, p] = decodeTraceData(recall + pubOrder);
+  expect(r).toMatchObject({
+    traceType: 'Recall',
+    timeStamp: 1700000000400,
+    regionId: 'DefaultRegion',
+    groupName: 'PG',
+  });
+  expect(r?.success).toBe(true);
+  expect(r?.traceBeans[0]).toMatchObject({ topic: 'T', msgId: 'M4' });
+  expect(p?.traceBeans[0]).toMatchObject({ msgId: 'M5', msgType: TraceMessageType.Order_Msg, offsetMsgId: 'O5' });
+  expect(decodeTraceData(recall.replace('true', 'false'))[0]?.success).toBe(false);
+  // What RocketMQ 5.3.3's encoder writes for the same records, keys included.
+  expect(encodeTraceContext(r!)).toEqual({ data: recall, keys: ['M4'] });
+  expect(encodeTraceContext(p!).data).toBe(pubOrder);
+});
