@@ -7,6 +7,7 @@ export declare const DEFAULTS: Readonly<{
   rate: number;
   seconds: number;
   bodyBytes: number;
+  sendsFrom: 'ready' | 'start';
 }>;
 
 export declare class UsageError extends Error {}
@@ -19,6 +20,7 @@ export interface CompareOptions {
   bodyBytes: number;
   only: string[];
   liteLoop: 'iter' | 'poll';
+  sendsFrom: 'ready' | 'start';
   writeResults: boolean;
   help: boolean;
   usage: string;
