@@ -1,8 +1,9 @@
 /**
- * GET_TOPIC_CONFIG (351), which RocketMQ 5's mqadmin asks before topicStatus: the topic's config as
- * TopicConfigAndQueueMapping in fastjson's form, TOPIC_NOT_EXIST with RocketMQ's remark for an unknown topic.
+ * What RocketMQ 5's admin tools ask or read beyond 4.9.8's: GET_TOPIC_CONFIG (351), which 5.x's mqadmin asks
+ * before topicStatus (the topic's config as TopicConfigAndQueueMapping in fastjson's form, TOPIC_NOT_EXIST
+ * with RocketMQ's remark for an unknown topic), and the `topicPutTps` of GET_TOPIC_STATS_INFO.
  */
-import { ResponseCode } from '../../../src/protocol/index.js';
+import { ResponseCode, parseFastJson } from '../../../src/protocol/index.js';
 import { uniqueName } from '../../support/broker-client.js';
 import { startBroker, type BrokerFixture } from '../../support/broker-fixture.js';
 
@@ -40,4 +41,14 @@ test('an unknown topic is TOPIC_NOT_EXIST with the remark RocketMQ writes', asyn
   const r = await f.client.call('GET_TOPIC_CONFIG', { topic, lo: true });
   expect(r.code).toBe(ResponseCode.TOPIC_NOT_EXIST);
   expect(r.remark).toBe(`No topic in this broker. topic: ${topic}`);
+});
+
+test("GET_TOPIC_STATS_INFO carries the topic's put rate over the last minute (RocketMQ 5's topicPutTps)", async () => {
+  const topic = uniqueName('T');
+  await f.client.send(topic, 'a');
+  await f.client.send(topic, 'b');
+  const r = await f.client.call('GET_TOPIC_STATS_INFO', { topic });
+  expect(r.code).toBe(ResponseCode.SUCCESS);
+  const { topicPutTps } = parseFastJson(r.body.toString('utf8')) as { topicPutTps?: number };
+  expect(topicPutTps).toBeGreaterThan(0);
 });
