@@ -162,6 +162,11 @@ export class BrokerStatsManager {
     }
   }
 
+  /** Messages put per second into a topic over the last minute (RocketMQ: tpsTopicPutNums). */
+  tpsTopicPutNums(topic: string): number {
+    return this.getStatsItem(StatsName.TOPIC_PUT_NUMS, topic)?.window('minute').tps ?? 0;
+  }
+
   /** Messages a group consumed per second from a topic over the last minute (RocketMQ: tpsGroupGetNums). */
   tpsGroupGetNums(group: string, topic: string): number {
     return this.getStatsItem(StatsName.GROUP_GET_NUMS, `${topic}@${group}`)?.window('minute').tps ?? 0;

@@ -27,6 +27,7 @@ import { getAllTopicListFromNameserver } from './processors/get-all-topic-list-f
 import { getConsumeStats } from './processors/get-consume-stats.js';
 import { getConsumerConnectionList } from './processors/get-consumer-connection-list.js';
 import { getTopicStatsInfo } from './processors/get-topic-stats-info.js';
+import { getTopicConfig } from './processors/get-topic-config.js';
 import { invokeBrokerToResetOffset } from './processors/invoke-broker-to-reset-offset.js';
 import { queryMessage } from './processors/query-message.js';
 import { checkClientConfig } from './processors/check-client-config.js';
@@ -113,6 +114,7 @@ function registerAdminProcessors(table: Map<number, Processor>): void {
   table.set(RequestCode.DELETE_TOPIC_IN_BROKER, deleteTopicInBroker);
   table.set(RequestCode.DELETE_TOPIC_IN_NAMESRV, deleteTopicInBroker);
   table.set(RequestCode.GET_TOPIC_STATS_INFO, getTopicStatsInfo);
+  table.set(RequestCode.GET_TOPIC_CONFIG, getTopicConfig);
   table.set(RequestCode.GET_CONSUME_STATS, getConsumeStats);
   table.set(RequestCode.GET_CONSUMER_CONNECTION_LIST, getConsumerConnectionList);
   table.set(RequestCode.INVOKE_BROKER_TO_RESET_OFFSET, invokeBrokerToResetOffset);

@@ -73,6 +73,8 @@ export function buildRuntimeInfo(src: RuntimeInfoSources): Record<string, string
     getMissTps: '0.0 0.0 0.0',
     getTotalTps: stats.tpsTriple('BROKER_GET_NUMS'),
     getTransferedTps: stats.tpsTriple('BROKER_GET_NUMS'),
+    // RocketMQ 5 corrected the spelling; its mqadmin (clusterList, exportMetrics) reads only the new key.
+    getTransferredTps: stats.tpsTriple('BROKER_GET_NUMS'),
     putLatency99: '0.00',
     putLatency999: '0.00',
     commitLogDiskRatio: javaDouble(ratio),
@@ -99,6 +101,18 @@ export function buildRuntimeInfo(src: RuntimeInfoSources): Record<string, string
     sendThreadPoolQueueHeadWaitTimeMills: '0',
     pullThreadPoolQueueHeadWaitTimeMills: '0',
     queryThreadPoolQueueHeadWaitTimeMills: '0',
+    // RocketMQ 5's keys, which its clusterList prints: the POP ack pool, the broker serving (its schedule,
+    // transaction check and POP revive services run while it is up) and the timer wheel, which this broker
+    // does not have (delays go through the delay levels), read as RocketMQ reads a disabled one.
+    ackThreadPoolQueueSize: '0',
+    ackThreadPoolQueueCapacity: '100000',
+    ackThreadPoolQueueHeadWaitTimeMills: '0',
+    brokerActive: 'true',
+    timerReadBehind: '0',
+    timerOffsetBehind: '0',
+    timerCongestNum: '0',
+    timerEnqueueTps: '0.0',
+    timerDequeueTps: '0.0',
     earliestMessageTimeStamp: String(src.earliestMessageTimeStamp),
     startAcceptSendRequestTimeStamp: '0',
     remainTransientStoreBufferNumbs: '2147483647',

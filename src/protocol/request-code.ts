@@ -56,6 +56,8 @@ export const RequestCode = Object.freeze({
   /** Broker to client (oneway): a group's offsets on a topic were reset; body ResetOffsetBody. */
   RESET_CONSUMER_CLIENT_OFFSET: 220,
   INVOKE_BROKER_TO_RESET_OFFSET: 222,
+  /** RocketMQ 5: one topic's config (5.x mqadmin topicStatus asks it of every broker of the route). */
+  GET_TOPIC_CONFIG: 351,
   // ---- operator commands (mqadmin): settings, stats, connections, groups ----
   UPDATE_BROKER_CONFIG: 25,
   GET_BROKER_CONFIG: 26,

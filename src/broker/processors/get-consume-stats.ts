@@ -3,7 +3,8 @@
  * for the named topic, or for every topic the group has committed offsets on, per read queue the queue's
  * max offset (`brokerOffset`), the committed offset (`consumerOffset`, 0 when none) read from the
  * broker's table in memory — never the periodically written file — and the store time of the last
- * consumed message (`lastTimestamp`, 0 when none); `consumeTps` over the last minute. An unknown topic,
+ * consumed message (`lastTimestamp`, 0 when none); RocketMQ 5's `pullOffset` (the next offset handed to the
+ * group, never below the committed one); `consumeTps` over the last minute. An unknown topic,
  * or one an online group does not subscribe to, is left out, as RocketMQ does.
  */
 import {
@@ -36,11 +37,12 @@ export const getConsumeStats: Processor = async (ctx, request) => {
     for (let queueId = 0; queueId < cfg.readQueueNums; queueId++) {
       const brokerOffset = Math.max(0, ctx.store.getMaxOffsetInQueue(topic, queueId));
       const consumerOffset = Math.max(0, ctx.consumerOffsetManager.queryOffset(group, topic, queueId));
+      const pullOffset = Math.max(consumerOffset, ctx.consumerOffsetManager.queryPullOffset(group, topic, queueId));
       const lastTimestamp =
         consumerOffset > 0 ? await ctx.store.getMessageStoreTimeStamp(topic, queueId, consumerOffset - 1) : 0;
       table.entries.push([
         { brokerName: ctx.brokerName, queueId, topic },
-        { brokerOffset, consumerOffset, lastTimestamp: Math.max(0, lastTimestamp) },
+        { brokerOffset, consumerOffset, pullOffset, lastTimestamp: Math.max(0, lastTimestamp) },
       ]);
     }
   }

@@ -1,7 +1,8 @@
 /**
  * GET_TOPIC_STATS_INFO (202): per write queue of a topic its min offset, max offset and the store time
  * of its last message (0 when empty), as RocketMQ's TopicStatsTable in fastjson's form (MessageQueue
- * keys written as objects). TOPIC_NOT_EXIST `topic[<t>] not exist` for an unknown topic.
+ * keys written as objects), and RocketMQ 5's `topicPutTps` (messages put per second over the last minute).
+ * TOPIC_NOT_EXIST `topic[<t>] not exist` for an unknown topic.
  */
 import {
   FastJsonMap,
@@ -28,5 +29,6 @@ export const getTopicStatsInfo: Processor = async (ctx, request) => {
       { lastUpdateTimestamp: Math.max(0, last), maxOffset, minOffset },
     ]);
   }
-  return ok({}, undefined, Buffer.from(toFastJson({ offsetTable: table }), 'utf8'));
+  const body = toFastJson({ offsetTable: table, topicPutTps: ctx.ops.stats.tpsTopicPutNums(topic) });
+  return ok({}, undefined, Buffer.from(body, 'utf8'));
 };

@@ -27,8 +27,16 @@ import { EmptyHeader, defineCommand, long, str } from '../define.js';
 export const GetConsumeStatsRequestHeader = z.object({ consumerGroup: str().min(1), topic: str().optional() });
 export type GetConsumeStatsRequestHeader = z.infer<typeof GetConsumeStatsRequestHeader>;
 
-/** RocketMQ's OffsetWrapper. */
-export const OffsetWrapperSchema = z.object({ brokerOffset: long(), consumerOffset: long(), lastTimestamp: long() });
+/**
+ * RocketMQ's OffsetWrapper. `pullOffset` is RocketMQ 5's: the next offset the broker handed the group, from
+ * which 5.x's mqadmin consumerProgress prints what is in flight (pulled, not yet committed).
+ */
+export const OffsetWrapperSchema = z.object({
+  brokerOffset: long(),
+  consumerOffset: long(),
+  pullOffset: long().optional(),
+  lastTimestamp: long(),
+});
 export type OffsetWrapper = z.infer<typeof OffsetWrapperSchema>;
 
 export const GetConsumeStats = defineCommand({

@@ -20,6 +20,7 @@ import {
   DeleteTopicInNamesrv,
   GetAllTopicConfig,
   GetAllTopicListFromNameserver,
+  GetTopicConfig,
   GetTopicStatsInfo,
 } from './topic-admin.js';
 import { GetConsumeStats, GetConsumerConnectionList, InvokeBrokerToResetOffset } from './consumer-admin.js';
@@ -87,6 +88,7 @@ const ALL: CommandSpec[] = [
   DeleteTopicInBroker,
   DeleteTopicInNamesrv,
   GetTopicStatsInfo,
+  GetTopicConfig,
   GetConsumeStats,
   GetConsumerConnectionList,
   InvokeBrokerToResetOffset,

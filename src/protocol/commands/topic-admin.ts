@@ -13,6 +13,9 @@
  *   `{"offsetTable":{<MessageQueue>:{"lastUpdateTimestamp":ms,"maxOffset":n,"minOffset":n}}}` with the
  *   MessageQueue written as a JSON object key, as fastjson writes it (see fastjson.ts). TOPIC_NOT_EXIST
  *   (17) `topic[<t>] not exist` for an unknown topic.
+ * - GET_TOPIC_CONFIG (351, RocketMQ 5): `topic`, optional `lo` (also the logical-queue mapping); body
+ *   TopicConfigAndQueueMapping, a TopicConfig with `attributes` and, for a static topic only,
+ *   `mappingDetail`. TOPIC_NOT_EXIST (17) `No topic in this broker. topic: <t>` for an unknown topic.
  * @pure
  */
 import { z } from 'zod';
@@ -85,6 +88,25 @@ export const GetTopicStatsInfo = defineCommand({
   name: 'GET_TOPIC_STATS_INFO',
   requestHeader: GetTopicStatsInfoRequestHeader,
   responseHeader: EmptyHeader,
+});
+
+/** RocketMQ's GetTopicConfigRequestHeader; `lo` asks for the static topic's queue mapping as well. */
+export const GetTopicConfigRequestHeader = z.object({ topic: str().min(1), lo: z.boolean().optional() });
+export type GetTopicConfigRequestHeader = z.infer<typeof GetTopicConfigRequestHeader>;
+
+/** RocketMQ's TopicConfigAndQueueMapping as the broker writes it; `mappingDetail` is absent for a normal topic. */
+export const TopicConfigAndQueueMappingBody = TopicConfigSchema.extend({
+  attributes: z.record(z.string(), z.string()).default({}),
+  mappingDetail: z.record(z.string(), z.unknown()).optional(),
+});
+export type TopicConfigAndQueueMappingBody = z.infer<typeof TopicConfigAndQueueMappingBody>;
+
+export const GetTopicConfig = defineCommand({
+  code: RequestCode.GET_TOPIC_CONFIG,
+  name: 'GET_TOPIC_CONFIG',
+  requestHeader: GetTopicConfigRequestHeader,
+  responseHeader: EmptyHeader,
+  responseBody: TopicConfigAndQueueMappingBody,
 });
 
 /** The JSON object fastjson writes for a MessageQueue (its fields sorted). */
