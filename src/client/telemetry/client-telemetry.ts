@@ -8,6 +8,7 @@ import type { Logger } from '../../common/logger.js';
 import { MessageConst } from '../../common/message.js';
 import {
   loadOtelApi,
+  otelGlobalsRegistered,
   type OpenTelemetryOption,
   type OtelApi,
   type OtelAttributes,
@@ -63,6 +64,10 @@ export abstract class ClientTelemetry {
 
   async #start(clientId: string): Promise<void> {
     if (this.option === false) return;
+    if (this.option === true && !otelGlobalsRegistered()) {
+      this.logger.debug({}, 'no OpenTelemetry SDK registered: OpenTelemetry is off');
+      return;
+    }
     const api = await loadOtelApi();
     if (!api) {
       this.logger.debug({}, '@opentelemetry/api is not installed: OpenTelemetry is off');

@@ -98,8 +98,9 @@ export const SPAN_STATUS_ERROR = 2;
 
 /**
  * The `openTelemetry` client option: `true` (the default) uses the globally registered providers when
- * `@opentelemetry/api` can be imported, `false` never imports it, and an object names the providers to
- * use instead of the global ones (the API is still imported, for contexts).
+ * an OpenTelemetry SDK has registered them before the client starts (and `@opentelemetry/api` can be
+ * imported), `false` never imports it, and an object names the providers to use instead of the global
+ * ones (the API is still imported, for contexts).
  */
 export type OpenTelemetryOption =
   | boolean
@@ -109,6 +110,15 @@ export type OpenTelemetryOption =
       /** An OpenTelemetry MeterProvider. */
       meterProvider?: { getMeter(name: string, version?: string): unknown } | undefined;
     };
+
+/**
+ * True once an OpenTelemetry SDK (or anything else) has registered a global of `@opentelemetry/api` 1.x:
+ * the API keeps its globals under this symbol. Without them every global provider is a no-op, so a
+ * client with the default option skips importing the API (tens of milliseconds of a cold start).
+ */
+export function otelGlobalsRegistered(): boolean {
+  return (globalThis as Record<symbol, unknown>)[Symbol.for('opentelemetry.js.api.1')] !== undefined;
+}
 
 let loading: Promise<OtelApi | undefined> | undefined;
 
