@@ -238,7 +238,8 @@ if (wanted('heartbeats')) {
 }
 
 if (wanted('bombs')) {
-  await scenario('bombs', 30_000, async (topic) => {
+  await scenario('bombs', 30_000, async (probeTopic) => {
+    const topic = `${probeTopic}_Bombs`; // apart from the probers' messages, so that none may be stored
     const zeros = Buffer.alloc(64 * MiB);
     const zstd = Buffer.from([0x28, 0xb5, 0x2f, 0xfd, 0xe0, 0, 0, 0, 0, 0, 0, 0, 0, 0x03, 0x00, 0x10, 0]);
     zstd.writeUInt32LE(64 * MiB, 5); // declares 64 MiB, one RLE block

@@ -36,4 +36,17 @@ describe('pull body pool', () => {
     expect(acquirePullBody(MAX_POOLED_BYTES + 1).buffer).not.toBe(big.buffer);
     expect(acquirePullBody(0).length).toBe(0);
   });
+
+  test('a body the pool does not keep gives its memory back when handed back, not at the next collection', () => {
+    const bodies = Array.from({ length: 10 }, () => acquirePullBody(MAX_POOLED_BYTES));
+    for (const b of bodies) releasePullBody(b);
+    // At most 8 MiB of free slots are kept: the slots past it are shrunk to nothing at once.
+    const shrunk = bodies.filter((b) => b.buffer.byteLength === 0);
+    expect(shrunk.length).toBeGreaterThanOrEqual(2);
+    for (const b of bodies) if (b.buffer.byteLength !== 0) expect(b.buffer.byteLength).toBe(MAX_POOLED_BYTES);
+    const big = acquirePullBody(MAX_POOLED_BYTES + 1);
+    expect(big.buffer.byteLength).toBe(MAX_POOLED_BYTES + 1);
+    releasePullBody(big);
+    expect(big.buffer.byteLength).toBe(0);
+  });
 });
