@@ -84,7 +84,11 @@ async function scenario(name, bound, attack) {
   clearInterval(sampler);
   const after = rss();
   const afterMem = await ask('mem');
+  // V8 gives collected buffers back on a background thread: a second collection a moment later shows it.
+  await ask('gc');
+  await sleep(1000);
   const gced = await ask('gc');
+  await sleep(500);
   const afterGc = rss();
   const acked = [...p.tcp.acked, ...p.web.acked];
   const lost = await ask('missing', acked);
