@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // Soak: attacks on the remoting (TCP) listener, long versions of test/integration/broker-hardening/remoting-*.test.ts
 // and compression-bombs.test.ts, against a broker from dist/ (run `npm run build` first) with its default limits,
-// 127.0.0.1 only. The broker runs in a child process of its own (remoting-attacks-broker.mjs), so that its RSS is
-// not mixed with the attackers' memory; `SOAK_BROKER_ENV="K=V K2=V2"` adds variables to its environment
+// 127.0.0.1 only. Each scenario has a fresh broker in a child process of its own (remoting-attacks-broker.mjs), so
+// that its RSS is not mixed with the attackers' memory; `SOAK_BROKER_ENV="K=V K2=V2"` adds variables to its environment
 // (e.g. MALLOC_ARENA_MAX=2, to measure the allocator's part).
 //   pipelining   50 connections x 200 pipelined PULL_MESSAGE (~240 KiB answers each), never read;
 //   partial      100 connections each announcing a 7 MiB frame and sending 6 MiB of it, then silent;
@@ -33,11 +33,13 @@ import { connector, nextAnswer, probers, sendExt, startBrokerChild } from './rem
 const MiB = 2 ** 20;
 const which = process.argv.slice(2);
 const wanted = (name) => which.length === 0 || which.includes(name);
-const { child, ask, rss, host, port, http, wide } = await startBrokerChild(process.env.SOAK_BROKER_ENV);
+/** The broker of the scenario running: a fresh one for each, so that each starts from the same baseline. */
+let broker;
+const ask = (op, arg) => broker.ask(op, arg);
+const rss = () => broker.rss();
 const attackers = new Set();
-const { open: openAny } = connector(host, port);
 /** An attacker's connection: closed with the others when the attack ends. */
-const open = (o = {}) => openAny({ ...o, set: attackers });
+const open = (o = {}) => broker.open({ ...o, set: attackers });
 const closeAttackers = () => {
   for (const s of attackers) s.destroy();
   attackers.clear();
@@ -52,9 +54,11 @@ async function scenario(name, bound, attack) {
   const topic = `SoakT_${name}`;
   const watchdog = setTimeout(() => {
     process.stdout.write(`${name}: FAILED, did not end within ${bound + 120_000} ms\n`);
-    child.kill('SIGKILL');
+    broker?.child.kill('SIGKILL');
     process.exit(1);
   }, bound + 120_000);
+  broker = await startBrokerChild(process.env.SOAK_BROKER_ENV);
+  broker.open = connector(broker.host, broker.port).open;
   const base = await ask('gc');
   const before = rss();
   let peak = before;
@@ -66,7 +70,7 @@ async function scenario(name, bound, attack) {
       void ask('mem').then((m) => (peakMem = m));
     }
   }, 100);
-  const probe = probers({ open: openAny }, http, topic);
+  const probe = probers({ open: broker.open }, broker.http, topic);
   const t0 = Date.now();
   let note = '';
   try {
@@ -93,8 +97,9 @@ async function scenario(name, bound, attack) {
   const acked = [...p.tcp.acked, ...p.web.acked];
   const lost = await ask('missing', acked);
   const end = await ask('stats');
+  await ask('shutdown');
   const ok =
-    stats.budgetPeakBytes <= wide + 8 * MiB &&
+    stats.budgetPeakBytes <= broker.wide + 8 * MiB &&
     p.tcp.latencies.length > 0 &&
     p.web.latencies.length > 0 &&
     p.health.late === 0 &&
@@ -337,5 +342,4 @@ if (wanted('malformed')) {
   });
 }
 
-await ask('shutdown');
 process.exit(failed ? 1 : 0);
