@@ -59,6 +59,17 @@ export class ChunkQueue {
     return out;
   }
 
+  /** Copies every queued byte into `target` from `at` (the caller checks it fits) and empties the queue. */
+  drainInto(target: Uint8Array, at: number): number {
+    let filled = at;
+    for (const c of this.#chunks) {
+      target.set(c, filled);
+      filled += c.length;
+    }
+    this.clear();
+    return filled - at;
+  }
+
   /** Drops every queued byte. */
   clear(): void {
     this.#chunks = [];

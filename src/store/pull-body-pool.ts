@@ -7,20 +7,31 @@
  * A body nobody hands back is simply garbage collected: only a transport that knows nothing else holds
  * the body (the remoting listener, after the write completed) may call `releasePullBody`. Handing back
  * anything else (a buffer not from here, a slot already back) is ignored.
+ *
+ * Each body has memory of its own, a resizable ArrayBuffer (pages of the engine, not of malloc's heap),
+ * which the pool gives back by shrinking it to nothing. Past `MAX_FREE_BYTES` of free slots, the slots
+ * that stayed free for a whole `TRIM_EVERY_MS` are given back: during a flood of pulls the slots are
+ * reused (fresh pages cost several times a reused slot), and after it their memory goes back to the OS
+ * instead of waiting for a collection and then staying in the C allocator's free lists.
  * @pure
  */
 
 const MIN_CLASS_BYTES = 64 * 1024;
-/** Larger bodies are allocated as they come. */
+/** Larger bodies are allocated as they come, and shrunk to nothing when handed back. */
 export const MAX_POOLED_BYTES = 1024 * 1024;
-/** Free slots kept, all classes together, bytes. */
+/** Free slots kept for good, all classes together, bytes. */
 const MAX_FREE_BYTES = 8 * 1024 * 1024;
+/** How long free slots past MAX_FREE_BYTES are kept unused before they are given back, ms. */
+export const TRIM_EVERY_MS = 1000;
 
 /** Slots this pool made, and whether each is handed out now. */
 const handedOut = new WeakMap<ArrayBufferLike, boolean>();
 /** Free slots by class (index 0: 64 KiB, 1: 128 KiB, ...). */
-const free: ArrayBuffer[][] = [];
+const free: ResizableBuffer[][] = [];
 let freeBytes = 0;
+/** The fewest free bytes since the last trim: that many were not needed in the meantime. */
+let lowWater = 0;
+let trimTimer: ReturnType<typeof setTimeout> | undefined;
 
 function classOf(size: number): number {
   let c = 0;
@@ -28,24 +39,67 @@ function classOf(size: number): number {
   return c;
 }
 
+type ResizableBuffer = ArrayBuffer & { resize(bytes: number): void };
+
+/** An ArrayBuffer of `bytes` whose memory `resize(0)` gives back (lib ES2023 does not declare the option). */
+const newSlot = (bytes: number): ResizableBuffer =>
+  new (ArrayBuffer as unknown as new (n: number, o: { maxByteLength: number }) => ResizableBuffer)(bytes, {
+    maxByteLength: bytes,
+  });
+
 /** A buffer of `size` bytes (contents undefined) for a pull body. */
 export function acquirePullBody(size: number): Buffer {
-  if (size > MAX_POOLED_BYTES || size <= 0) return Buffer.allocUnsafe(size);
+  if (size <= 0) return Buffer.allocUnsafe(0);
+  if (size > MAX_POOLED_BYTES) {
+    const own = newSlot(size);
+    handedOut.set(own, true);
+    return Buffer.from(own, 0, size);
+  }
   const c = classOf(size);
   let slot = free[c]?.pop();
-  if (slot) freeBytes -= slot.byteLength;
-  else slot = new ArrayBuffer(MIN_CLASS_BYTES * 2 ** c);
+  if (slot) {
+    freeBytes -= slot.byteLength;
+    lowWater = Math.min(lowWater, freeBytes);
+  } else slot = newSlot(MIN_CLASS_BYTES * 2 ** c);
   handedOut.set(slot, true);
   return Buffer.from(slot, 0, size);
 }
 
 /** Hands a pull body back once nothing reads it any more (its bytes were written out). */
 export function releasePullBody(body: Uint8Array): void {
-  const slot = body.buffer;
+  const slot = body.buffer as ResizableBuffer;
   if (handedOut.get(slot) !== true || body.byteOffset !== 0) return;
   handedOut.set(slot, false);
-  if (freeBytes + slot.byteLength > MAX_FREE_BYTES) return;
+  if (slot.byteLength > MAX_POOLED_BYTES) {
+    slot.resize(0);
+    return;
+  }
   const c = classOf(slot.byteLength);
-  (free[c] ??= []).push(slot as ArrayBuffer);
+  (free[c] ??= []).push(slot);
   freeBytes += slot.byteLength;
+  if (freeBytes > MAX_FREE_BYTES && trimTimer === undefined) {
+    lowWater = freeBytes;
+    trimTimer = setTimeout(trim, TRIM_EVERY_MS);
+    trimTimer.unref?.();
+  }
+}
+
+/** Gives back the free slots past MAX_FREE_BYTES that were not needed since the last trim, largest first. */
+function trim(): void {
+  trimTimer = undefined;
+  let excess = Math.min(lowWater, freeBytes) - MAX_FREE_BYTES;
+  for (let c = free.length - 1; c >= 0 && excess > 0; c--) {
+    const slots = free[c] ?? [];
+    while (excess > 0 && slots.length > 0) {
+      const slot = slots.pop() as ResizableBuffer;
+      freeBytes -= slot.byteLength;
+      excess -= slot.byteLength;
+      slot.resize(0);
+    }
+  }
+  if (freeBytes > MAX_FREE_BYTES) {
+    lowWater = freeBytes;
+    trimTimer = setTimeout(trim, TRIM_EVERY_MS);
+    trimTimer.unref?.();
+  }
 }

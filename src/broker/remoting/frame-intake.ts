@@ -4,12 +4,33 @@
  * frame is reserved from the budget or the frame waits (the listener stops reading) or is refused —
  * before any of its body is buffered. Chunks are kept as they came and joined once, when the frame is
  * complete, never copied into a growing buffer per chunk.
+ *
+ * A large frame that is still arriving once reserved is gathered into memory of its own, of its full
+ * length (the reservation already counts it), rather than kept as the socket's read chunks: those then
+ * live a moment, instead of long enough to be scattered through the C allocator's heap, which keeps
+ * them after a flood. That memory is a resizable ArrayBuffer, shrunk to nothing when the connection
+ * closes before the frame is complete, so a frame cut short goes back to the OS at once rather than at
+ * the next full collection, which an idle broker may not run for a long time.
  */
 import { ChunkQueue } from '../../remoting/chunk-queue.js';
 import { RemotingDecodeError, RemotingFrameTooLargeError } from '../../remoting/remoting-decode-error.js';
 
 /** What the budget says to a frame of `bytes` (prefix included): take it, wait for room, or refuse it. */
 export type Reservation = 'ok' | 'wait' | Error;
+
+/** Frames longer than this (about one socket read) that are not complete when reserved are gathered. */
+const GATHER_FROM_BYTES = 64 * 1024;
+
+type ResizableBuffer = ArrayBuffer & { resize(bytes: number): void };
+/** A buffer of `bytes` over a resizable ArrayBuffer (lib ES2023 does not declare the option). */
+const resizableBuffer = (bytes: number): Buffer =>
+  Buffer.from(
+    new (ArrayBuffer as unknown as new (n: number, o: { maxByteLength: number }) => ResizableBuffer)(bytes, {
+      maxByteLength: bytes,
+    }),
+    0,
+    bytes,
+  );
 
 export class FrameIntake {
   readonly maxFrameLength: number;
@@ -18,6 +39,9 @@ export class FrameIntake {
   /** Length of the frame being read (prefix included), or -1 while its prefix is incomplete. */
   #need = -1;
   #reserved = false;
+  /** The reserved frame being gathered (prefix included), and its bytes so far. */
+  #frame: Buffer | null = null;
+  #filled = 0;
 
   /**
    * `reserve` is asked once per frame, with its whole length, as soon as the length is known; a frame
@@ -30,16 +54,29 @@ export class FrameIntake {
 
   /** Bytes received and not yet returned as a frame. */
   get buffered(): number {
-    return this.#queue.length;
+    return this.#queue.length + this.#filled;
   }
 
   /** Whether part of a frame (or of its length) has come and the rest has not. */
   get inProgress(): boolean {
-    return this.#queue.length > 0;
+    return this.buffered > 0;
   }
 
   push(chunk: Buffer): void {
-    this.#queue.push(chunk);
+    const frame = this.#frame;
+    if (!frame) {
+      this.#queue.push(chunk);
+      return;
+    }
+    const room = frame.length - this.#filled;
+    if (chunk.length <= room) {
+      frame.set(chunk, this.#filled);
+      this.#filled += chunk.length;
+      return;
+    }
+    frame.set(chunk.subarray(0, room), this.#filled);
+    this.#filled += room;
+    this.#queue.push(chunk.subarray(room));
   }
 
   /**
@@ -67,7 +104,23 @@ export class FrameIntake {
       if (r instanceof Error) throw r;
       this.#reserved = true;
     }
-    if (this.#queue.length < this.#need) return null;
+    const gathered = this.#frame;
+    if (gathered) {
+      if (this.#filled < gathered.length) return null;
+      this.#frame = null;
+      this.#filled = 0;
+      this.#need = -1;
+      this.#reserved = false;
+      return gathered.subarray(4);
+    }
+    if (this.#queue.length < this.#need) {
+      if (this.#need > GATHER_FROM_BYTES) {
+        const frame = resizableBuffer(this.#need);
+        this.#filled = this.#queue.drainInto(frame, 0);
+        this.#frame = frame;
+      }
+      return null;
+    }
     const frame = this.#queue.take(this.#need).subarray(4);
     this.#need = -1;
     this.#reserved = false;
@@ -84,8 +137,11 @@ export class FrameIntake {
     return this.#need >= 0 && this.#reserved ? this.#need : 0;
   }
 
-  /** Drops whatever is buffered (the connection closed). */
+  /** Drops whatever is buffered (the connection closed); a frame being gathered gives its memory back now. */
   clear(): void {
+    (this.#frame?.buffer as ResizableBuffer | undefined)?.resize(0);
+    this.#frame = null;
+    this.#filled = 0;
     this.#queue.clear();
     this.#need = -1;
     this.#reserved = false;

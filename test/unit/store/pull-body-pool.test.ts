@@ -1,4 +1,10 @@
-import { MAX_POOLED_BYTES, acquirePullBody, releasePullBody } from '../../../src/store/pull-body-pool.js';
+import { jest } from '@jest/globals';
+import {
+  MAX_POOLED_BYTES,
+  TRIM_EVERY_MS,
+  acquirePullBody,
+  releasePullBody,
+} from '../../../src/store/pull-body-pool.js';
 
 describe('pull body pool', () => {
   test('a body handed back is reused for the next pull of its size class', () => {
@@ -35,5 +41,31 @@ describe('pull body pool', () => {
     releasePullBody(big);
     expect(acquirePullBody(MAX_POOLED_BYTES + 1).buffer).not.toBe(big.buffer);
     expect(acquirePullBody(0).length).toBe(0);
+  });
+
+  test('free slots past the kept amount are reused for a while, then given back when not needed', () => {
+    jest.useFakeTimers();
+    try {
+      const bodies = Array.from({ length: 12 }, () => acquirePullBody(MAX_POOLED_BYTES));
+      for (const b of bodies) releasePullBody(b);
+      // Within the interval, a burst of pulls reuses them rather than fresh memory.
+      const again = Array.from({ length: 12 }, () => acquirePullBody(MAX_POOLED_BYTES));
+      expect(new Set(again.map((b) => b.buffer))).toEqual(new Set(bodies.map((b) => b.buffer)));
+      for (const b of again) releasePullBody(b);
+      jest.advanceTimersByTime(2 * TRIM_EVERY_MS);
+      // At most 8 MiB of free slots are kept: the others were shrunk to nothing.
+      const shrunk = bodies.filter((b) => b.buffer.byteLength === 0);
+      expect(shrunk.length).toBeGreaterThanOrEqual(4);
+      for (const b of bodies) if (b.buffer.byteLength !== 0) expect(b.buffer.byteLength).toBe(MAX_POOLED_BYTES);
+    } finally {
+      jest.useRealTimers();
+    }
+  });
+
+  test('a body above the largest class gives its memory back when handed back', () => {
+    const big = acquirePullBody(MAX_POOLED_BYTES + 1);
+    expect(big.buffer.byteLength).toBe(MAX_POOLED_BYTES + 1);
+    releasePullBody(big);
+    expect(big.buffer.byteLength).toBe(0);
   });
 });
