@@ -8,18 +8,20 @@
  * the body (the remoting listener, after the write completed) may call `releasePullBody`. Handing back
  * anything else (a buffer not from here, a slot already back) is ignored.
  *
- * Each body has memory of its own, a resizable ArrayBuffer (pages of the engine, not of malloc's heap),
- * which the pool gives back by shrinking it to nothing. Past `MAX_FREE_BYTES` of free slots, the slots
- * that stayed free for a whole `TRIM_EVERY_MS` are given back: during a flood of pulls the slots are
- * reused (fresh pages cost several times a reused slot), and after it their memory goes back to the OS
- * instead of waiting for a collection and then staying in the C allocator's free lists.
+ * Slots up to `MAX_FREE_BYTES` in all are plain ArrayBuffers, kept for good: a steady stream of pulls
+ * uses only these. Slots made past that amount (a flood of pulls, answers not read) are resizable
+ * ArrayBuffers, pages of the engine rather than of malloc's heap: the pool gives them back by shrinking
+ * them to nothing once they stayed free for a whole `TRIM_EVERY_MS`, so during a flood they are reused
+ * (fresh pages cost several times a reused slot) and after it their memory goes back to the OS at once,
+ * instead of waiting for a collection and then staying in the C allocator's free lists. Plain slots are
+ * not resizable because Buffers over a resizable ArrayBuffer cost the broker measurably more per pull.
  * @pure
  */
 
 const MIN_CLASS_BYTES = 64 * 1024;
 /** Larger bodies are allocated as they come, and shrunk to nothing when handed back. */
 export const MAX_POOLED_BYTES = 1024 * 1024;
-/** Free slots kept for good, all classes together, bytes. */
+/** Plain slots made (kept for good), all classes together, bytes at most. */
 const MAX_FREE_BYTES = 8 * 1024 * 1024;
 /** How long free slots past MAX_FREE_BYTES are kept unused before they are given back, ms. */
 export const TRIM_EVERY_MS = 1000;
@@ -29,6 +31,8 @@ const handedOut = new WeakMap<ArrayBufferLike, boolean>();
 /** Free slots by class (index 0: 64 KiB, 1: 128 KiB, ...). */
 const free: ResizableBuffer[][] = [];
 let freeBytes = 0;
+/** Bytes of the plain slots made so far. */
+let plainBytes = 0;
 /** The fewest free bytes since the last trim: that many were not needed in the meantime. */
 let lowWater = 0;
 let trimTimer: ReturnType<typeof setTimeout> | undefined;
@@ -39,19 +43,26 @@ function classOf(size: number): number {
   return c;
 }
 
-type ResizableBuffer = ArrayBuffer & { resize(bytes: number): void };
+type ResizableBuffer = ArrayBuffer & { resize(bytes: number): void; resizable: boolean };
 
 /** An ArrayBuffer of `bytes` whose memory `resize(0)` gives back (lib ES2023 does not declare the option). */
-const newSlot = (bytes: number): ResizableBuffer =>
+const resizableSlot = (bytes: number): ResizableBuffer =>
   new (ArrayBuffer as unknown as new (n: number, o: { maxByteLength: number }) => ResizableBuffer)(bytes, {
     maxByteLength: bytes,
   });
+
+/** A new pooled slot: plain while the plain slots stay within MAX_FREE_BYTES, else resizable. */
+function newSlot(bytes: number): ResizableBuffer {
+  if (plainBytes + bytes > MAX_FREE_BYTES) return resizableSlot(bytes);
+  plainBytes += bytes;
+  return new ArrayBuffer(bytes) as ResizableBuffer;
+}
 
 /** A buffer of `size` bytes (contents undefined) for a pull body. */
 export function acquirePullBody(size: number): Buffer {
   if (size <= 0) return Buffer.allocUnsafe(0);
   if (size > MAX_POOLED_BYTES) {
-    const own = newSlot(size);
+    const own = resizableSlot(size);
     handedOut.set(own, true);
     return Buffer.from(own, 0, size);
   }
@@ -84,14 +95,19 @@ export function releasePullBody(body: Uint8Array): void {
   }
 }
 
-/** Gives back the free slots past MAX_FREE_BYTES that were not needed since the last trim, largest first. */
+/**
+ * Gives back the free resizable slots past MAX_FREE_BYTES that were not needed since the last trim,
+ * largest first (the plain slots, MAX_FREE_BYTES at most, stay).
+ */
 function trim(): void {
   trimTimer = undefined;
   let excess = Math.min(lowWater, freeBytes) - MAX_FREE_BYTES;
   for (let c = free.length - 1; c >= 0 && excess > 0; c--) {
     const slots = free[c] ?? [];
-    while (excess > 0 && slots.length > 0) {
-      const slot = slots.pop() as ResizableBuffer;
+    for (let i = slots.length - 1; i >= 0 && excess > 0; i--) {
+      const slot = slots[i] as ResizableBuffer;
+      if (!slot.resizable) continue;
+      slots.splice(i, 1);
       freeBytes -= slot.byteLength;
       excess -= slot.byteLength;
       slot.resize(0);

@@ -10,6 +10,8 @@ describe('pull body pool', () => {
   test('a body handed back is reused for the next pull of its size class', () => {
     const a = acquirePullBody(36_000);
     expect(a.length).toBe(36_000);
+    // The slots of steady pulls are plain memory (a resizable one costs more per pull).
+    expect((a.buffer as ArrayBuffer & { resizable: boolean }).resizable).toBe(false);
     releasePullBody(a);
     const b = acquirePullBody(40_000);
     expect(b.buffer).toBe(a.buffer);
@@ -53,9 +55,10 @@ describe('pull body pool', () => {
       expect(new Set(again.map((b) => b.buffer))).toEqual(new Set(bodies.map((b) => b.buffer)));
       for (const b of again) releasePullBody(b);
       jest.advanceTimersByTime(2 * TRIM_EVERY_MS);
-      // At most 8 MiB of free slots are kept: the others were shrunk to nothing.
+      // At most 8 MiB of free slots are kept: the others were shrunk to nothing; the plain ones stay.
       const shrunk = bodies.filter((b) => b.buffer.byteLength === 0);
       expect(shrunk.length).toBeGreaterThanOrEqual(4);
+      for (const b of shrunk) expect((b.buffer as ArrayBuffer & { resizable: boolean }).resizable).toBe(true);
       for (const b of bodies) if (b.buffer.byteLength !== 0) expect(b.buffer.byteLength).toBe(MAX_POOLED_BYTES);
     } finally {
       jest.useRealTimers();
