@@ -7,18 +7,16 @@
  */
 import type { Broker } from '../../../src/broker/index.js';
 import { InvalidArgumentError } from '../../../src/common/errors.js';
-import type { MessageExt } from '../../../src/common/message.js';
-import { MQClientInstance } from '../../../src/client/instance/mq-client-instance.js';
 import { PushConsumer } from '../../../src/client/consumer/push/push-consumer.js';
 import type { PushConsumerOptions } from '../../../src/client/consumer/push/push-consumer-options.js';
 import { Producer } from '../../../src/client/producer/producer.js';
 import { startBroker, waitFor, type BrokerFixture } from '../../support/broker-fixture.js';
+import { Seen, body, eightTogether, killedMidBatch } from '../../support/pop-scenarios.js';
 import { uniq } from './push-consumer-support.js';
 
 type Transport = 'http' | 'tcp';
 const addressing = (t: Transport, b: Broker): Partial<PushConsumerOptions> =>
   t === 'http' ? { endpoints: b.address } : { namesrvAddr: b.remotingAddress ?? '' };
-const body = (m: MessageExt): string => m.body?.toString() ?? '';
 
 async function sendAll(b: Broker, topic: string, bodies: string[], queues = 4): Promise<void> {
   const p = new Producer({ endpoints: b.address, defaultTopicQueueNums: queues });
@@ -27,17 +25,6 @@ async function sendAll(b: Broker, topic: string, bodies: string[], queues = 4): 
     await Promise.all(bodies.map((s) => p.send({ topic, body: Buffer.from(s), tags: 'T' })));
   } finally {
     await p.shutdown();
-  }
-}
-
-/** Counts deliveries per body. */
-class Seen {
-  readonly count = new Map<string, number>();
-  add(msgs: MessageExt[]): void {
-    for (const m of msgs) this.count.set(body(m), (this.count.get(body(m)) ?? 0) + 1);
-  }
-  duplicates(): string[] {
-    return [...this.count].filter(([, n]) => n > 1).map(([b]) => b);
   }
 }
 
@@ -113,65 +100,30 @@ describe.each<Transport>(['tcp', 'http'])('PushConsumer POP over %s', (t) => {
     it('a member killed mid-batch loses nothing: its messages come back to the survivor after their invisible time', async () => {
       const topic = uniq('PopPushT');
       const group = uniq('PopPushG');
-      const instanceName = uniq('dying');
-      const bodies = Array.from({ length: 30 }, (_, i) => `k${i}`);
-      await sendAll(fx.broker, topic, bodies);
-      const held: MessageExt[] = [];
-      const never = new Promise<void>(() => undefined);
-      const dying = consumer(group, topic, { instanceName, popInvisibleTimeMs: 1500, popBatchNums: 8 });
-      dying.registerMessageListener((msgs) => {
-        held.push(...msgs);
-        return never;
-      });
-      await dying.start();
-      await waitFor(() => held.length > 0, 10_000);
-      // The kill: the member's transport goes, with its listeners still running and nothing acknowledged.
-      const inst = MQClientInstance.acquire({ ...dying.options, instanceName });
-      void inst.remoting.close();
-      const heldBodies = new Set(held.map(body));
-      const seen = new Seen();
-      const redelivered: number[] = [];
-      const survivor = consumer(group, topic, { popInvisibleTimeMs: 5000 });
-      survivor.registerMessageListener((msgs) => {
-        seen.add(msgs);
-        for (const m of msgs) if (heldBodies.has(body(m))) redelivered.push(m.reconsumeTimes);
-      });
-      await survivor.start();
-      await waitFor(() => bodies.every((b) => seen.count.has(b)), 20_000);
-      await waitFor(allAcked, 5000);
-      expect(seen.duplicates()).toEqual([]);
-      // Every message the killed member held came back, after its invisible time, with reconsumeTimes 1.
-      expect(redelivered.length).toBe(heldBodies.size);
-      expect(redelivered.every((n) => n === 1)).toBe(true);
-      await dying.shutdown({ timeoutMs: 0 });
-      await inst.release();
+      await killedMidBatch(
+        {
+          member: (extra) => consumer(group, topic, extra),
+          send: (bodies) => sendAll(fx.broker, topic, bodies),
+          timeoutMs: 10_000,
+          allAcked,
+        },
+        { messages: 30, invisibleMs: 1500, survivorInvisibleMs: 5000 },
+      );
     }, 40_000);
 
     it('eight members started together on a four-queue topic all receive, with no duplicate', async () => {
       const topic = uniq('PopPushT');
       const group = uniq('PopPushG');
       await sendAll(fx.broker, topic, ['warm'], 4);
-      const seen = new Seen();
-      const per = Array.from({ length: 8 }, () => 0);
-      const members = per.map((_, i) => {
-        // A low flow-control threshold: no member can hoard what the others should get.
-        const c = consumer(group, topic, { popBatchNums: 4, consumeThreadMax: 2, popThresholdForQueue: 8 });
-        c.registerMessageListener(async (msgs) => {
-          seen.add(msgs);
-          per[i]! += msgs.length;
-          // A little work per message, so one member cannot take everything.
-          await new Promise((r) => setTimeout(r, 5));
-        });
-        return c;
-      });
-      await Promise.all(members.map((c) => c.start()));
-      await Promise.all(members.map((c) => c.ready));
-      const bodies = Array.from({ length: 400 }, (_, i) => `e${i}`);
-      await sendAll(fx.broker, topic, bodies, 4);
-      await waitFor(() => bodies.every((b) => seen.count.has(b)), 20_000);
-      await waitFor(allAcked, 5000);
-      expect(seen.duplicates()).toEqual([]);
-      expect(per.filter((n) => n === 0)).toEqual([]);
+      await eightTogether(
+        {
+          member: (extra) => consumer(group, topic, extra),
+          send: (bodies) => sendAll(fx.broker, topic, bodies, 4),
+          timeoutMs: 10_000,
+          allAcked,
+        },
+        { messages: 400, workMs: 5 },
+      );
     }, 40_000);
 
     it('delivers only what the tag subscription names, and leaves nothing in flight', async () => {

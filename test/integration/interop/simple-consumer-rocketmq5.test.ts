@@ -13,27 +13,14 @@
 import { Producer } from '../../../src/client/producer/producer.js';
 import { MessageSelector } from '../../../src/client/consumer/message-selector.js';
 import { SimpleConsumer, type ReceivedMessage, type SimpleConsumerOptions } from '../../../src/index.js';
-import type { MessageExt } from '../../../src/common/message.js';
-import { MQClientInstance } from '../../../src/client/instance/mq-client-instance.js';
 import { PushConsumer } from '../../../src/client/consumer/push/push-consumer.js';
 import type { PushConsumerOptions } from '../../../src/client/consumer/push/push-consumer-options.js';
 import { waitFor } from '../../support/broker-fixture.js';
 import { kitDescribe, startKit, type RocketMQKit } from '../../support/rocketmq-kit.js';
+import { body, eightTogether, killedMidBatch } from '../../support/pop-scenarios.js';
 
 let seq = 0;
 const uniq = (prefix: string): string => `${prefix}_${process.pid}_${Date.now().toString(36)}_${++seq}`;
-const body = (m: ReceivedMessage | MessageExt): string => m.body?.toString() ?? '';
-
-/** Counts deliveries per body. */
-class Seen {
-  readonly count = new Map<string, number>();
-  add(msgs: MessageExt[]): void {
-    for (const m of msgs) this.count.set(body(m), (this.count.get(body(m)) ?? 0) + 1);
-  }
-  duplicates(): string[] {
-    return [...this.count].filter(([, n]) => n > 1).map(([b]) => b);
-  }
-}
 
 kitDescribe(
   'SimpleConsumer against Apache RocketMQ 5.3.3 (POP over remoting)',
@@ -189,68 +176,26 @@ kitDescribe(
     it('POP push: a member killed mid-batch loses nothing, its messages come back to the survivor after their invisible time', async () => {
       const topic = uniq('PopKillT');
       const group = uniq('PopKillG');
-      const instanceName = uniq('dying');
       await kit.createTopic(topic, 4);
-      const bodies = Array.from({ length: 24 }, (_, i) => `k${i}`);
-      await send(topic, bodies);
-      const held: MessageExt[] = [];
-      const never = new Promise<void>(() => undefined);
-      const dying = popPush(group, topic, { instanceName, popInvisibleTimeMs: 2000, popBatchNums: 8 });
-      dying.registerMessageListener((msgs) => {
-        held.push(...msgs);
-        return never;
-      });
-      await dying.start();
-      await waitFor(() => held.length > 0, 30_000);
-      // The kill: the member's transport goes, with its listeners still running and nothing acknowledged.
-      const inst = MQClientInstance.acquire({ ...dying.options, instanceName });
-      void inst.remoting.close();
-      const heldBodies = new Set(held.map(body));
-      const seen = new Seen();
-      const redelivered: number[] = [];
-      const survivor = popPush(group, topic, { popInvisibleTimeMs: 20_000 });
-      survivor.registerMessageListener((msgs) => {
-        seen.add(msgs);
-        for (const m of msgs) if (heldBodies.has(body(m))) redelivered.push(m.reconsumeTimes);
-      });
-      await survivor.start();
-      await waitFor(() => bodies.every((b) => seen.count.has(b)), 60_000);
-      expect(seen.duplicates()).toEqual([]);
-      // Every message the killed member held was revived by the broker (reconsumeTimes 1) and came back.
-      expect(redelivered.length).toBe(heldBodies.size);
-      expect(redelivered.every((n) => n === 1)).toBe(true);
-      await dying.shutdown({ timeoutMs: 0 });
-      await inst.release();
+      await killedMidBatch(
+        { member: (extra) => popPush(group, topic, extra), send: (bodies) => send(topic, bodies), timeoutMs: 30_000 },
+        { messages: 24, invisibleMs: 2000, survivorInvisibleMs: 20_000 },
+      );
     }, 120_000);
 
     it('POP push: eight members started together on a four-queue topic all receive, with no duplicate', async () => {
       const topic = uniq('PopEightT');
       const group = uniq('PopEightG');
       await kit.createTopic(topic, 4);
-      const seen = new Seen();
-      const per = Array.from({ length: 8 }, () => 0);
-      const members = per.map((_, i) => {
-        // A low flow-control threshold and a little work per message: no member can take everything.
-        const c = popPush(group, topic, {
-          popBatchNums: 4,
-          consumeThreadMax: 2,
-          popThresholdForQueue: 8,
-          popInvisibleTimeMs: 30_000,
-        });
-        c.registerMessageListener(async (msgs) => {
-          seen.add(msgs);
-          per[i]! += msgs.length;
-          await new Promise((r) => setTimeout(r, 20));
-        });
-        return c;
-      });
-      await Promise.all(members.map((c) => c.start()));
-      await Promise.all(members.map((c) => c.ready));
-      const bodies = Array.from({ length: 160 }, (_, i) => `e${i}`);
-      await Promise.all(bodies.map((s) => producer.send({ topic, body: Buffer.from(s), tags: 'T' })));
-      await waitFor(() => bodies.every((b) => seen.count.has(b)), 60_000);
-      expect(seen.duplicates()).toEqual([]);
-      expect(per.filter((n) => n === 0)).toEqual([]);
+      await eightTogether(
+        {
+          member: (extra) => popPush(group, topic, extra),
+          send: (bodies) =>
+            Promise.all(bodies.map((s) => producer.send({ topic, body: Buffer.from(s), tags: 'T' }))).then(() => {}),
+          timeoutMs: 30_000,
+        },
+        { messages: 160, workMs: 20, extra: { popInvisibleTimeMs: 30_000 } },
+      );
     }, 120_000);
   },
   5,
