@@ -242,7 +242,14 @@ export interface ScheduleMessageServiceApi {
 
 /** The committed-offset table as processors use it (RocketMQ: ConsumerOffsetManager; consumer-offset-manager.ts). */
 export interface ConsumerOffsetManagerApi {
-  commitOffset(clientHost: string, group: string, topic: string, queueId: number, offset: number): void;
+  commitOffset(
+    clientHost: string,
+    group: string,
+    topic: string,
+    queueId: number,
+    offset: number,
+    increaseOnly?: boolean,
+  ): void;
   /** The committed offset, or -1 when the group has none for the queue. */
   queryOffset(group: string, topic: string, queueId: number): number;
   commitPullOffset(group: string, topic: string, queueId: number, offset: number): void;

@@ -113,8 +113,19 @@ export class ConsumerOffsetManager {
 
   /**
    * RocketMQ: commitOffset — a plain overwrite; a decrease is only logged (ConsumerOffsetManager.java:200-223).
+   * `increaseOnly` (the offset a pull carries): a decrease is ignored. A pull's offset is the consumer's
+   * progress when it sent the pull; over HTTP a pull may reach the broker after the UPDATE_CONSUMER_OFFSET
+   * with which that consumer handed the queue over, and must not move the group's offset back under the
+   * next owner. RocketMQ overwrites here too, with the same race.
    */
-  commitOffset(clientHost: string, group: string, topic: string, queueId: number, offset: number): void {
+  commitOffset(
+    clientHost: string,
+    group: string,
+    topic: string,
+    queueId: number,
+    offset: number,
+    increaseOnly = false,
+  ): void {
     const key = topic + TOPIC_GROUP_SEPARATOR + group;
     let m = this.offsetTable.get(key);
     if (!m) {
@@ -122,6 +133,7 @@ export class ConsumerOffsetManager {
       this.offsetTable.set(key, m);
     }
     const old = m.get(queueId);
+    if (increaseOnly && old !== undefined && offset < old) return;
     // RocketMQ: while an administrator's reset is pending for the queue, the consumer's commits are ignored.
     if (this.resetOffsetTable.size > 0 && this.resetOffsetTable.get(key)?.has(queueId) === true) return;
     if (old !== undefined && offset > old) this.tpsMeter.add(group, offset - old, this.options.clock.now());

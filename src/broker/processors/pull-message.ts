@@ -291,15 +291,11 @@ export async function processPullRequest(
   // The consumer's offset riding on the pull is committed as the request arrives (RocketMQ commits it
   // after the read). Committed after the read, it could land after an UPDATE_CONSUMER_OFFSET that the
   // consumer sent later on the same connection — the final offset of a queue it is giving up — and move
-  // the group's offset back, so the queue's next owner would consume part of it again.
+  // the group's offset back, so the queue's next owner would consume part of it again. Over HTTP a pull
+  // has a connection of its own and may still arrive after that update: it never moves the offset back.
   if (brokerAllowSuspend && hasCommitOffsetFlag(h.sysFlag)) {
-    ctx.consumerOffsetManager.commitOffset(
-      connection.remoteAddress,
-      h.consumerGroup,
-      h.topic,
-      h.queueId,
-      h.commitOffset,
-    );
+    const { consumerGroup, topic, queueId, commitOffset } = h;
+    ctx.consumerOffsetManager.commitOffset(connection.remoteAddress, consumerGroup, topic, queueId, commitOffset, true);
   }
 
   let result: GetMessageResult | null;

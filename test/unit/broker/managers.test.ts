@@ -132,6 +132,20 @@ describe('ConsumerOffsetManager', () => {
     expect(m.queryOffset('g', 'T', 0)).toBe(4);
   });
 
+  test("a pull's offset (increaseOnly) never moves the committed offset back; an update does", () => {
+    const m = make();
+    m.commitOffset('c', 'g', 'T', 0, 5, true);
+    expect(m.queryOffset('g', 'T', 0)).toBe(5);
+    m.commitOffset('c', 'g', 'T', 0, 248);
+    // A pull sent before the consumer's final update, arriving after it.
+    m.commitOffset('c', 'g', 'T', 0, 245, true);
+    expect(m.queryOffset('g', 'T', 0)).toBe(248);
+    m.commitOffset('c', 'g', 'T', 0, 250, true);
+    expect(m.queryOffset('g', 'T', 0)).toBe(250);
+    m.commitOffset('c', 'g', 'T', 0, 100);
+    expect(m.queryOffset('g', 'T', 0)).toBe(100);
+  });
+
   test('persisted every 5 s when changed and at shutdown; loaded on start', async () => {
     const clock = new ManualClock();
     const m = make(clock);
