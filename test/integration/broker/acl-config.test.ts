@@ -3,13 +3,13 @@
  * GET_BROKER_CLUSTER_ACL_INFO, UPDATE_GLOBAL_WHITE_ADDRS_CONFIG): the file rewritten, the change in force
  * for the next request, only an admin heard, bad values refused, and a broker without ACL saying so.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parsePlainAclConfig } from '../../../src/broker/acl/plain-acl-config.js';
 import { RequestCode, ResponseCode } from '../../../src/protocol/index.js';
-import { signExtFields, type AclCredentials } from '../../../src/remoting/acl-signature.js';
+import type { AclCredentials } from '../../../src/remoting/acl-signature.js';
 import { uniqueName } from '../../support/broker-client.js';
+import { sendV2, useAclBroker } from '../../support/acl-broker.js';
 import { startBroker, type BrokerFixture } from '../../support/broker-fixture.js';
 import { RemotingTestClient } from '../../support/remoting-test-client.js';
 
@@ -29,49 +29,11 @@ accounts:
     admin: true
 `;
 
-const sendV2 = (topic: string): Record<string, string> => ({
-  a: 'PG',
-  b: topic,
-  c: 'TBW102',
-  d: '4',
-  e: '0',
-  f: '0',
-  g: String(Date.now()),
-  h: '0',
-  j: '0',
-  k: 'false',
-});
-
-const logged: string[] = [];
-const record = (obj: unknown, msg?: string): void => {
-  logged.push(`${msg ?? ''} ${JSON.stringify(obj)}`);
-};
-const logger = { debug: record, info: record, warn: record, error: record };
-
 describe('broker ACL administration', () => {
-  let dir: string;
-  let aclFile: string;
-  let fx: BrokerFixture;
-  let remoting: RemotingTestClient;
-
-  beforeAll(async () => {
-    dir = mkdtempSync(path.join(os.tmpdir(), 'rmq-aclops-it-'));
-    aclFile = path.join(dir, 'plain_acl.yml');
-    writeFileSync(aclFile, ACL_YAML);
-    fx = await startBroker({ remotingPort: 0, aclFile, logger });
-    remoting = await RemotingTestClient.connect(fx.broker.remotingAddress as string);
-  });
-  afterAll(async () => {
-    await remoting?.close();
-    await fx?.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
-
+  const acl = useAclBroker(ACL_YAML, 'rmq-aclops-it-');
   const tcp = (code: number, fields: Record<string, string>, creds?: AclCredentials, body?: Buffer) =>
-    remoting.request(code, (creds ? signExtFields(fields, body ?? null, creds) : fields) as Record<string, string>, {
-      body,
-    });
-  const onDisk = () => parsePlainAclConfig(readFileSync(aclFile, 'utf8'));
+    acl.tcp(code, fields, body ?? null, creds);
+  const onDisk = () => parsePlainAclConfig(readFileSync(acl.aclFile, 'utf8'));
   const send = (topic: string, creds: AclCredentials) =>
     tcp(RequestCode.SEND_MESSAGE_V2, sendV2(topic), creds, Buffer.from('x'));
   const info = async () => {
@@ -103,7 +65,7 @@ describe('broker ACL administration', () => {
     expect((await send(topic, NEW)).code).toBe(ResponseCode.SUCCESS);
     expect((await send(uniqueName('AclOpsOther'), NEW)).code).toBe(ResponseCode.SYSTEM_ERROR);
 
-    const text = readFileSync(aclFile, 'utf8');
+    const text = readFileSync(acl.aclFile, 'utf8');
     expect(text).toContain('# hand-written comment that must survive');
     const disk = onDisk();
     expect([...disk.accounts.keys()]).toEqual([APP.accessKey, ADMIN.accessKey, NEW.accessKey]);
@@ -124,18 +86,18 @@ describe('broker ACL administration', () => {
     expect(onDisk().accounts.get(NEW.accessKey)?.defaultTopicPerm).toBe(4);
     // Untouched fields stay.
     expect(onDisk().accounts.get(NEW.accessKey)?.defaultGroupPerm).toBe(8);
-    expect(logged.join('\n')).not.toContain('otherSecret02');
-    expect(logged.join('\n')).not.toContain(NEW.secretKey);
+    expect(acl.logged.join('\n')).not.toContain('otherSecret02');
+    expect(acl.logged.join('\n')).not.toContain(NEW.secretKey);
   });
 
   test('a created then deleted account leaves the file readable and no reload refused', async () => {
-    const reloadsBefore = logged.filter((l) => l.includes('not reloaded')).length;
+    const reloadsBefore = acl.logged.filter((l) => l.includes('not reloaded')).length;
     await tcp(RequestCode.UPDATE_AND_CREATE_ACL_CONFIG, { accessKey: 'tmpUser01', secretKey: 'tmpSecret01' }, ADMIN);
     expect(onDisk().accounts.has('tmpUser01')).toBe(true);
     const del = await tcp(RequestCode.DELETE_ACL_CONFIG, { accessKey: 'tmpUser01' }, ADMIN);
     expect(del.code).toBe(ResponseCode.SUCCESS);
     expect(onDisk().accounts.has('tmpUser01')).toBe(false);
-    expect(logged.filter((l) => l.includes('not reloaded')).length).toBe(reloadsBefore);
+    expect(acl.logged.filter((l) => l.includes('not reloaded')).length).toBe(reloadsBefore);
   });
 
   test('delete: the account is gone at once; deleting it again fails with DELETE_ACL_CONFIG_FAILED', async () => {
@@ -164,7 +126,7 @@ describe('broker ACL administration', () => {
     expect((await unsigned()).code).toBe(ResponseCode.SYSTEM_ERROR);
     const set = await tcp(
       RequestCode.UPDATE_GLOBAL_WHITE_ADDRS_CONFIG,
-      { globalWhiteAddrs: '10.10.10.1,127.0.0.1', aclFileFullPath: aclFile },
+      { globalWhiteAddrs: '10.10.10.1,127.0.0.1', aclFileFullPath: acl.aclFile },
       ADMIN,
     );
     expect(set.code).toBe(ResponseCode.SUCCESS);
@@ -173,7 +135,7 @@ describe('broker ACL administration', () => {
     // Another file than the broker's is refused; the list stays.
     const other = await tcp(
       RequestCode.UPDATE_GLOBAL_WHITE_ADDRS_CONFIG,
-      { globalWhiteAddrs: '', aclFileFullPath: path.join(dir, 'other.yml') },
+      { globalWhiteAddrs: '', aclFileFullPath: path.join(acl.dir, 'other.yml') },
       ADMIN,
     );
     expect(other.code).toBe(211);
@@ -193,14 +155,14 @@ describe('broker ACL administration', () => {
     const version = JSON.parse(h.version as string) as { counter: number; timestamp: number };
     expect(version.counter).toBeGreaterThan(0);
     expect(version.timestamp).toBeGreaterThan(0);
-    expect(JSON.parse(h.allAclFileVersion as string)).toEqual({ [path.resolve(aclFile)]: version });
-    expect(h.brokerName).toBe(fx.broker.options.brokerName);
-    expect(h.clusterName).toBe(fx.broker.options.clusterName);
+    expect(JSON.parse(h.allAclFileVersion as string)).toEqual({ [path.resolve(acl.aclFile)]: version });
+    expect(h.brokerName).toBe(acl.fx.broker.options.brokerName);
+    expect(h.clusterName).toBe(acl.fx.broker.options.clusterName);
     expect(h.brokerAddr).toMatch(/:\d+$/);
   });
 
   test('a non-admin account is refused every ACL command, and the file is left alone', async () => {
-    const before = readFileSync(aclFile, 'utf8');
+    const before = readFileSync(acl.aclFile, 'utf8');
     for (const [code, fields] of [
       [RequestCode.UPDATE_AND_CREATE_ACL_CONFIG, { accessKey: APP.accessKey, secretKey: APP.secretKey, admin: 'true' }],
       [RequestCode.DELETE_ACL_CONFIG, { accessKey: ADMIN.accessKey }],
@@ -211,11 +173,11 @@ describe('broker ACL administration', () => {
       expect(res.code).toBe(ResponseCode.SYSTEM_ERROR);
       expect(res.remark).toContain(`Need admin permission for request code=${code}, but accessKey=appUser1 is not`);
     }
-    expect(readFileSync(aclFile, 'utf8')).toBe(before);
+    expect(readFileSync(acl.aclFile, 'utf8')).toBe(before);
   });
 
   test('bad values are refused with the FAILED code and a remark naming the value, never the secret', async () => {
-    const before = readFileSync(aclFile, 'utf8');
+    const before = readFileSync(acl.aclFile, 'utf8');
     const upd = (fields: Record<string, string>) => tcp(RequestCode.UPDATE_AND_CREATE_ACL_CONFIG, fields, ADMIN);
     const short = await upd({ accessKey: 'badUser01', secretKey: 'tiny' });
     expect(short.code).toBe(209);
@@ -238,8 +200,8 @@ describe('broker ACL administration', () => {
     );
     expect(white.code).toBe(211);
     expect(white.remark).toContain('not-an-address');
-    expect(readFileSync(aclFile, 'utf8')).toBe(before);
-    expect(logged.join('\n')).not.toContain('goodSecret01');
+    expect(readFileSync(acl.aclFile, 'utf8')).toBe(before);
+    expect(acl.logged.join('\n')).not.toContain('goodSecret01');
   });
 });
 

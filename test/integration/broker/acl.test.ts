@@ -2,8 +2,7 @@
  * The broker with a plain_acl.yml: signed requests over both listeners, RocketMQ's refusals (code and
  * remark), a bad file refused at start, and an edit of the file taking effect while it runs.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { httpHeaderFields } from '../../../src/broker/acl/acl-guard.js';
 import { Broker } from '../../../src/broker/index.js';
@@ -11,8 +10,9 @@ import { RequestCode, ResponseCode, encodeFrame } from '../../../src/protocol/in
 import { buildPullSysFlag } from '../../../src/protocol/pull-sys-flag.js';
 import { signExtFields, type AclCredentials } from '../../../src/remoting/acl-signature.js';
 import { parseAnswer, uniqueName } from '../../support/broker-client.js';
-import { startBroker, tempStorePath, waitFor, type BrokerFixture } from '../../support/broker-fixture.js';
-import { RemotingTestClient, heartbeatBody } from '../../support/remoting-test-client.js';
+import { tempStorePath, waitFor } from '../../support/broker-fixture.js';
+import { heartbeatBody } from '../../support/remoting-test-client.js';
+import { sendV2, useAclBroker } from '../../support/acl-broker.js';
 import { CLI_TEST_TIMEOUT_MS, listeningAddress, runCli } from '../../support/cli-process.js';
 import { TestBrokerClient } from '../../support/broker-client.js';
 
@@ -39,49 +39,9 @@ accounts:
 
 const ACL = 'org.apache.rocketmq.acl.common.AclException';
 
-const sendV2 = (topic: string): Record<string, string> => ({
-  a: 'PG',
-  b: topic,
-  c: 'TBW102',
-  d: '4',
-  e: '0',
-  f: '0',
-  g: String(Date.now()),
-  h: '0',
-  j: '0',
-  k: 'false',
-});
-
-/** Every line the broker logs, as text. */
-const logged: string[] = [];
-const record = (obj: unknown, msg?: string): void => {
-  logged.push(`${msg ?? ''} ${JSON.stringify(obj)}`);
-};
-const logger = { debug: record, info: record, warn: record, error: record };
-
 describe('broker with a plain ACL file', () => {
-  let dir: string;
-  let aclFile: string;
-  let fx: BrokerFixture;
-  let remoting: RemotingTestClient;
-
-  beforeAll(async () => {
-    dir = mkdtempSync(path.join(os.tmpdir(), 'rmq-acl-it-'));
-    aclFile = path.join(dir, 'plain_acl.yml');
-    writeFileSync(aclFile, aclYaml('SUB'));
-    fx = await startBroker({ remotingPort: 0, aclFile, logger });
-    remoting = await RemotingTestClient.connect(fx.broker.remotingAddress as string);
-  });
-  afterAll(async () => {
-    await remoting?.close();
-    await fx?.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
-
-  const tcp = (code: number, fields: Record<string, string>, body: Buffer | null, creds?: AclCredentials) =>
-    remoting.request(code, (creds ? signExtFields(fields, body, creds) : fields) as Record<string, string>, {
-      body: body ?? undefined,
-    });
+  const acl = useAclBroker(aclYaml('SUB'), 'rmq-acl-it-');
+  const tcp = acl.tcp;
 
   /** An HTTP call whose header carries AccessKey and Signature over its fields as strings. */
   const http = async (
@@ -92,7 +52,7 @@ describe('broker with a plain ACL file', () => {
   ) => {
     const fields = creds ? signExtFields(httpHeaderFields(header), body, creds) : undefined;
     const signed = fields ? { ...header, AccessKey: fields.AccessKey, Signature: fields.Signature } : header;
-    const res = await fx.client.raw(`/v1/${command}`, { body: encodeFrame(signed, body ?? undefined) });
+    const res = await acl.fx.client.raw(`/v1/${command}`, { body: encodeFrame(signed, body ?? undefined) });
     return parseAnswer(res);
   };
 
@@ -127,13 +87,13 @@ describe('broker with a plain ACL file', () => {
 
     // A signed request replayed with another body.
     const signed = signExtFields(sendV2(topic), body, APP) as Record<string, string>;
-    const replay = await remoting.request(RequestCode.SEND_MESSAGE_V2, signed, { body: Buffer.from('HELLO') });
+    const replay = await acl.remoting.request(RequestCode.SEND_MESSAGE_V2, signed, { body: Buffer.from('HELLO') });
     expect(replay.remark).toContain('Check signature failed');
     // A signature of the wrong length, and an AccessKey without a Signature.
-    const short = await remoting.request(RequestCode.SEND_MESSAGE_V2, { ...signed, Signature: 'abc' }, { body });
+    const short = await acl.remoting.request(RequestCode.SEND_MESSAGE_V2, { ...signed, Signature: 'abc' }, { body });
     expect(short.remark).toContain('Check signature failed');
     const { Signature: _, ...unsigned } = signed;
-    const missing = await remoting.request(RequestCode.SEND_MESSAGE_V2, unsigned, { body });
+    const missing = await acl.remoting.request(RequestCode.SEND_MESSAGE_V2, unsigned, { body });
     expect(missing.remark).toContain('Check signature failed');
 
     // Route lookups need no signature (RocketMQ's name server checks none); the stored message is there.
@@ -197,19 +157,19 @@ describe('broker with a plain ACL file', () => {
     const topic = uniqueName('AclR');
     const send = () => tcp(RequestCode.SEND_MESSAGE_V2, sendV2(topic), Buffer.from('r'), READER);
     expect((await send()).code).toBe(ResponseCode.SYSTEM_ERROR);
-    writeFileSync(aclFile, aclYaml('PUB|SUB'));
+    writeFileSync(acl.aclFile, aclYaml('PUB|SUB'));
     await waitFor(async () => (await send()).code === ResponseCode.SUCCESS, 30_000);
-    writeFileSync(aclFile, `${aclYaml('SUB')}  - accessKey: oops\n`);
+    writeFileSync(acl.aclFile, `${aclYaml('SUB')}  - accessKey: oops\n`);
     await waitFor(
-      () => logged.some((l) => l.includes('previous rules stay in force') && l.includes('line 16')),
+      () => acl.logged.some((l) => l.includes('previous rules stay in force') && l.includes('line 16')),
       30_000,
     );
     expect((await send()).code).toBe(ResponseCode.SUCCESS);
-    expect(logged.join('\n')).not.toContain('readSecret1');
+    expect(acl.logged.join('\n')).not.toContain('readSecret1');
   }, 90_000);
 
   test('an access token and a remoting port go together once the ACL guards the remoting port', async () => {
-    const file = path.join(dir, 'token.yml');
+    const file = path.join(acl.dir, 'token.yml');
     writeFileSync(file, aclYaml('SUB'));
     const storePath = tempStorePath();
     try {
@@ -224,7 +184,7 @@ describe('broker with a plain ACL file', () => {
   });
 
   test('a bad file stops the start, naming the line', async () => {
-    const bad = path.join(dir, 'bad.yml');
+    const bad = path.join(acl.dir, 'bad.yml');
     writeFileSync(bad, 'accounts:\n  - accessKey: appUser1\n    secretKey: appSecret1\n    topicPerms:\n      - T1\n');
     const storePath = tempStorePath();
     try {
@@ -241,7 +201,7 @@ describe('broker with a plain ACL file', () => {
     async () => {
       const store = tempStorePath('rmq-cli-acl-');
       // A file of its own: the shared one is left with a bad edit by the reload test.
-      const good = path.join(dir, 'cli-good.yml');
+      const good = path.join(acl.dir, 'cli-good.yml');
       writeFileSync(good, aclYaml('SUB'));
       const r = runCli(['broker', '--store', store, '--port', '0', '--acl-file', good]);
       const client = new TestBrokerClient(await listeningAddress(r));
@@ -255,7 +215,7 @@ describe('broker with a plain ACL file', () => {
       }
       expect(await r.exit).toBe(0);
 
-      const bad = path.join(dir, 'cli-bad.yml');
+      const bad = path.join(acl.dir, 'cli-bad.yml');
       writeFileSync(bad, 'accounts:\n  - accessKey: appUser1\n    secretKey: appSecret1\n    admin: maybe\n');
       const failed = runCli(['broker', '--store', store, '--port', '0', '--acl-file', bad]);
       expect(await failed.exit).toBe(2);
