@@ -10,41 +10,26 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { Broker } from '../../../src/broker/index.js';
+import type { Broker } from '../../../src/broker/index.js';
 import { uniqueName } from '../../support/broker-client.js';
-import { tempStorePath } from '../../support/broker-fixture.js';
-import {
-  DRIVER_SOURCE,
-  JavaDriver,
-  compileJava,
-  describeWithJava,
-  javaKit,
-  waitUntil,
-  type JavaKit,
-} from '../../support/java-client.js';
+import { JavaDriver, describeWithJava, waitUntil, type JavaKit } from '../../support/java-client.js';
+import { useJavaOnBroker } from '../../support/java-on-broker.js';
 
 /** RocketMQ's getConsumerStatus sub command, which 4.9.8's mqadmin ships but does not register. */
 const STATUS_SOURCE = path.join(path.dirname(fileURLToPath(import.meta.url)), 'java', 'GetConsumerStatus.java');
 
 describeWithJava('mqadmin operator commands against the bundled broker', () => {
-  let classes: string;
-  let kit: JavaKit | undefined;
-  let storePath: string;
+  const env = useJavaOnBroker({ storePrefix: 'rmq-mqadmin-ops-', sources: [STATUS_SOURCE] });
+  const { admin } = env;
   let broker: Broker;
   let java: JavaDriver;
   let ns: string;
   const topic = uniqueName('OpsT');
   const group = uniqueName('OpsG');
-  const admin = (...args: string[]): Promise<string> => java.admin(...args, '-n', ns);
 
   beforeAll(async () => {
-    kit = javaKit();
-    if (!kit) return;
-    classes = compileJava(kit, [DRIVER_SOURCE, STATUS_SOURCE]);
-    storePath = tempStorePath('rmq-mqadmin-ops-');
-    broker = await Broker.start({ storePath, port: 0, remotingPort: 0 });
-    ns = broker.remotingAddress as string;
-    java = await JavaDriver.start(kit, classes);
+    if (!env.kit) return;
+    ({ broker, java, ns } = env);
     await admin('updateTopic', '-c', 'DefaultCluster', '-t', topic, '-r', '2', '-w', '2');
     await java.command('producer', 'OP', ns);
     for (let i = 0; i < 6; i++) await java.command('send', 'OP', topic, 'TagA', `k${i}`, `ops-${i}`);
@@ -55,13 +40,6 @@ describeWithJava('mqadmin operator commands against the bundled broker', () => {
       () => java.log.slice(-2000),
     );
   }, 120_000);
-
-  afterAll(async () => {
-    await java?.close();
-    await broker?.shutdown();
-    if (storePath) rmSync(storePath, { recursive: true, force: true });
-    if (classes) rmSync(classes, { recursive: true, force: true });
-  }, 60_000);
 
   test('clusterList and brokerStatus print RocketMQ runtime figures', async () => {
     const cluster = await admin('clusterList');
@@ -169,12 +147,12 @@ describeWithJava('mqadmin operator commands against the bundled broker', () => {
       30_000,
       () => java.log.slice(-2000),
     );
-    const javaKitNow = kit as JavaKit;
+    const javaKitNow = env.kit as JavaKit;
     const home = mkdtempSync(path.join(os.tmpdir(), 'rmq-status-'));
     try {
       const { stdout } = await promisify(execFile)(
         path.join(javaKitNow.dir, 'bin', 'java-client'),
-        ['-Xmx128m', '-XX:TieredStopAtLevel=1', `-Duser.home=${home}`, '-cp', classes, 'GetConsumerStatus'].concat([
+        ['-Xmx128m', '-XX:TieredStopAtLevel=1', `-Duser.home=${home}`, '-cp', env.classes, 'GetConsumerStatus'].concat([
           '-g',
           group2,
           '-t',

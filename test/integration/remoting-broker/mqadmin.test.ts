@@ -11,22 +11,14 @@ import os from 'node:os';
 import path from 'node:path';
 import { Broker } from '../../../src/broker/index.js';
 import { uniqueName } from '../../support/broker-client.js';
-import { tempStorePath } from '../../support/broker-fixture.js';
-import {
-  DRIVER_SOURCE,
-  JavaDriver,
-  compileJava,
-  describeWithJavaEach,
-  javaKit,
-  waitUntil,
-  type DriverEvent,
-} from '../../support/java-client.js';
+import { JavaDriver, describeWithJavaEach, waitUntil, type DriverEvent } from '../../support/java-client.js';
+import { useJavaOnBroker } from '../../support/java-on-broker.js';
 
 describeWithJavaEach(
   (release) => `mqadmin ${release} against the bundled broker (remoting)`,
   (version) => {
-    let classes: string;
-    let storePath: string;
+    const env = useJavaOnBroker({ version, storePrefix: 'rmq-mqadmin-' });
+    const { admin } = env;
     let broker: Broker;
     let java: JavaDriver;
     let ns: string;
@@ -34,25 +26,9 @@ describeWithJavaEach(
     const group = uniqueName('AdmG');
     const sent: DriverEvent[] = [];
 
-    const admin = (...args: string[]): Promise<string> => java.admin(...args, '-n', ns);
     const bodies = (): string[] => [...new Set(java.messages.filter((m) => m.c === 'A1').map((m) => m.body))];
 
-    beforeAll(async () => {
-      const kit = javaKit(version);
-      if (!kit) return;
-      classes = compileJava(kit, [DRIVER_SOURCE]);
-      storePath = tempStorePath('rmq-mqadmin-');
-      broker = await Broker.start({ storePath, port: 0, remotingPort: 0 });
-      ns = broker.remotingAddress as string;
-      java = await JavaDriver.start(kit, classes);
-    }, 60_000);
-
-    afterAll(async () => {
-      await java?.close();
-      await broker?.shutdown();
-      if (storePath) rmSync(storePath, { recursive: true, force: true });
-      if (classes) rmSync(classes, { recursive: true, force: true });
-    }, 60_000);
+    beforeAll(() => ({ broker, java, ns } = env));
 
     test('updateTopic creates a topic on the cluster; topicList and topicStatus show it', async () => {
       const created = await admin('updateTopic', '-c', 'DefaultCluster', '-t', topic, '-r', '2', '-w', '2');

@@ -9,45 +9,19 @@
  * consumer in a span that is a child of that context and links to it. Skipped with one line without the
  * kit or a JDK.
  */
-import { rmSync } from 'node:fs';
-import { Broker } from '../../../src/broker/index.js';
 import { AdminClient, Producer, PushConsumer, type MsgTraceView } from '../../../src/index.js';
 import { uniqueName } from '../../support/broker-client.js';
 import { otelCapture } from '../../support/otel-capture.js';
-import { tempStorePath, waitFor } from '../../support/broker-fixture.js';
-import {
-  DRIVER_SOURCE,
-  JavaDriver,
-  compileJava,
-  describeWithJava,
-  javaKit,
-  waitUntil,
-} from '../../support/java-client.js';
+import { waitFor } from '../../support/broker-fixture.js';
+import { JavaDriver, describeWithJava, waitUntil } from '../../support/java-client.js';
+import { useJavaOnBroker } from '../../support/java-on-broker.js';
 
 describeWithJava('message trace of our clients and of RocketMQ’s Java client on the bundled broker', () => {
-  let classes: string;
-  let storePath: string;
-  let broker: Broker;
+  const env = useJavaOnBroker({ storePrefix: 'rmq-trace-', broker: { traceTopicEnable: true } });
+  const { admin } = env;
   let java: JavaDriver;
   let ns: string;
-  const admin = (...args: string[]): Promise<string> => java.admin(...args, '-n', ns);
-
-  beforeAll(async () => {
-    const kit = javaKit();
-    if (!kit) return;
-    classes = compileJava(kit, [DRIVER_SOURCE]);
-    storePath = tempStorePath('rmq-trace-');
-    broker = await Broker.start({ storePath, port: 0, remotingPort: 0, traceTopicEnable: true });
-    ns = broker.remotingAddress as string;
-    java = await JavaDriver.start(kit, classes);
-  }, 60_000);
-
-  afterAll(async () => {
-    await java?.close();
-    await broker?.shutdown();
-    if (storePath) rmSync(storePath, { recursive: true, force: true });
-    if (classes) rmSync(classes, { recursive: true, force: true });
-  }, 60_000);
+  beforeAll(() => ({ java, ns } = env));
 
   test('mqadmin queryMsgTraceById and AdminClient show Java’s and our rows', async () => {
     const topic = uniqueName('TrT');
