@@ -7,23 +7,21 @@ import { performance } from 'node:perf_hooks';
 import { brokerAddresses } from './compare-lib.mjs';
 
 /**
- * Starts `<root>/dist/cli.js broker` on a free port with its store in `storePath` (and a remoting port
- * when `tcp`); resolves once it listens, with its HTTP address and (when `tcp`) its remoting address.
- * `echo` copies its output to this process's stderr.
+ * Starts `<root>/dist/cli.js broker` (or the `cli` given, another build's) on a free port with its store
+ * in `storePath` (and a remoting port when `tcp`); resolves once it listens, with its HTTP address and
+ * (when `tcp`) its remoting address. `echo` copies its output to this process's stderr.
  */
-export async function startCliBroker({ root, storePath, tcp = false, nodeArgs = [], echo = false }) {
+export async function startCliBroker({
+  root,
+  cli = path.join(root, 'dist/cli.js'),
+  storePath,
+  tcp = false,
+  nodeArgs = [],
+  echo = false,
+}) {
   const child = spawn(
     process.execPath,
-    [
-      ...nodeArgs,
-      path.join(root, 'dist/cli.js'),
-      'broker',
-      '--store',
-      storePath,
-      '--port',
-      '0',
-      ...(tcp ? ['--remoting-port', '0'] : []),
-    ],
+    [...nodeArgs, cli, 'broker', '--store', storePath, '--port', '0', ...(tcp ? ['--remoting-port', '0'] : [])],
     { stdio: ['ignore', 'pipe', echo ? 'inherit' : 'ignore'] },
   );
   const found = await new Promise((resolve, reject) => {

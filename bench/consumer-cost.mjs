@@ -23,6 +23,7 @@ import os from 'node:os';
 import path from 'node:path';
 import process from 'node:process';
 import { fileURLToPath } from 'node:url';
+import { startCliBroker } from './bench-broker.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const args = process.argv.slice(2);
@@ -50,30 +51,9 @@ const cpuUs = (pid) => {
 };
 
 async function startBroker(dist, storePath, tcp) {
-  const child = spawn(
-    process.execPath,
-    [
-      ...(BROKER_PROF ? ['--cpu-prof', '--cpu-prof-dir', BROKER_PROF] : []),
-      path.join(dist, 'cli.js'),
-      'broker',
-      '--store',
-      storePath,
-      '--port',
-      '0',
-      ...(tcp ? ['--remoting-port', '0'] : []),
-    ],
-    { stdio: ['ignore', 'pipe', 'ignore'] },
-  );
-  const address = await new Promise((resolve, reject) => {
-    let out = '';
-    child.stdout.on('data', (d) => {
-      out += d;
-      const m = (tcp ? /remoting listening on (\S+)/ : /listening on (\S+)/).exec(out);
-      if (m) resolve(m[1]);
-    });
-    child.on('exit', (code) => reject(new Error(`broker exited with ${code}`)));
-  });
-  return { child, address };
+  const nodeArgs = BROKER_PROF ? ['--cpu-prof', '--cpu-prof-dir', BROKER_PROF] : [];
+  const b = await startCliBroker({ cli: path.join(dist, 'cli.js'), storePath, tcp, nodeArgs });
+  return { child: b.child, address: tcp ? b.tcp : b.http };
 }
 
 async function backlog(Producer, connect, topic) {
