@@ -128,6 +128,11 @@ export interface ConnectionInfo extends ClientGone {
   readonly remoteAddress: string;
   /** Aborted when the client goes away (its HTTP request closed) before an answer was sent. */
   readonly signal: AbortSignal;
+  /**
+   * Calls of this connection held until something happens (suspended pulls): in flight, but no work for
+   * the broker, so the remoting listener keeps reading a connection that holds many.
+   */
+  heldCalls: number;
 }
 
 /** A subscription as the broker keeps it (RocketMQ's SubscriptionData). */

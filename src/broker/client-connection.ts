@@ -12,6 +12,7 @@ import type { ConnectionInfo } from './broker-context.js';
 
 export class ClientConnection implements ConnectionInfo {
   readonly remoteAddress: string;
+  heldCalls = 0;
   #controller: AbortController | undefined;
   #listeners: Array<() => void> | undefined;
   #gone = false;

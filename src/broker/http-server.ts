@@ -201,7 +201,7 @@ export class HttpServer {
       return this.sendFrame(res, { code: ResponseCode.SYSTEM_BUSY, header: {}, remark: busy });
     }
     const budget = this.options.budget;
-    if (budget?.exhausted) {
+    if (budget?.exhaustedFor(0)) {
       await this.drain(req);
       return this.sendFrame(res, {
         code: ResponseCode.SYSTEM_BUSY,

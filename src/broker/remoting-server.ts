@@ -61,6 +61,12 @@ export { encodeResponseParts } from './remoting/response-frame.js';
 const OVERLOAD_REMARK = '[OVERLOAD]system busy, start flow control for a while';
 /** After a bad frame, the requests read before it get this long to be answered before the connection closes. */
 const CLOSE_GRACE_MS = 5000;
+/** Frames of one connection read in one turn of the event loop before the others get theirs. */
+const FRAMES_PER_TURN = 32;
+/** Requests of one connection being worked on (not held) before its next frames are left in the socket. */
+const MAX_WORKING_PER_CONNECTION = 64;
+/** Room the broker-wide budget must have again before a connection whose answer it refused is read again. */
+const STARVED_WAKE_BYTES = 1024 * 1024;
 
 export class RemotingServer {
   private readonly intake: RemotingIntake;
@@ -95,7 +101,7 @@ export class RemotingServer {
     this.rareLog = new RareLog(options.logger);
     this.intake = new RemotingIntake(options, this.rareLog, (socket) => this.onConnection(socket));
     this.unsubscribeBudget = options.budget.whenFree(() => {
-      for (const c of [...this.waiting]) this.pump(c);
+      for (const c of [...this.waiting]) if (!this.stillStarved(c)) this.pump(c);
     });
     const every = Math.max(
       20,
@@ -118,13 +124,16 @@ export class RemotingServer {
   stats(): RemotingListenerStats {
     let buffered = 0;
     let max = 0;
+    let notReading = 0;
     for (const c of this.connections) {
+      if (c.pausedSince) notReading++;
       buffered += c.budget.used;
       max = Math.max(max, c.budget.used);
       this.peakConnectionBytes = Math.max(this.peakConnectionBytes, c.budget.peak);
     }
     return {
       connections: this.connections.size,
+      notReading,
       bufferedBytes: buffered,
       maxConnectionBytes: max,
       peakConnectionBytes: this.peakConnectionBytes,
@@ -218,7 +227,7 @@ export class RemotingServer {
       intake.push(chunk);
       this.pump(connection);
     });
-    socket.on('drain', () => this.updateReading(connection));
+    socket.on('drain', () => this.pump(connection));
     socket.on('error', (e: NodeJS.ErrnoException) => {
       if (e.code !== 'ECONNRESET' && e.code !== 'EPIPE')
         o.logger.warn({ err: e, remote: connection.remoteAddress }, 'remoting connection error');
@@ -256,7 +265,7 @@ export class RemotingServer {
     }
     if (!b.fits(bytes)) {
       connection.waitingForBudget = true;
-      if (!b.shared.fits(bytes)) this.waiting.add(connection);
+      if (!b.shared.fits(bytes, b.used)) this.waiting.add(connection);
       return 'wait';
     }
     connection.waitingForBudget = false;
@@ -265,10 +274,25 @@ export class RemotingServer {
     return 'ok';
   }
 
-  /** Reads every complete frame `connection` has buffered, as far as its budget allows. */
+  /**
+   * Reads the complete frames `connection` has buffered, as far as its budget allows and at most
+   * FRAMES_PER_TURN of them: the rest wait for the next turn of the event loop (the socket is not read
+   * meanwhile), so that one connection's pipelined requests do not hold up every other connection's. A
+   * connection that does not read its answers, or has many requests being worked on, is not read.
+   */
   private pump(connection: RemotingConnection): void {
     const intake = connection.intake as FrameIntake;
-    while (!connection.closingSince && !connection.gone) {
+    let frames = 0;
+    while (!connection.closingSince && !connection.gone && !connection.yielding && !connection.starved) {
+      if (connection.budget.over || connection.socket.writableNeedDrain) break;
+      // Held pulls are in flight but are no work.
+      if (connection.inFlight - connection.heldCalls >= MAX_WORKING_PER_CONNECTION) break;
+      if (frames === FRAMES_PER_TURN) {
+        connection.yielding = true;
+        setImmediate(this.pumpOnNextTurn, connection);
+        break;
+      }
+      frames++;
       let frame: Buffer | null | 'wait';
       try {
         frame = intake.next();
@@ -307,12 +331,23 @@ export class RemotingServer {
     this.updateReading(connection);
   }
 
+  private readonly pumpOnNextTurn = (connection: RemotingConnection): void => {
+    connection.yielding = false;
+    this.pump(connection);
+  };
+
   /** Reads `connection` or not, by its budget, its socket's write buffer and whether it is closing. */
   private updateReading(connection: RemotingConnection): void {
     const socket = connection.socket;
     if (socket.destroyed) return;
     const stop =
-      connection.closingSince > 0 || connection.waitingForBudget || connection.budget.over || socket.writableNeedDrain;
+      connection.closingSince > 0 ||
+      connection.waitingForBudget ||
+      connection.yielding ||
+      connection.starved ||
+      connection.budget.over ||
+      socket.writableNeedDrain ||
+      connection.inFlight - connection.heldCalls >= MAX_WORKING_PER_CONNECTION;
     if (stop) {
       if (!connection.pausedSince) {
         connection.pausedSince = Date.now();
@@ -335,8 +370,20 @@ export class RemotingServer {
       this.endIfAnswered(connection);
       return;
     }
-    if (connection.waitingForBudget) this.pump(connection);
-    else this.updateReading(connection);
+    // Frames left unread while the budget was over are read now that some of it came back.
+    if (!this.stillStarved(connection)) this.pump(connection);
+  }
+
+  /**
+   * Whether a connection whose answer the budget refused must still wait: until its own answers are read
+   * and the broker's budget has room for more than a few (else each of its next requests would cost the
+   * same work for the same refusal). Clears the mark when it need not.
+   */
+  private stillStarved(connection: RemotingConnection): boolean {
+    if (!connection.starved) return false;
+    if (connection.queuedAnswerBytes > 0 || !this.options.budget.fits(STARVED_WAKE_BYTES, Infinity)) return true;
+    connection.starved = false;
+    return false;
   }
 
   /** Stops reading after a bad frame; the requests read before it are answered, then the connection closes. */
@@ -435,7 +482,7 @@ export class RemotingServer {
       connection.inFlight--;
       if (--this.active === 0) for (const w of this.idleWaiters.splice(0)) w();
       if (connection.closingSince) this.endIfAnswered(connection);
-      else this.updateReading(connection);
+      else this.pump(connection);
     }
   }
 
@@ -448,7 +495,7 @@ export class RemotingServer {
     if (connection.queuedAnswerBytes > 0 && connection.queuedAnswerBytes + bytes > b.limit) {
       return `this connection has ${connection.queuedAnswerBytes} answer bytes waiting to be read (remotingMaxBufferedBytesPerConnection ${b.limit})`;
     }
-    if (!b.shared.fits(bytes)) {
+    if (!b.shared.fits(bytes, b.used)) {
       return `the broker holds ${b.shared.used} bytes for its clients (maxBufferedBytes ${b.shared.limit})`;
     }
     return undefined;
@@ -472,6 +519,9 @@ export class RemotingServer {
       if (why !== undefined) {
         releasePullBody(response.body as Uint8Array);
         this.counters.busyAnswers++;
+        // Its next requests would meet the same refusal after the same work: none is read until room comes.
+        connection.starved = true;
+        this.waiting.add(connection);
         this.rareLog.warn(
           'busy',
           { remote: connection.remoteAddress, reason: why },

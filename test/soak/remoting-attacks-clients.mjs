@@ -205,3 +205,23 @@ export function probers({ open }, http, topic) {
     },
   };
 }
+
+/** probers() in a child process of their own (remoting-attacks-probers.mjs); `stop()` gives the same figures. */
+export async function proberChild(host, port, http, topic) {
+  const script = path.join(path.dirname(fileURLToPath(import.meta.url)), 'remoting-attacks-probers.mjs');
+  const child = fork(script, [host, String(port), http, topic], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  await new Promise((resolve, reject) => {
+    child.once('message', resolve);
+    child.once('exit', (code) => reject(new Error(`probers exited (${code})`)));
+  });
+  return {
+    async stop() {
+      const result = new Promise((resolve) => child.once('message', (m) => resolve(m.result)));
+      child.send('stop');
+      const r = await result;
+      await exited;
+      return r;
+    },
+  };
+}

@@ -11,9 +11,9 @@
 //   idle         1,000 connections that never send a request (the per-address limit), then new clients;
 //   slowdrip     200 connections at a time trickling one byte a second of a 1 KiB frame, for 20 s;
 //   malformed    200 connections at a time writing a valid request and a bad frame in one write, for 15 s.
-// While each runs, a well-behaved TCP client and an HTTP client each send a message every 20 ms (their p99 is
-// reported, and every message acknowledged is looked up in the store afterwards), and a health probe opens a new
-// TCP connection every 500 ms for GET_BROKER_RUNTIME_INFO (answered within 2 s or counted late). Each scenario
+// While each runs, a well-behaved TCP client and an HTTP client (in a process of their own, apart from the
+// attackers') each send a message every 20 ms (their p99 is reported, and every message acknowledged is looked
+// up in the store afterwards), and a health probe opens a new TCP connection every 500 ms for GET_BROKER_RUNTIME_INFO (answered within 2 s or counted late). Each scenario
 // reports the broker's RSS (and heap, external, array buffers) before, at its peak, a minute after the
 // attackers left and after a forced GC then, and the broker's budget counters.
 // Pass: the broker-wide budget peak stays within maxBufferedBytes (plus small SYSTEM_BUSY answers), every health
@@ -28,7 +28,7 @@ import { compressBody } from '../../dist/common/codec/compression.js';
 import { CompressionType } from '../../dist/common/codec/constants.js';
 import { RequestCode, ResponseCode } from '../../dist/protocol/index.js';
 import { encodeRemotingCommand } from '../../dist/remoting/index.js';
-import { connector, nextAnswer, probers, sendExt, startBrokerChild } from './remoting-attacks-clients.mjs';
+import { connector, nextAnswer, proberChild, sendExt, startBrokerChild } from './remoting-attacks-clients.mjs';
 
 const MiB = 2 ** 20;
 const which = process.argv.slice(2);
@@ -70,7 +70,7 @@ async function scenario(name, bound, attack) {
       void ask('mem').then((m) => (peakMem = m));
     }
   }, 100);
-  const probe = probers({ open: broker.open }, broker.http, topic);
+  const probe = await proberChild(broker.host, broker.port, broker.http, topic);
   const t0 = Date.now();
   let note = '';
   try {

@@ -381,6 +381,7 @@ function suspend(
   notFound: RemotingResponse,
 ): Promise<RemotingResponse> {
   const h = request.header as PullMessageRequestHeader;
+  connection.heldCalls++;
   return new Promise((resolve) => {
     ctx.pullRequestHoldService.suspendPullRequest({
       topic: h.topic,
@@ -391,12 +392,16 @@ function suspend(
       filter,
       client: connection,
       wake: () => {
+        connection.heldCalls--;
         processPullRequest(ctx, request, connection, false).then(resolve, (e: unknown) => {
           ctx.logger.error({ err: e }, 'held pull failed on wake-up');
           resolve(fail(ResponseCode.SYSTEM_ERROR, e instanceof Error ? e.message : String(e)));
         });
       },
-      drop: () => resolve(notFound),
+      drop: () => {
+        connection.heldCalls--;
+        resolve(notFound);
+      },
     });
   });
 }

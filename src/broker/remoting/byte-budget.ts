@@ -3,16 +3,32 @@
  * arriving (reserved in full when their length arrives), requests read but not yet answered, and
  * answers queued but not yet handed to the OS. Each connection also has a bound of its own
  * (ConnectionBudget); a connection past either stops being read until what it holds drains.
+ *
+ * The last part of the broker-wide budget (`reserve`) is kept for holders that hold little (at most
+ * LIGHT_HOLDER_BYTES, the frame or answer in question included): a flood of connections that each hold
+ * megabytes can spend the rest, never that part, so a well-behaved client's small request and its answer
+ * still fit while the flood waits.
  */
+
+/** What a holder (a connection, with the bytes it asks for) may hold and still draw on the reserve. */
+export const LIGHT_HOLDER_BYTES = 128 * 1024;
 
 export class ByteBudget {
   readonly limit: number;
+  /** The bytes below `limit` that only light holders may take: an eighth of it. */
+  readonly reserve: number;
   #used = 0;
   #peak = 0;
   readonly #waiters = new Set<() => void>();
 
   constructor(limit: number) {
     this.limit = limit;
+    this.reserve = Math.floor(limit / 8);
+  }
+
+  /** How far `used` may go for a holder of `held` bytes that asks for `bytes` more. */
+  #cap(held: number, bytes: number): number {
+    return held + bytes <= LIGHT_HOLDER_BYTES ? this.limit : this.limit - this.reserve;
   }
 
   get used(): number {
@@ -28,12 +44,14 @@ export class ByteBudget {
     this.#peak = this.#used;
   }
 
-  get exhausted(): boolean {
-    return this.#used >= this.limit;
+  /** Spent for a holder of `held` bytes: it may take nothing more now (the reserve counts only for light ones). */
+  exhaustedFor(held: number): boolean {
+    return this.#used >= this.#cap(held, 0);
   }
 
-  fits(bytes: number): boolean {
-    return this.#used + bytes <= this.limit;
+  /** Whether a holder of `held` bytes may take `bytes` more. */
+  fits(bytes: number, held: number): boolean {
+    return this.#used + bytes <= this.#cap(held, bytes);
   }
 
   take(bytes: number): void {
@@ -82,9 +100,9 @@ export class ConnectionBudget {
     return this.#peak;
   }
 
-  /** Over its own limit, or the broker's budget is spent: the connection must not be read. */
+  /** Over its own limit, or the broker's budget is spent for what it holds: the connection must not be read. */
   get over(): boolean {
-    return this.#used >= this.limit || this.shared.exhausted;
+    return this.#used >= this.limit || this.shared.exhaustedFor(this.#used);
   }
 
   /**
@@ -92,7 +110,7 @@ export class ConnectionBudget {
    * may always take up to its limit) and within the broker's budget.
    */
   fits(bytes: number): boolean {
-    return this.#used + bytes <= this.limit && this.shared.fits(bytes);
+    return this.#used + bytes <= this.limit && this.shared.fits(bytes, this.#used);
   }
 
   take(bytes: number): void {

@@ -37,6 +37,10 @@ export class RemotingConnection extends ClientConnection {
   frameBytes = 0;
   /** The frame being read waits for room in the budget. */
   waitingForBudget = false;
+  /** Frames are left for the next turn of the event loop (this connection had its share of this one). */
+  yielding = false;
+  /** An answer was refused for the budget: not read until it has room again (or this connection drains). */
+  starved = false;
   /** A bad frame came: no more reading; closes once the requests read before it are answered. */
   closingSince = 0;
   /** Since when the listener has stopped reading this connection (0 while it reads), and the last time it drained some. */

@@ -51,6 +51,8 @@ export interface RemotingServerOptions {
 /** What the listener holds and what its bounds did, since start (for tests and tools). */
 export interface RemotingListenerStats {
   connections: number;
+  /** Connections the listener does not read now (their budget, unread answers, a refused answer, their turn). */
+  notReading: number;
   /** Bytes the listener's connections hold now, and the most one connection holds now. */
   bufferedBytes: number;
   maxConnectionBytes: number;
@@ -76,5 +78,11 @@ export interface RemotingListenerStats {
 /** The stats that count events since start. */
 export type Counter = Exclude<
   keyof RemotingListenerStats,
-  'connections' | 'bufferedBytes' | 'maxConnectionBytes' | 'peakConnectionBytes' | 'budgetUsedBytes' | 'budgetPeakBytes'
+  | 'connections'
+  | 'notReading'
+  | 'bufferedBytes'
+  | 'maxConnectionBytes'
+  | 'peakConnectionBytes'
+  | 'budgetUsedBytes'
+  | 'budgetPeakBytes'
 >;

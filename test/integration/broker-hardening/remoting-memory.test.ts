@@ -57,11 +57,9 @@ test('pipelined pulls never read: each connection holds at most its budget, the 
   const frames = Buffer.concat(Array.from({ length: PULLS }, (_, i) => pullFrame(i + 1, group, topic)));
   const sockets = await Promise.all(Array.from({ length: CONNECTIONS }, () => raw.open(address, false)));
   for (const s of sockets) s.write(frames);
-  // Every pull is either answered with its messages (until the budget is full) or refused SYSTEM_BUSY.
-  await waitFor(() => {
-    const s = fx.broker.remotingStats();
-    return s !== undefined && s.busyAnswers >= CONNECTIONS * (PULLS - 40);
-  }, 30_000);
+  // Each connection's pulls are answered with their messages, or SYSTEM_BUSY past a budget, until the
+  // listener stops reading it because its answers are not read.
+  await waitFor(() => (fx.broker.remotingStats()?.notReading ?? 0) >= CONNECTIONS, 30_000);
   const stats = fx.broker.remotingStats();
   if (!stats) throw new Error('no remoting stats');
   // One answer of ~240 KiB may start a connection's queue; small SYSTEM_BUSY answers may follow past it.
@@ -98,10 +96,12 @@ test('frames announced and sent in part: reserved up front within the broker bud
   const part = Buffer.alloc(sent);
   part.writeInt32BE(announced - 4, 0);
   for (const s of sockets) s.write(part);
-  // At most as many frames as fit the broker's budget are reserved; the others wait, unread.
-  await waitFor(() => (fx.broker.remotingStats()?.budgetUsedBytes ?? 0) >= BROKER_WIDE - announced, 10_000);
+  // At most as many frames as fit the broker's budget are reserved, less its last eighth, which is kept for
+  // clients that hold little; the others wait, unread.
+  const heavyCap = BROKER_WIDE - BROKER_WIDE / 8;
+  await waitFor(() => (fx.broker.remotingStats()?.budgetUsedBytes ?? 0) >= heavyCap - announced, 10_000);
   const during = fx.broker.remotingStats();
-  expect(during?.budgetPeakBytes).toBeLessThanOrEqual(BROKER_WIDE);
+  expect(during?.budgetPeakBytes).toBeLessThanOrEqual(heavyCap);
   // The stalled frames fall below the minimum data rate and their connections are closed; the budget comes back.
   await waitFor(() => (fx.broker.remotingStats()?.closedSlowFrames ?? 0) > 0, 15_000);
   await waitFor(() => fx.broker.remotingStats()?.budgetUsedBytes === 0, 30_000);

@@ -95,6 +95,7 @@ describe('QUERY_CONSUMER_OFFSET / UPDATE_CONSUMER_OFFSET', () => {
       remoteAddress: '127.0.0.1:1',
       signal: new AbortController().signal,
       gone: false,
+      heldCalls: 0,
       onGone: () => () => {},
     };
     // In arrival order, as one TCP connection delivers them: a pull carrying the consumer's offset 1, then
