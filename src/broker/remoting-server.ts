@@ -51,6 +51,7 @@ import { FrameIntake, type Reservation } from './remoting/frame-intake.js';
 import { publicRemark } from './remoting/public-remark.js';
 import { RemotingConnection } from './remoting/remoting-connection.js';
 import { RemotingIntake } from './remoting/tls-intake.js';
+import { TurnShare } from './remoting/turn-share.js';
 import type { Counter, RemotingListenerStats, RemotingServerOptions } from './remoting/remoting-server-options.js';
 import { encodeResponseParts } from './remoting/response-frame.js';
 
@@ -63,6 +64,8 @@ const OVERLOAD_REMARK = '[OVERLOAD]system busy, start flow control for a while';
 const CLOSE_GRACE_MS = 5000;
 /** Frames of one connection read in one turn of the event loop before the others get theirs. */
 const FRAMES_PER_TURN = 32;
+/** Reading time of one turn of the event loop past which connections with more frames wait for the next, ms. */
+const TURN_BUDGET_MS = 2;
 /** Requests of one connection being worked on (not held) before its next frames are left in the socket. */
 const MAX_WORKING_PER_CONNECTION = 64;
 /** Room the broker-wide budget must have again before a connection whose answer it refused is read again. */
@@ -94,6 +97,10 @@ export class RemotingServer {
   private active = 0;
   private idleWaiters: Array<() => void> = [];
   private closing: Promise<void> | undefined;
+  private readonly turns = new TurnShare<RemotingConnection>(TURN_BUDGET_MS, (c) => {
+    c.yielding = false;
+    this.pump(c);
+  });
 
   constructor(options: RemotingServerOptions) {
     this.options = options;
@@ -252,6 +259,7 @@ export class RemotingServer {
     if (!this.connections.delete(connection)) return;
     this.admission.closed(connection);
     this.waiting.delete(connection);
+    this.turns.forget(connection);
   }
 
   /** The budget's word on a frame of `bytes` whose length just came on `connection`. */
@@ -275,10 +283,11 @@ export class RemotingServer {
   }
 
   /**
-   * Reads the complete frames `connection` has buffered, as far as its budget allows and at most
-   * FRAMES_PER_TURN of them: the rest wait for the next turn of the event loop (the socket is not read
-   * meanwhile), so that one connection's pipelined requests do not hold up every other connection's. A
-   * connection that does not read its answers, or has many requests being worked on, is not read.
+   * Reads the complete frames `connection` has buffered, as far as its budget allows: at least one, then
+   * while the event loop's turn has time left (TurnShare) and at most FRAMES_PER_TURN; the rest wait for a
+   * later turn (the socket is not read meanwhile), so that one connection's pipelined requests do not
+   * hold up every other connection's. A connection that does not read its answers, or has many requests
+   * being worked on, is not read.
    */
   private pump(connection: RemotingConnection): void {
     const intake = connection.intake as FrameIntake;
@@ -287,9 +296,9 @@ export class RemotingServer {
       if (connection.budget.over || connection.socket.writableNeedDrain) break;
       // Held pulls are in flight but are no work.
       if (connection.inFlight - connection.heldCalls >= MAX_WORKING_PER_CONNECTION) break;
-      if (frames === FRAMES_PER_TURN) {
+      if (frames > 0 && (frames === FRAMES_PER_TURN || this.turns.spent())) {
         connection.yielding = true;
-        setImmediate(this.pumpOnNextTurn, connection);
+        this.turns.defer(connection);
         break;
       }
       frames++;
@@ -330,11 +339,6 @@ export class RemotingServer {
     }
     this.updateReading(connection);
   }
-
-  private readonly pumpOnNextTurn = (connection: RemotingConnection): void => {
-    connection.yielding = false;
-    this.pump(connection);
-  };
 
   /** Reads `connection` or not, by its budget, its socket's write buffer and whether it is closing. */
   private updateReading(connection: RemotingConnection): void {

@@ -201,7 +201,8 @@ export function probers({ open }, http, topic) {
     async stop() {
       stop = true;
       await Promise.all([tcpLoop, httpLoop, healthLoop]);
-      return { tcp: { ...tcp, p99: p99(tcp.latencies) }, web: { ...web, p99: p99(web.latencies) }, health };
+      const figures = (c) => ({ ...c, p99: p99(c.latencies), over20: c.latencies.filter((l) => l > 20).length });
+      return { tcp: figures(tcp), web: figures(web), health };
     },
   };
 }
