@@ -24,7 +24,9 @@ export async function startBrokerChild(extraEnv) {
     env[kv.slice(0, at)] = kv.slice(at + 1);
   }
   const script = path.join(path.dirname(fileURLToPath(import.meta.url)), 'remoting-attacks-broker.mjs');
-  const child = fork(script, [], { env, execArgv: ['--expose-gc'], stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+  // SOAK_BROKER_ARGS adds node options to the broker's (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof").
+  const execArgv = ['--expose-gc', ...(process.env.SOAK_BROKER_ARGS ?? '').split(/\s+/).filter(Boolean)];
+  const child = fork(script, [], { env, execArgv, stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
   const pending = new Map();
   let seq = 0;
   const ready = new Promise((resolve, reject) => {

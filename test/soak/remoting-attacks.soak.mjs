@@ -3,7 +3,7 @@
 // and compression-bombs.test.ts, against a broker from dist/ (run `npm run build` first) with its default limits,
 // 127.0.0.1 only. Each scenario has a fresh broker in a child process of its own (remoting-attacks-broker.mjs), so
 // that its RSS is not mixed with the attackers' memory; `SOAK_BROKER_ENV="K=V K2=V2"` adds variables to its environment
-// (e.g. MALLOC_ARENA_MAX=2, to measure the allocator's part).
+// (e.g. MALLOC_ARENA_MAX=2, to measure the allocator's part), and `SOAK_BROKER_ARGS` node options (e.g. to profile it).
 //   pipelining   50 connections x 200 pipelined PULL_MESSAGE (~240 KiB answers each), never read;
 //   partial      100 connections each announcing a 7 MiB frame and sending 6 MiB of it, then silent;
 //   heartbeats   one connection sending 3,000 HEART_BEATs with a new clientID each, in one group, never read;

@@ -4,10 +4,10 @@
  * flagged compressed whose body is not then fails to decode in every consumer that pulls it, and blocks
  * the queue. Such a message is refused at the door with MESSAGE_ILLEGAL instead.
  */
-import { createInflate } from 'node:zlib';
 import { CompressionType, DEFAULT_MAX_DECOMPRESSED_BYTES, MessageSysFlag } from '../../common/codec/constants.js';
 import { decompressBody } from '../../common/codec/compression.js';
 import { zstdDecompressedSize } from '../../common/codec/zstd.js';
+import { checkInflatedSize } from './inflate-check.js';
 import { STORED_SYSFLAG_BITS } from '../../store/record-check.js';
 import { STORE_DEFAULTS } from '../../store/index.js';
 import type { BrokerContext } from '../broker-context.js';
@@ -43,34 +43,6 @@ export function sysFlagProblem(sysFlag: number, halfMessage = false): string | n
   return null;
 }
 
-/**
- * The decompressed size of a zlib body, counted as the inflater produces it and thrown away, so checking a
- * bomb costs one chunk of memory rather than the whole output; rejects past `maxOutputLength`.
- */
-function inflatedSize(body: Buffer, maxOutputLength: number): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const inflater = createInflate({ chunkSize: 256 * 1024 });
-    let size = 0;
-    let done = false;
-    const finish = (err: Error | null): void => {
-      if (done) return;
-      done = true;
-      if (err) reject(err);
-      else resolve(size);
-    };
-    inflater.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > maxOutputLength) {
-        finish(Object.assign(new Error(`larger than ${maxOutputLength} bytes`), { code: 'ERR_BUFFER_TOO_LARGE' }));
-        inflater.destroy();
-      }
-    });
-    inflater.on('end', () => finish(null));
-    inflater.on('error', (e) => finish(e));
-    inflater.end(body);
-  });
-}
-
 const LZ4_FRAME_MAGIC = 0x184d2204;
 const LZ4_BLOCK_MAX_SIZES = [0, 0, 0, 0, 64 * 1024, 256 * 1024, 1024 * 1024, 4 * 1024 * 1024];
 
@@ -79,8 +51,10 @@ const LZ4_BLOCK_MAX_SIZES = [0, 0, 0, 0, 64 * 1024, 256 * 1024, 1024 * 1024, 4 *
  * blocks' sequences (literal and match lengths) without producing any output: a pass over the compressed
  * bytes, so a bomb is measured in the time it takes to read it. -1 when the body is not plain LZ4 frames
  * (skippable frames, dictionaries, bad magic...): the decoder then says what is wrong, within its limit.
+ * Counting stops as soon as the total passes `limit` (the answer is then some size past it), so a bomb
+ * costs the part of its bytes that expands to the limit.
  */
-export function lz4DecompressedSize(body: Uint8Array): number {
+export function lz4DecompressedSize(body: Uint8Array, limit = Infinity): number {
   let p = 0;
   let total = 0;
   const le32 = (at: number): number =>
@@ -96,6 +70,7 @@ export function lz4DecompressedSize(body: Uint8Array): number {
       if (p + 14 > body.length) return -1;
       // A declared size the blocks contradict is refused by the decoder.
       total += le32(p + 6) + le32(p + 10) * 4294967296;
+      if (total > limit) return total;
     }
     p += 4 + 2 + ((flg & 0x08) !== 0 ? 8 : 0) + 1;
     let counted = 0;
@@ -106,20 +81,25 @@ export function lz4DecompressedSize(body: Uint8Array): number {
       if (word === 0) break;
       const size = word & 0x7fffffff;
       if (p + size > body.length) return -1;
-      counted += word >= 0x80000000 ? size : lz4BlockOutput(body, p, p + size);
+      counted += word >= 0x80000000 ? size : lz4BlockOutput(body, p, p + size, limit - total - counted);
+      if (total + counted > limit) return total + counted;
       p += size + (blockChecksum ? 4 : 0);
     }
     if ((flg & 0x08) === 0) total += counted;
+    if (total > limit) return total;
     if ((flg & 0x04) !== 0) p += 4;
   }
   return total;
 }
 
-/** Output length of one LZ4 block: its literals plus its matches, read from the sequences' tokens. */
-function lz4BlockOutput(b: Uint8Array, start: number, end: number): number {
+/**
+ * Output length of one LZ4 block: its literals plus its matches, read from the sequences' tokens; once
+ * past `limit`, some length past it.
+ */
+function lz4BlockOutput(b: Uint8Array, start: number, end: number, limit: number): number {
   let p = start;
   let out = 0;
-  while (p < end) {
+  while (p < end && out <= limit) {
     const token = b[p++] as number;
     let literals = token >>> 4;
     if (literals === 15) {
@@ -148,8 +128,8 @@ const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(reso
  * `sysFlag`, 0 meaning zlib) to at most `maxDecompressedBytes` (the broker passes the store's
  * maxMessageSize). The size is bounded before any work: an LZ4 body's is counted from its sequences; a
  * zstd body's declared sizes are checked first and its decoding, which stops at the limit, runs in slices
- * between which other calls are served; zlib runs on the thread pool. The output of zstd and zlib is
- * counted, not kept, so a large body neither stalls other calls nor holds memory.
+ * between which other calls are served; zlib is inflated on a worker thread, up to the limit. Neither
+ * output is kept, so a large body neither stalls other calls nor holds memory.
  */
 export async function compressedBodyProblem(
   body: Buffer,
@@ -161,10 +141,10 @@ export async function compressedBodyProblem(
   const bits = (sysFlag & MessageSysFlag.COMPRESSION_TYPE_MASK) >> 8;
   const type = bits === 0 ? CompressionType.ZLIB : bits;
   try {
-    if (type === CompressionType.ZLIB) await inflatedSize(body, maxDecompressedBytes);
+    if (type === CompressionType.ZLIB) await checkInflatedSize(body, maxDecompressedBytes);
     else if (type === CompressionType.ZSTD) await zstdDecompressedSize(body, maxDecompressedBytes, nextTurn);
     else {
-      if (type === CompressionType.LZ4 && lz4DecompressedSize(body) > maxDecompressedBytes) {
+      if (type === CompressionType.LZ4 && lz4DecompressedSize(body, maxDecompressedBytes) > maxDecompressedBytes) {
         return `the compressed body expands past ${maxDecompressedBytes} bytes`;
       }
       decompressBody(body, type, maxDecompressedBytes);

@@ -18,8 +18,11 @@ import { RemotingDecodeError, RemotingFrameTooLargeError } from '../../remoting/
 /** What the budget says to a frame of `bytes` (prefix included): take it, wait for room, or refuse it. */
 export type Reservation = 'ok' | 'wait' | Error;
 
-/** Frames longer than this (about one socket read) that are not complete when reserved are gathered. */
-const GATHER_FROM_BYTES = 64 * 1024;
+/**
+ * Frames longer than this that are not complete when reserved are gathered. Smaller ones are joined from
+ * their chunks once complete: fresh pages for every frame cost more than the scattering they avoid.
+ */
+const GATHER_FROM_BYTES = 1024 * 1024;
 
 type ResizableBuffer = ArrayBuffer & { resize(bytes: number): void };
 /** A buffer of `bytes` over a resizable ArrayBuffer (lib ES2023 does not declare the option). */

@@ -8,7 +8,9 @@
  * - a frame that declares its content size must fit in what is left of `maxOutputLength`;
  * - a window above 2^27 bytes (128 MiB, the reference decoder's default limit) is refused, as
  *   `zstd -d` refuses it without `--long`;
- * - output streamed from frames that declare no size is counted block by block and stops at the cap;
+ * - output streamed from frames that declare no size is counted block by block and stops at the cap; the
+ *   output of raw and RLE blocks is read from their headers first, so a body of such blocks past the cap
+ *   is refused without decoding;
  * - dictionaries (which RocketMQ never uses) and reserved bits are refused;
  * - skippable frames are skipped, as the format says.
  *
@@ -53,6 +55,8 @@ interface FrameInfo {
   /** The declared content size, or -1 when the frame does not declare it. */
   contentSize: number;
   windowSize: number;
+  /** Output of its raw and RLE blocks, known from their headers alone (compressed blocks not counted). */
+  plainBytes: number;
   /** Where the frame ends (exclusive). */
   end: number;
 }
@@ -95,6 +99,7 @@ function readFrame(b: Uint8Array, at: number): FrameInfo {
     throw new ZstdError(
       `unsupported zstd frame at byte ${at}: window of ${windowSize} bytes exceeds ${ZSTD_MAX_WINDOW_BYTES}`,
     );
+  let plainBytes = 0;
   for (;;) {
     need(b, p, 3, 'block header');
     const bh = (b[p] as number) | ((b[p + 1] as number) << 8) | ((b[p + 2] as number) << 16);
@@ -103,6 +108,7 @@ function readFrame(b: Uint8Array, at: number): FrameInfo {
     const size = bh >>> 3;
     if (type === 3) throw new ZstdError(`malformed zstd block at byte ${p}: reserved block type`);
     const dataBytes = type === 1 ? 1 : size;
+    if (type !== 2) plainBytes += size;
     p += 3;
     need(b, p, dataBytes, 'block');
     p += dataBytes;
@@ -112,7 +118,7 @@ function readFrame(b: Uint8Array, at: number): FrameInfo {
     need(b, p, 4, 'content checksum');
     p += 4;
   }
-  return { contentSize, windowSize, end: p };
+  return { contentSize, windowSize, plainBytes, end: p };
 }
 
 /**
@@ -136,7 +142,8 @@ function checkFrames(body: Uint8Array, maxOutputLength: number): void {
     if (magic !== ZSTD_MAGIC)
       throw new ZstdError(`malformed zstd data: bad magic 0x${magic.toString(16)} at byte ${at}`);
     const f = readFrame(body, at);
-    if (f.contentSize >= 0) declared += f.contentSize;
+    // A frame without a declared size still shows the output of its raw and RLE blocks in their headers.
+    declared += f.contentSize >= 0 ? f.contentSize : f.plainBytes;
     if (declared > maxOutputLength)
       throw new ZstdError(`zstd content of ${declared} bytes exceeds the limit of ${maxOutputLength} bytes`);
     at = f.end;

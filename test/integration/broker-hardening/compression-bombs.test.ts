@@ -46,6 +46,12 @@ test('the LZ4 size count matches what the body decompresses to', () => {
   for (let i = 0; i < random.length; i++) random[i] = (i * 2654435761) >>> 24;
   samples.push(random);
   for (const s of samples) expect(lz4DecompressedSize(lz4FrameCompress(s))).toBe(s.length);
+  // With a limit, counting stops once past it: some size past the limit, the same for every larger limit below.
+  for (const s of samples.filter((x) => x.length > 1000)) {
+    const lz4 = lz4FrameCompress(s);
+    expect(lz4DecompressedSize(lz4, 999)).toBeGreaterThan(999);
+    expect(lz4DecompressedSize(lz4, s.length)).toBe(s.length);
+  }
 });
 
 /** A zstd frame declaring 16 MiB of content in its header, with one RLE block (no zstd compressor here). */

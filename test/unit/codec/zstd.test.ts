@@ -132,6 +132,23 @@ describe('zstd size counted in slices (the broker check of a stored body)', () =
     );
   });
 
+  it('a stream of raw and RLE blocks past the limit is refused from its block headers, before any decoding', async () => {
+    // No declared size; 64 RLE blocks of 128 KiB (8 MiB) and one raw block of 3 bytes.
+    const parts = [Buffer.from([0x28, 0xb5, 0x2f, 0xfd, 0x00, 7 << 3])];
+    for (let i = 0; i < 64; i++) {
+      const h = (1 << 1) | ((128 * 1024) << 3);
+      parts.push(Buffer.from([h & 0xff, (h >> 8) & 0xff, (h >> 16) & 0xff, 0x61]));
+    }
+    parts.push(Buffer.from([1 | (3 << 3), 0, 0, 1, 2, 3]));
+    const stream = Buffer.concat(parts);
+    const p = counting();
+    await expect(zstdDecompressedSize(stream, 1_000_000, p.pause, 16)).rejects.toThrow(
+      `zstd content of ${8 * 1024 * 1024 + 3} bytes exceeds the limit of 1000000 bytes`,
+    );
+    expect(p.pauses).toBe(0);
+    await expect(zstdDecompressedSize(stream, 8 * 1024 * 1024 + 3, p.pause, 64)).resolves.toBe(8 * 1024 * 1024 + 3);
+  });
+
   it('refuses what zstdDecompress refuses, with the same errors', async () => {
     const frame = frameOf('zstd CLI -3, content');
     const p = counting();
@@ -179,7 +196,9 @@ describe('decodeMessages with a ZSTD body (RocketMQ: compression type 2 in sysFl
     expect(() => decodeMessages(rec)).toThrow(/zstd: zstd content of 100000000 bytes exceeds the limit of 67108864/);
     const streamed = Buffer.from(fixture.bombs[0]?.frame ?? '', 'base64');
     const rec2 = encodeMessage(msg({ sysFlag: zstdFlags, body: streamed }));
-    expect(() => decodeMessages(rec2, { maxDecompressedBytes: 100_000 })).toThrow(/zstd: zstd content exceeds/);
+    expect(() => decodeMessages(rec2, { maxDecompressedBytes: 100_000 })).toThrow(
+      /zstd: zstd content (of \d+ bytes )?exceeds the limit of 100000 bytes/,
+    );
     const bad = encodeMessage(msg({ sysFlag: zstdFlags, body: Buffer.from([0x28, 0xb5, 0x2f, 0xfd, 0, 0]) }));
     expect(() => decodeMessages(bad)).toThrow(DecodeError);
   });
