@@ -123,14 +123,24 @@ const p99 = (l) => [...l].sort((a, b) => a - b)[Math.floor(l.length * 0.99)] ?? 
  */
 export function probers({ open }, http, topic) {
   let stop = false;
-  const tcp = { latencies: [], failures: 0, acked: [] };
-  const web = { latencies: [], failures: 0, acked: [] };
+  const tcp = { latencies: [], failures: 0, acked: [], slowAt: [] };
+  const web = { latencies: [], failures: 0, acked: [], slowAt: [] };
+  const began = performance.now();
+  /** Keeps a latency, and when (ms since the probers began) it ended if it took over 20 ms. */
+  const took = (c, t0) => {
+    const now = performance.now();
+    c.latencies.push(now - t0);
+    if (now - t0 > 20) c.slowAt.push(Math.round(now - began));
+  };
   const health = { probes: 0, late: 0, worstMs: 0 };
+  /** What each loop awaits now (reported when stopping takes long). */
+  const where = { tcp: 'start', http: 'start', health: 'start' };
   let n = 0;
   const tcpLoop = (async () => {
     while (!stop) {
       let s;
       try {
+        where.tcp = 'connecting';
         s = await open();
         const state = { buf: Buffer.alloc(0) };
         while (!stop) {
@@ -143,8 +153,10 @@ export function probers({ open }, http, topic) {
             body: Buffer.from(body),
           };
           s.write(encodeRemotingCommand(command));
+          where.tcp = 'waiting for an answer';
           const a = await nextAnswer(s, state, 30_000);
-          tcp.latencies.push(performance.now() - t0);
+          where.tcp = 'sleeping';
+          took(tcp, t0);
           if (a.code === ResponseCode.SUCCESS) tcp.acked.push({ msgId: a.extFields.msgId, body });
           else tcp.failures++;
           await sleep(20);
@@ -163,6 +175,7 @@ export function probers({ open }, http, topic) {
       const header = { ...sendExt(topic), queueId: 1, sysFlag: 0, bornTimestamp: Date.now(), flag: 0 };
       const t0 = performance.now();
       try {
+        where.http = 'waiting for headers';
         const res = await request(`${http}/v1/SEND_MESSAGE`, {
           method: 'POST',
           headers: { 'content-type': 'application/x-rocketmq-command' },
@@ -170,8 +183,10 @@ export function probers({ open }, http, topic) {
           headersTimeout: 30_000,
           bodyTimeout: 30_000,
         });
+        where.http = 'reading the body';
         const frame = decodeFrame(Buffer.from(await res.body.arrayBuffer()));
-        web.latencies.push(performance.now() - t0);
+        where.http = 'sleeping';
+        took(web, t0);
         if (res.statusCode === 200 && frame.header.code === ResponseCode.SUCCESS) {
           web.acked.push({ msgId: frame.header.header.msgId, body });
         } else web.failures++;
@@ -186,9 +201,12 @@ export function probers({ open }, http, topic) {
       const t0 = performance.now();
       let s;
       try {
+        where.health = 'connecting';
         s = await open();
         s.write(encodeRemotingCommand({ code: 28, opaque: 1, extFields: {} })); // GET_BROKER_RUNTIME_INFO
+        where.health = 'waiting for an answer';
         await nextAnswer(s, { buf: Buffer.alloc(0) }, 2000);
+        where.health = 'sleeping';
       } catch {
         health.late++;
       } finally {
@@ -202,7 +220,9 @@ export function probers({ open }, http, topic) {
   return {
     async stop() {
       stop = true;
+      const slow = setTimeout(() => process.stderr.write(`probers still stopping: ${JSON.stringify(where)}\n`), 40_000);
       await Promise.all([tcpLoop, httpLoop, healthLoop]);
+      clearTimeout(slow);
       const figures = (c) => ({ ...c, p99: p99(c.latencies), over20: c.latencies.filter((l) => l > 20).length });
       return { tcp: figures(tcp), web: figures(web), health };
     },
@@ -220,7 +240,10 @@ export async function proberChild(host, port, http, topic) {
   });
   return {
     async stop() {
-      const result = new Promise((resolve) => child.once('message', (m) => resolve(m.result)));
+      const result = new Promise((resolve, reject) => {
+        child.once('message', (m) => resolve(m.result));
+        void exited.then((code) => reject(new Error(`probers exited (${code}) before their figures came`)));
+      });
       child.send('stop');
       const r = await result;
       await exited;

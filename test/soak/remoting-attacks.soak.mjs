@@ -52,8 +52,9 @@ const memLine = (m) =>
 /** Runs one attack; `bound` ms is its time bound (the minute after and the checks come on top). */
 async function scenario(name, bound, attack) {
   const topic = `SoakT_${name}`;
+  let phase = 'starting the broker';
   const watchdog = setTimeout(() => {
-    process.stdout.write(`${name}: FAILED, did not end within ${bound + 120_000} ms\n`);
+    process.stdout.write(`${name}: FAILED, did not end within ${bound + 120_000} ms (while ${phase})\n`);
     broker?.child.kill('SIGKILL');
     process.exit(1);
   }, bound + 120_000);
@@ -70,9 +71,11 @@ async function scenario(name, bound, attack) {
       void ask('mem').then((m) => (peakMem = m));
     }
   }, 100);
+  phase = 'starting the probers';
   const probe = await proberChild(broker.host, broker.port, broker.http, topic);
   const t0 = Date.now();
   let note = '';
+  phase = 'attacking';
   try {
     note = (await attack(topic)) ?? '';
   } catch (e) {
@@ -80,9 +83,12 @@ async function scenario(name, bound, attack) {
     note = `attack failed: ${e.message}`;
   }
   const attackMs = Date.now() - t0;
+  phase = 'asking for stats';
   const stats = await ask('stats');
   closeAttackers();
+  phase = 'stopping the probers';
   const p = await probe.stop();
+  phase = 'a minute after';
   const left = rss();
   await sleep(60_000);
   clearInterval(sampler);
@@ -94,6 +100,7 @@ async function scenario(name, bound, attack) {
   const gced = await ask('gc');
   await sleep(500);
   const afterGc = rss();
+  phase = 'checking the acknowledged messages';
   const acked = [...p.tcp.acked, ...p.web.acked];
   const lost = await ask('missing', acked);
   const end = await ask('stats');
@@ -119,6 +126,8 @@ async function scenario(name, bound, attack) {
     `health probes ${p.health.probes - p.health.late}/${p.health.probes} within 2 s (slowest ${p.health.worstMs.toFixed(0)} ms); ` +
     `attack ${attackMs} ms; ${ok ? 'ok' : 'FAILED'}`;
   process.stdout.write(`${name}: ${notes}\n`);
+  if (process.env.SOAK_SLOW_AT)
+    process.stdout.write(`slow sends at (ms): TCP ${p.tcp.slowAt} / HTTP ${p.web.slowAt}\n`);
   const row = {
     scenario: `remoting ${name}`,
     runs: 1,

@@ -9,8 +9,8 @@
  * length (the reservation already counts it), rather than kept as the socket's read chunks: those then
  * live a moment, instead of long enough to be scattered through the C allocator's heap, which keeps
  * them after a flood. That memory is a resizable ArrayBuffer, shrunk to nothing when the connection
- * closes before the frame is complete, so a frame cut short goes back to the OS at once rather than at
- * the next full collection, which an idle broker may not run for a long time.
+ * closes before the frame is complete, so a frame cut short goes back to the OS within a few turns of the
+ * event loop rather than at the next full collection, which an idle broker may not run for a long time.
  */
 import { ChunkQueue } from '../../remoting/chunk-queue.js';
 import { RemotingDecodeError, RemotingFrameTooLargeError } from '../../remoting/remoting-decode-error.js';
@@ -34,6 +34,27 @@ const resizableBuffer = (bytes: number): Buffer =>
     0,
     bytes,
   );
+
+/**
+ * Gathered frames waiting to give their memory back. Handing pages back to the OS costs the event loop
+ * time in proportion to their number (tens of milliseconds for a few MiB on a busy host); when many
+ * connections close at once (a flood timed out together), doing it all at once would hold the loop for
+ * seconds, so SHRINK_STEP_BYTES go back per turn.
+ */
+const toShrink: ResizableBuffer[] = [];
+const SHRINK_STEP_BYTES = 256 * 1024;
+function shrinkOne(): void {
+  const buffer = toShrink[toShrink.length - 1];
+  if (buffer) {
+    buffer.resize(Math.max(0, buffer.byteLength - SHRINK_STEP_BYTES));
+    if (buffer.byteLength === 0) toShrink.pop();
+  }
+  if (toShrink.length > 0) setImmediate(shrinkOne);
+}
+function shrinkSoon(buffer: ResizableBuffer): void {
+  toShrink.push(buffer);
+  if (toShrink.length === 1) setImmediate(shrinkOne);
+}
 
 export class FrameIntake {
   readonly maxFrameLength: number;
@@ -142,7 +163,7 @@ export class FrameIntake {
 
   /** Drops whatever is buffered (the connection closed); a frame being gathered gives its memory back now. */
   clear(): void {
-    (this.#frame?.buffer as ResizableBuffer | undefined)?.resize(0);
+    if (this.#frame) shrinkSoon(this.#frame.buffer as ResizableBuffer);
     this.#frame = null;
     this.#filled = 0;
     this.#queue.clear();
