@@ -17,6 +17,8 @@
  *   it are answered, then the connection is closed, with the reason logged; the others go on.
  * - When a connection closes, everything it had waiting is released (held pulls are dropped) and
  *   `onClose` runs (the broker forgets the clients that heartbeated on it).
+ * - Reading is shared: past a short share of an event-loop turn, a connection with more frames waits for
+ *   a later turn (TurnShare), and one whose answer the budget refused is not read until there is room.
  * - Fairness: at most `maxConnections` connections and `maxConnectionsPerAddress` from one IP; at the
  *   limit, the oldest connection that never sent a complete request makes room for the new one. A
  *   connection with no complete request within `firstRequestTimeoutMs`, or a frame arriving slower than
@@ -27,11 +29,9 @@ import type { AddressInfo, Socket } from 'node:net';
 import { ResponseCode } from '../protocol/index.js';
 import {
   decodeRemotingCommand,
-  encodeRemotingCommand,
   frameSerializeType,
   isOneway,
   isResponse,
-  markResponse,
   type RemotingCommand,
   type RemotingCommandInput,
   type SerializeType,
@@ -48,12 +48,11 @@ import {
   type CloseVerdict,
 } from './remoting/connection-admission.js';
 import { FrameIntake, type Reservation } from './remoting/frame-intake.js';
-import { publicRemark } from './remoting/public-remark.js';
 import { RemotingConnection } from './remoting/remoting-connection.js';
 import { RemotingIntake } from './remoting/tls-intake.js';
 import { TurnShare } from './remoting/turn-share.js';
 import type { Counter, RemotingListenerStats, RemotingServerOptions } from './remoting/remoting-server-options.js';
-import { encodeResponseParts } from './remoting/response-frame.js';
+import { answerFrame } from './remoting/response-frame.js';
 
 // The response encoder stays reachable here for the benchmark that compares builds.
 export { encodeResponseParts } from './remoting/response-frame.js';
@@ -66,10 +65,6 @@ const CLOSE_GRACE_MS = 5000;
 const FRAMES_PER_TURN = 32;
 /** Reading time of one turn of the event loop past which connections with more frames wait for the next, ms. */
 const TURN_BUDGET_MS = 2;
-/** Requests of one connection being worked on (not held) before its next frames are left in the socket. */
-const MAX_WORKING_PER_CONNECTION = 64;
-/** Room the broker-wide budget must have again before a connection whose answer it refused is read again. */
-const STARVED_WAKE_BYTES = 1024 * 1024;
 
 export class RemotingServer {
   private readonly intake: RemotingIntake;
@@ -108,7 +103,7 @@ export class RemotingServer {
     this.rareLog = new RareLog(options.logger);
     this.intake = new RemotingIntake(options, this.rareLog, (socket) => this.onConnection(socket));
     this.unsubscribeBudget = options.budget.whenFree(() => {
-      for (const c of [...this.waiting]) if (!this.stillStarved(c)) this.pump(c);
+      for (const c of [...this.waiting]) if (!c.stillStarved()) this.pump(c);
     });
     const every = Math.max(
       20,
@@ -293,9 +288,7 @@ export class RemotingServer {
     const intake = connection.intake as FrameIntake;
     let frames = 0;
     while (!connection.closingSince && !connection.gone && !connection.yielding && !connection.starved) {
-      if (connection.budget.over || connection.socket.writableNeedDrain) break;
-      // Held pulls are in flight but are no work.
-      if (connection.inFlight - connection.heldCalls >= MAX_WORKING_PER_CONNECTION) break;
+      if (connection.saturated) break;
       if (frames > 0 && (frames === FRAMES_PER_TURN || this.turns.spent())) {
         connection.yielding = true;
         this.turns.defer(connection);
@@ -337,34 +330,7 @@ export class RemotingServer {
       }
       this.dispatch(connection, command, frameSerializeType(frame) ?? 'JSON', charged);
     }
-    this.updateReading(connection);
-  }
-
-  /** Reads `connection` or not, by its budget, its socket's write buffer and whether it is closing. */
-  private updateReading(connection: RemotingConnection): void {
-    const socket = connection.socket;
-    if (socket.destroyed) return;
-    const stop =
-      connection.closingSince > 0 ||
-      connection.waitingForBudget ||
-      connection.yielding ||
-      connection.starved ||
-      connection.budget.over ||
-      socket.writableNeedDrain ||
-      connection.inFlight - connection.heldCalls >= MAX_WORKING_PER_CONNECTION;
-    if (stop) {
-      if (!connection.pausedSince) {
-        connection.pausedSince = Date.now();
-        connection.lastDrainAt = connection.pausedSince;
-        socket.pause();
-      }
-    } else if (connection.pausedSince) {
-      connection.pausedSince = 0;
-      // Time spent not being read does not count against the frame's data rate.
-      connection.frameStartedAt = Date.now();
-      connection.frameBytes = 0;
-      socket.resume();
-    }
+    connection.updateReading();
   }
 
   /** An answer of `connection` was handed to the OS: it may be read again, or finish closing. */
@@ -375,19 +341,7 @@ export class RemotingServer {
       return;
     }
     // Frames left unread while the budget was over are read now that some of it came back.
-    if (!this.stillStarved(connection)) this.pump(connection);
-  }
-
-  /**
-   * Whether a connection whose answer the budget refused must still wait: until its own answers are read
-   * and the broker's budget has room for more than a few (else each of its next requests would cost the
-   * same work for the same refusal). Clears the mark when it need not.
-   */
-  private stillStarved(connection: RemotingConnection): boolean {
-    if (!connection.starved) return false;
-    if (connection.queuedAnswerBytes > 0 || !this.options.budget.fits(STARVED_WAKE_BYTES, Infinity)) return true;
-    connection.starved = false;
-    return false;
+    if (!connection.stillStarved()) this.pump(connection);
   }
 
   /** Stops reading after a bad frame; the requests read before it are answered, then the connection closes. */
@@ -400,7 +354,7 @@ export class RemotingServer {
     this.forget(connection);
     this.closingConnections.add(connection);
     connection.intake?.clear();
-    this.updateReading(connection);
+    connection.updateReading();
     this.endIfAnswered(connection);
   }
 
@@ -490,21 +444,6 @@ export class RemotingServer {
     }
   }
 
-  /**
-   * Why an answer of `bytes` with a body may not be queued on `connection` now, or undefined. A
-   * connection with nothing queued may always take one answer within its budget.
-   */
-  private overBudget(connection: RemotingConnection, bytes: number): string | undefined {
-    const b = connection.budget;
-    if (connection.queuedAnswerBytes > 0 && connection.queuedAnswerBytes + bytes > b.limit) {
-      return `this connection has ${connection.queuedAnswerBytes} answer bytes waiting to be read (remotingMaxBufferedBytesPerConnection ${b.limit})`;
-    }
-    if (!b.shared.fits(bytes, b.used)) {
-      return `the broker holds ${b.shared.used} bytes for its clients (maxBufferedBytes ${b.shared.limit})`;
-    }
-    return undefined;
-  }
-
   /** Writes the answer to `command` (nothing for a oneway request). */
   private answer(
     connection: RemotingConnection,
@@ -519,7 +458,7 @@ export class RemotingServer {
     }
     const bodyLength = response.body?.length ?? 0;
     if (bodyLength > 0) {
-      const why = this.overBudget(connection, bodyLength);
+      const why = connection.answerRefusal(bodyLength);
       if (why !== undefined) {
         releasePullBody(response.body as Uint8Array);
         this.counters.busyAnswers++;
@@ -534,18 +473,7 @@ export class RemotingServer {
         response = { code: ResponseCode.SYSTEM_BUSY, opaque: command.opaque, remark: `${OVERLOAD_REMARK}: ${why}` };
       }
     }
-    if (response.remark) {
-      const remark = publicRemark(response.remark, o.logger, { code: command.code, remote: connection.remoteAddress });
-      if (remark !== response.remark) response = { ...response, remark };
-    }
-    let frame: { head: Buffer; body: Uint8Array | null };
-    try {
-      frame = encodeResponseParts(response, command.opaque, serializeType);
-    } catch (e) {
-      o.logger.error({ err: e, code: command.code }, 'remoting response could not be encoded');
-      const error = { code: ResponseCode.SYSTEM_ERROR, opaque: command.opaque, flag: markResponse(0) };
-      frame = { head: encodeRemotingCommand({ ...error, remark: 'system error' }, { serializeType }), body: null };
-    }
+    const frame = answerFrame(response, command, serializeType, o.logger, connection.remoteAddress);
     // Nothing keeps a response's body after it is written (pull bodies are reused then).
     connection.write(frame.head, frame.body, true);
   }

@@ -17,6 +17,11 @@ import { ClientConnection } from '../client-connection.js';
 import type { ConnectionBudget } from './byte-budget.js';
 import type { FrameIntake } from './frame-intake.js';
 
+/** Requests of one connection being worked on (not held) before its next frames are left in the socket. */
+const MAX_WORKING = 64;
+/** Room the broker-wide budget must have again before a connection whose answer it refused is read again. */
+const STARVED_WAKE_BYTES = 1024 * 1024;
+
 export class RemotingConnection extends ClientConnection {
   /** Client ids that sent a heartbeat on this connection, with their consumer and producer groups. */
   readonly clients = new Map<string, { consumerGroups: Set<string>; producerGroups: Set<string> }>();
@@ -73,6 +78,61 @@ export class RemotingConnection extends ClientConnection {
 
   get socket(): Socket {
     return this.#socket;
+  }
+
+  /**
+   * Whether its frames must wait in the socket because of what it already holds: its budget (or the
+   * broker's) is spent, it does not read its answers, or it has many requests being worked on (held
+   * pulls are in flight but are no work).
+   */
+  get saturated(): boolean {
+    return this.budget.over || this.#socket.writableNeedDrain || this.inFlight - this.heldCalls >= MAX_WORKING;
+  }
+
+  /**
+   * Why an answer with a body of `bytes` may not be queued now, or undefined. A connection with nothing
+   * queued may always take one answer within its budget.
+   */
+  answerRefusal(bytes: number): string | undefined {
+    const b = this.budget;
+    if (this.queuedAnswerBytes > 0 && this.queuedAnswerBytes + bytes > b.limit) {
+      return `this connection has ${this.queuedAnswerBytes} answer bytes waiting to be read (remotingMaxBufferedBytesPerConnection ${b.limit})`;
+    }
+    if (!b.shared.fits(bytes, b.used)) {
+      return `the broker holds ${b.shared.used} bytes for its clients (maxBufferedBytes ${b.shared.limit})`;
+    }
+    return undefined;
+  }
+
+  /**
+   * Whether this connection, whose answer the budget refused, must still wait: until its own answers are
+   * read and the broker's budget has room for more than a few (else each of its next requests would cost
+   * the same work for the same refusal). Clears the mark when it need not.
+   */
+  stillStarved(): boolean {
+    if (!this.starved) return false;
+    if (this.queuedAnswerBytes > 0 || !this.budget.shared.fits(STARVED_WAKE_BYTES, Infinity)) return true;
+    this.starved = false;
+    return false;
+  }
+
+  /** Reads the socket or not, by what it holds, why it waits, and whether it is closing. */
+  updateReading(): void {
+    const socket = this.#socket;
+    if (socket.destroyed) return;
+    if (this.closingSince > 0 || this.waitingForBudget || this.yielding || this.starved || this.saturated) {
+      if (!this.pausedSince) {
+        this.pausedSince = Date.now();
+        this.lastDrainAt = this.pausedSince;
+        socket.pause();
+      }
+    } else if (this.pausedSince) {
+      this.pausedSince = 0;
+      // Time spent not being read does not count against the frame's data rate.
+      this.frameStartedAt = Date.now();
+      this.frameBytes = 0;
+      socket.resume();
+    }
   }
 
   /** Whether a server-initiated notice may be queued now: the client reads what it is sent. */

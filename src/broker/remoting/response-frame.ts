@@ -1,12 +1,15 @@
 /**
  * How the remoting listener frames its answers and numbers the requests it starts itself.
  */
+import type { Logger } from '../../common/logger.js';
+import { ResponseCode } from '../../protocol/index.js';
 import {
   encodeRemotingCommand,
   markResponse,
   type RemotingCommandInput,
   type SerializeType,
 } from '../../remoting/remoting-command.js';
+import { publicRemark } from './public-remark.js';
 
 /**
  * The frame of the response `command` to the request `opaque` as its head (length, header) and its body
@@ -47,4 +50,28 @@ let nextServerOpaque = 0;
 export function nextOpaque(): number {
   nextServerOpaque = (nextServerOpaque + 1) | 0;
   return nextServerOpaque;
+}
+
+/**
+ * The frame of an answer to the request `code`/`opaque` from `remote`: its remark made fit for clients
+ * (no file-system paths), and SYSTEM_ERROR when the answer cannot be encoded (logged).
+ */
+export function answerFrame(
+  response: RemotingCommandInput,
+  request: { code: number; opaque: number },
+  serializeType: SerializeType,
+  logger: Logger,
+  remote: string,
+): { head: Buffer; body: Uint8Array | null } {
+  if (response.remark) {
+    const remark = publicRemark(response.remark, logger, { code: request.code, remote });
+    if (remark !== response.remark) response = { ...response, remark };
+  }
+  try {
+    return encodeResponseParts(response, request.opaque, serializeType);
+  } catch (e) {
+    logger.error({ err: e, code: request.code }, 'remoting response could not be encoded');
+    const error = { code: ResponseCode.SYSTEM_ERROR, opaque: request.opaque, flag: markResponse(0) };
+    return { head: encodeRemotingCommand({ ...error, remark: 'system error' }, { serializeType }), body: null };
+  }
 }
