@@ -333,7 +333,10 @@ async function startKitOnce(ports) {
   }
 }
 
-/** Debian's redis-server on a free port, temp dir, no persistence. */
+/**
+ * Debian's redis-server on a free port, in a temp dir, with its append-only file synced every second (the
+ * durable setting, as our broker's store writes every message to disk).
+ */
 async function startRedis() {
   const dir = tempDir('rmq-compare-redis-');
   const port = await freePort();
@@ -349,7 +352,9 @@ async function startRedis() {
       '--save',
       '',
       '--appendonly',
-      'no',
+      'yes',
+      '--appendfsync',
+      'everysec',
       '--daemonize',
       'no',
     ],
