@@ -130,9 +130,11 @@ export interface ConnectionInfo extends ClientGone {
   readonly signal: AbortSignal;
   /**
    * Calls of this connection held until something happens (suspended pulls): in flight, but no work for
-   * the broker, so the remoting listener keeps reading a connection that holds many.
+   * the broker, so the remoting listener keeps reading a connection that holds many. `held(+1)` when a
+   * call is suspended, `held(-1)` when it wakes or is dropped.
    */
-  heldCalls: number;
+  readonly heldCalls: number;
+  held(delta: 1 | -1): void;
 }
 
 /** A subscription as the broker keeps it (RocketMQ's SubscriptionData). */

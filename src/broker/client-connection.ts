@@ -12,7 +12,7 @@ import type { ConnectionInfo } from './broker-context.js';
 
 export class ClientConnection implements ConnectionInfo {
   readonly remoteAddress: string;
-  heldCalls = 0;
+  #heldCalls = 0;
   #controller: AbortController | undefined;
   #listeners: Array<() => void> | undefined;
   #gone = false;
@@ -20,6 +20,18 @@ export class ClientConnection implements ConnectionInfo {
   constructor(remoteAddress: string) {
     this.remoteAddress = remoteAddress;
   }
+
+  get heldCalls(): number {
+    return this.#heldCalls;
+  }
+
+  held(delta: 1 | -1): void {
+    this.#heldCalls += delta;
+    this.heldChanged();
+  }
+
+  /** Called when a call of this connection was suspended or woke (the remoting listener reads again). */
+  protected heldChanged(): void {}
 
   get gone(): boolean {
     return this.#gone;

@@ -208,7 +208,15 @@ export class RemotingServer {
       return;
     }
     const budget = new ConnectionBudget(o.maxBufferedBytesPerConnection, o.budget);
-    const connection = new RemotingConnection(socket, budget, o.logger, Date.now(), (c) => this.drained(c));
+    const connection = new RemotingConnection(
+      socket,
+      budget,
+      o.logger,
+      Date.now(),
+      (c) => this.drained(c),
+      // Not from inside the processor that suspended the call: after it, as any other answer's end.
+      (c) => queueMicrotask(() => this.pump(c)),
+    );
     connection.intake = new FrameIntake(o.maxFrameBytes, (bytes) => this.reserve(connection, bytes));
     this.connections.add(connection);
     this.admission.opened(connection);

@@ -381,7 +381,7 @@ function suspend(
   notFound: RemotingResponse,
 ): Promise<RemotingResponse> {
   const h = request.header as PullMessageRequestHeader;
-  connection.heldCalls++;
+  connection.held(1);
   return new Promise((resolve) => {
     ctx.pullRequestHoldService.suspendPullRequest({
       topic: h.topic,
@@ -392,14 +392,14 @@ function suspend(
       filter,
       client: connection,
       wake: () => {
-        connection.heldCalls--;
+        connection.held(-1);
         processPullRequest(ctx, request, connection, false).then(resolve, (e: unknown) => {
           ctx.logger.error({ err: e }, 'held pull failed on wake-up');
           resolve(fail(ResponseCode.SYSTEM_ERROR, e instanceof Error ? e.message : String(e)));
         });
       },
       drop: () => {
-        connection.heldCalls--;
+        connection.held(-1);
         resolve(notFound);
       },
     });

@@ -54,6 +54,7 @@ export class RemotingConnection extends ClientConnection {
   readonly #socket: Socket;
   readonly #logger: Logger;
   readonly #onDrained: (c: RemotingConnection) => void;
+  readonly #onLessWork: (c: RemotingConnection) => void;
   #corked = false;
   readonly #uncork = (): void => {
     this.#corked = false;
@@ -66,6 +67,7 @@ export class RemotingConnection extends ClientConnection {
     logger: Logger,
     now: number,
     onDrained: (c: RemotingConnection) => void,
+    onLessWork: (c: RemotingConnection) => void,
   ) {
     super(`${socket.remoteAddress ?? 'unknown'}:${socket.remotePort ?? 0}`);
     this.peerIp = socket.remoteAddress ?? 'unknown';
@@ -74,6 +76,12 @@ export class RemotingConnection extends ClientConnection {
     this.#logger = logger;
     this.openedAt = now;
     this.#onDrained = onDrained;
+    this.#onLessWork = onLessWork;
+  }
+
+  /** A call was suspended (no longer work): a connection not read for its work may be read again. */
+  protected override heldChanged(): void {
+    if (this.pausedSince) this.#onLessWork(this);
   }
 
   get socket(): Socket {

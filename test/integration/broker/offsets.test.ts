@@ -96,6 +96,7 @@ describe('QUERY_CONSUMER_OFFSET / UPDATE_CONSUMER_OFFSET', () => {
       signal: new AbortController().signal,
       gone: false,
       heldCalls: 0,
+      held: () => undefined,
       onGone: () => () => {},
     };
     // In arrival order, as one TCP connection delivers them: a pull carrying the consumer's offset 1, then
