@@ -1,8 +1,10 @@
 /**
- * HttpRemotingClient: the command model over HTTP/1.1 (docs/protocol.md), on undici. This file is
- * the only network code of the client side.
+ * HttpRemotingClient: the command model over HTTP/1.1 (docs/protocol.md), on a small HTTP/1.1 client of
+ * its own over `node:net` / `node:tls` sockets (http1-pool.ts, http1-connection.ts,
+ * http1-response-parser.ts). These files are the only network code of the HTTP client side; a process's
+ * first call loads no HTTP library and compiles no parser.
  *
- * - Two lanes per broker origin, each an undici `Pool` with keep-alive. HTTP/1.1 carries one call per
+ * - Three lanes per broker origin, each a pool of keep-alive connections. HTTP/1.1 carries one call per
  *   connection at a time, and a held call (a long-polling pull, the membership watch) occupies its
  *   connection for up to the broker's suspend time, so:
  *   - the **held lane** carries PULL_MESSAGE, LITE_PULL_MESSAGE and WATCH_CONSUMER_IDS, with no limit
@@ -14,13 +16,12 @@
  *     burst of per-queue calls;
  *   - the **control lane** carries everything else (offsets, sends, queue offsets), on up to
  *     `connectionsPerBroker` connections (default 64): a control call never waits behind a held pull.
- * - Every call has a deadline (`timeoutMs`) and an optional AbortSignal. undici's own headers/body
- *   timeouts are set just above the call's deadline, so the deadline decides: a held pull whose
- *   deadline is above the broker's suspend time is always answered by the broker first.
+ * - Every call has a deadline (`timeoutMs`) and an optional AbortSignal, covering the wait for a
+ *   connection, the connect and the answer; a call that ends early ends its connection too, since its
+ *   answer may still be on the way.
  * - Request headers are validated with the command's zod schema before sending; response headers with
  *   the response schema after decoding. Protocol outcomes (response codes) are returned, not thrown.
  */
-import type { Dispatcher, Pool } from 'undici';
 import type { z } from 'zod';
 import { InvalidArgumentError, RocketMQError, TransportError } from '../common/errors.js';
 import { silentLogger, type Logger } from '../common/logger.js';
@@ -36,6 +37,9 @@ import type { InvokeOptions, RemotingClient } from './remoting-client.js';
 import { AbortError, ClosedError, RequestRejectedError } from './remoting-errors.js';
 import { aclDeniedError, aclRefusal, signHttpHeader, type Credentials } from './acl-credentials.js';
 import { isTlsFailure, tlsHandshakeError, type TlsOptions } from './tls-options.js';
+import { Http1Call } from './http1-connection.js';
+import { Http1Pool } from './http1-pool.js';
+import type { Http1Response } from './http1-response-parser.js';
 
 export interface HttpRemotingClientOptions {
   /** Connections per broker origin for control calls (everything but held pulls and watches). Default 64. */
@@ -61,8 +65,6 @@ export interface HttpRemotingClientOptions {
   clock?: Clock;
 }
 
-/** undici's own timeouts sit this far above the call's deadline, so ours always fires first. */
-const UNDICI_TIMEOUT_MARGIN_MS = 1000;
 /** RocketMQ's client-side RPC_TIME_OUT code (RemotingSysResponseCode), carried by a timed-out call's error. */
 const RPC_TIME_OUT = -1006;
 
@@ -97,36 +99,12 @@ const LIVENESS_CALLS: ReadonlySet<number> = new Set([
 /** Connections of the liveness lane per broker. */
 const LIVENESS_CONNECTIONS = 4;
 
-let poolLoading: Promise<typeof Pool> | undefined;
-/**
- * undici's `Pool` is loaded on the first HTTP call, not with the package, and on its own: a process that
- * only talks TCP remoting (namesrvAddr), or only imports the package, does not load undici at all, and
- * one that talks HTTP loads the connection pool without undici's fetch, WebSocket, cache and mock
- * modules (about half the resident memory of `import('undici')`). Should an undici release move or
- * hide that module, the pool comes from undici's public entry point instead. A failed load is an
- * `ERR_STATE` error, and the next call tries again.
- */
-function loadPool(): Promise<typeof Pool> {
-  return (poolLoading ??= import('undici/lib/dispatcher/pool.js')
-    .then((m) => {
-      if (typeof m.default !== 'function') throw new TypeError('not a class');
-      return m.default;
-    })
-    .catch(() => import('undici').then((m) => m.Pool))
-    .catch((e: unknown) => {
-      poolLoading = undefined;
-      throw new RocketMQError(
-        'ERR_STATE',
-        `the HTTP transport could not load undici: ${(e as Error)?.message ?? String(e)}`,
-        { cause: e },
-      );
-    }));
-}
-
 interface Lanes {
-  control: Pool;
-  held: Pool;
-  liveness: Pool;
+  control: Http1Pool;
+  held: Http1Pool;
+  liveness: Http1Pool;
+  /** The request headers every call to the origin carries before its content-length. */
+  headers: string;
 }
 
 interface Target {
@@ -149,77 +127,6 @@ function badResponse(message: string, cause?: unknown): RocketMQError {
   return new RocketMQError('ERR_BAD_RESPONSE', `malformed response: ${message}`, { cause });
 }
 
-/** What a call ended with: the HTTP status and the whole response body. */
-interface RawAnswer {
-  status: number;
-  bytes: Buffer;
-}
-
-/**
- * One call as an undici dispatch handler: collects the response body and settles a promise.
- *
- * Why not `pool.request()`: it wraps every answer in a Readable stream (plus an AsyncResource and an
- * AbortSignal listener), and `arrayBuffer()` then copies the body out of it; for a command answered
- * with one small frame that machinery cost more CPU than the HTTP exchange itself. Here the body's
- * chunks are kept as they arrive (views of the socket reads, which undici never reuses) and joined
- * only when there are several.
- */
-class CallHandler implements Dispatcher.DispatchHandler {
-  status = 0;
-  #chunks: Buffer[] = [];
-  #size = 0;
-  #controller: Dispatcher.DispatchController | null = null;
-  /** Set when the call was aborted before undici started it: it is aborted as soon as it starts. */
-  #pendingAbort: Error | null = null;
-  #settled = false;
-  readonly #resolve: (answer: RawAnswer) => void;
-  readonly #reject: (err: unknown) => void;
-
-  constructor(resolve: (answer: RawAnswer) => void, reject: (err: unknown) => void) {
-    this.#resolve = resolve;
-    this.#reject = reject;
-  }
-
-  /** Ends the call now with `err` (the caller's deadline or signal); undici is told to drop it. False when already settled. */
-  abort(err: Error): boolean {
-    if (this.#settled) return false;
-    this.#settled = true;
-    this.#reject(err);
-    if (this.#controller) this.#controller.abort(err);
-    else this.#pendingAbort = err;
-    return true;
-  }
-
-  onRequestStart(controller: Dispatcher.DispatchController): void {
-    if (this.#pendingAbort) return controller.abort(this.#pendingAbort);
-    this.#controller = controller;
-  }
-
-  onResponseStart(_controller: Dispatcher.DispatchController, statusCode: number): void {
-    // 1xx informational answers are followed by the real one.
-    if (statusCode >= 200) this.status = statusCode;
-  }
-
-  onResponseData(_controller: Dispatcher.DispatchController, chunk: Buffer): void {
-    this.#chunks.push(chunk);
-    this.#size += chunk.length;
-  }
-
-  onResponseEnd(): void {
-    if (this.#settled) return;
-    this.#settled = true;
-    const chunks = this.#chunks;
-    const bytes = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, this.#size);
-    this.#resolve({ status: this.status, bytes });
-  }
-
-  onResponseError(_controller: Dispatcher.DispatchController, err: Error): void {
-    if (this.#settled) return;
-    this.#settled = true;
-    this.#reject(err);
-  }
-}
-
 export class HttpRemotingClient implements RemotingClient {
   readonly #connections: number;
   readonly #accessToken: string | undefined;
@@ -231,8 +138,8 @@ export class HttpRemotingClient implements RemotingClient {
   readonly #clock: Clock;
   readonly #pools = new Map<string, Lanes>();
   readonly #targets = new Map<string, Target>();
-  /** The same for every call (undici only reads it). */
-  readonly #headers: Readonly<Record<string, string>>;
+  /** The header lines every call carries besides host and content-length. */
+  readonly #headers: string;
   #closing: Promise<void> | undefined;
 
   constructor(options: HttpRemotingClientOptions = {}) {
@@ -247,12 +154,15 @@ export class HttpRemotingClient implements RemotingClient {
     this.#tls = options.tls;
     this.#logger = options.logger ?? silentLogger;
     this.#clock = options.clock ?? systemClock;
-    const headers: Record<string, string> = { 'content-type': FRAME_CONTENT_TYPE };
-    if (this.#accessToken) headers.authorization = `Bearer ${this.#accessToken}`;
-    this.#headers = Object.freeze(headers);
+    // A line break in the token would end the header and start another.
+    if (this.#accessToken && /[\0\r\n]/.test(this.#accessToken))
+      throw new InvalidArgumentError('accessToken', 'must not contain line breaks or NUL');
+    this.#headers =
+      `content-type: ${FRAME_CONTENT_TYPE}\r\n` +
+      (this.#accessToken ? `authorization: Bearer ${this.#accessToken}\r\n` : '');
   }
 
-  async #target(addr: string): Promise<Target> {
+  #target(addr: string): Target {
     const cached = this.#targets.get(addr);
     if (cached) return cached;
     let url: URL;
@@ -263,20 +173,22 @@ export class HttpRemotingClient implements RemotingClient {
     }
     if (url.protocol !== 'http:' && url.protocol !== 'https:')
       throw new InvalidArgumentError('addr', `a broker URL must be http: or https:, got ${JSON.stringify(addr)}`);
-    const Pool = await loadPool();
     if (this.#closing) throw new ClosedError('the remoting client is closed');
-    const again = this.#targets.get(addr);
-    if (again) return again;
     let lanes = this.#pools.get(url.origin);
     if (!lanes) {
-      const keepAliveTimeout = this.#keepAliveTimeoutMs;
-      // undici's connector takes Node's tls.connect options; they matter only for an https: origin.
-      const tls =
-        url.protocol === 'https:' && this.#tls ? { connect: { ...this.#tls } as Pool.Options['connect'] } : {};
+      const secure = url.protocol === 'https:';
+      const origin = {
+        // An IPv6 literal comes bracketed in a URL, not in a socket address.
+        host: url.hostname.replace(/^\[(.*)\]$/, '$1'),
+        port: url.port === '' ? (secure ? 443 : 80) : Number(url.port),
+        tls: secure ? { ...this.#tls } : undefined,
+      };
+      const keepAliveTimeoutMs = this.#keepAliveTimeoutMs;
       lanes = {
-        control: new Pool(url.origin, { connections: this.#connections, pipelining: 1, keepAliveTimeout, ...tls }),
-        held: new Pool(url.origin, { connections: null, pipelining: 1, keepAliveTimeout, ...tls }),
-        liveness: new Pool(url.origin, { connections: LIVENESS_CONNECTIONS, pipelining: 1, keepAliveTimeout, ...tls }),
+        control: new Http1Pool({ origin, maxConnections: this.#connections, keepAliveTimeoutMs }),
+        held: new Http1Pool({ origin, maxConnections: Infinity, keepAliveTimeoutMs }),
+        liveness: new Http1Pool({ origin, maxConnections: LIVENESS_CONNECTIONS, keepAliveTimeoutMs }),
+        headers: `host: ${url.host}\r\n${this.#headers}`,
       };
       this.#pools.set(url.origin, lanes);
     }
@@ -293,7 +205,7 @@ export class HttpRemotingClient implements RemotingClient {
       const checked = checkHeader(spec.requestHeader, request.header);
       if (!checked.ok) throw new InvalidArgumentError(`${spec.name}.${checked.field}`, checked.message);
     }
-    const { lanes, basePath } = this.#targets.get(addr) ?? (await this.#target(addr));
+    const { lanes, basePath } = this.#targets.get(addr) ?? this.#target(addr);
     const signal = opts.signal;
     if (signal?.aborted) throw new AbortError(`${spec.name} aborted before it was sent`, { cause: signal.reason });
     let timeoutMs = opts.timeoutMs;
@@ -316,32 +228,26 @@ export class HttpRemotingClient implements RemotingClient {
       : LIVENESS_CALLS.has(request.code)
         ? lanes.liveness
         : lanes.control;
-    const dispatchOptions: Dispatcher.DispatchOptions = {
-      path: `${basePath}/v1/${spec.name}`,
-      method: 'POST',
-      headers: this.#headers,
-      body: encodeFrame(header, request.body),
-      headersTimeout: timeoutMs + UNDICI_TIMEOUT_MARGIN_MS,
-      bodyTimeout: timeoutMs + UNDICI_TIMEOUT_MARGIN_MS,
-    };
+    const body = encodeFrame(header, request.body);
+    const head = `POST ${basePath}/v1/${spec.name} HTTP/1.1\r\n${lanes.headers}content-length: ${body.length}\r\n\r\n`;
     let ended: 'timeout' | 'aborted' | null = null;
-    let handler: CallHandler | undefined;
+    let call: Http1Call | undefined;
     const timer = this.#clock.setTimeout(() => {
-      if (handler?.abort(new Error(`${spec.name} timed out`))) ended = 'timeout';
+      if (call?.abort(new Error(`${spec.name} timed out`))) ended = 'timeout';
     }, timeoutMs);
     const unlisten =
       signal &&
       onAbort(signal, () => {
         const reason = signal.reason instanceof Error ? signal.reason : new Error(`${spec.name} aborted`);
-        if (handler?.abort(reason)) ended = 'aborted';
+        if (call?.abort(reason)) ended = 'aborted';
       });
     try {
-      const answer = await new Promise<RawAnswer>((resolve, reject) => {
-        handler = new CallHandler(resolve, reject);
-        pool.dispatch(dispatchOptions, handler);
+      const answer = await new Promise<Http1Response>((resolve, reject) => {
+        call = new Http1Call(head, body, resolve, reject);
+        pool.request(call);
       });
-      if (answer.status !== 200) throw this.#statusError(spec.name, addr, answer.status, answer.bytes);
-      const res = this.#decode(spec.responseHeader, spec.name, answer.bytes);
+      if (answer.status !== 200) throw this.#statusError(spec.name, addr, answer.status, answer.body);
+      const res = this.#decode(spec.responseHeader, spec.name, answer.body);
       const refusal = res.code !== ResponseCode.SUCCESS ? aclRefusal(res.remark, accessKey) : null;
       if (refusal) throw aclDeniedError(spec.name, addr, refusal, res.code);
       return res;
@@ -376,7 +282,7 @@ export class HttpRemotingClient implements RemotingClient {
 
   unsentHeldCalls(addr: string): number {
     const lanes = this.#targets.get(addr)?.lanes;
-    return lanes ? lanes.held.stats.pending : 0;
+    return lanes ? lanes.held.unsent : 0;
   }
 
   #decode(schema: z.ZodType, name: string, bytes: Buffer): RemotingResponse {
@@ -417,14 +323,14 @@ export class HttpRemotingClient implements RemotingClient {
     return new TransportError(`${name} to ${addr} answered HTTP ${status}: ${detail}`);
   }
 
-  #allPools(): Pool[] {
+  #allPools(): Http1Pool[] {
     return [...this.#pools.values()].flatMap((l) => [l.control, l.held, l.liveness]);
   }
 
   close(): Promise<void> {
     if (this.#closing) {
       // A second call does not wait: it aborts whatever is still in flight.
-      for (const pool of this.#allPools()) pool.destroy().catch(() => undefined);
+      for (const pool of this.#allPools()) pool.destroy(new Error('the remoting client was closed'));
       return this.#closing;
     }
     this.#closing = this.#closeAll();
@@ -438,10 +344,10 @@ export class HttpRemotingClient implements RemotingClient {
       timer = this.#clock.setTimeout(() => resolve('deadline'), this.#closeTimeoutMs);
     });
     try {
-      const closed = Promise.allSettled(pools.map((p) => p.close())).then(() => 'closed' as const);
+      const closed = Promise.all(pools.map((p) => p.close())).then(() => 'closed' as const);
       if ((await Promise.race([closed, deadline])) === 'deadline') {
         this.#logger.warn({ closeTimeoutMs: this.#closeTimeoutMs }, 'calls still in flight at close: aborting them');
-        await Promise.allSettled(pools.map((p) => p.destroy()));
+        for (const pool of pools) pool.destroy(new Error('the remoting client was closed'));
       }
     } finally {
       if (timer !== undefined) this.#clock.clearTimeout(timer);
