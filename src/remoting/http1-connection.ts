@@ -143,10 +143,6 @@ export class Http1Connection {
     return this.#call !== null && !this.#written && !this.#call.settled;
   }
 
-  get busy(): boolean {
-    return this.#call !== null;
-  }
-
   /** Carries `call`: writes it now, or once connected. */
   run(call: Http1Call): void {
     if (this.#call !== null || this.#closed) throw new Error('HTTP connection: not free for a call');

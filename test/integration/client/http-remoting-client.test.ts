@@ -234,3 +234,37 @@ describe('against the real broker', () => {
     await c.close();
   });
 });
+
+describe('a body over the broker limit', () => {
+  let fx: BrokerFixture;
+  beforeAll(async () => {
+    fx = await startBroker({ maxRequestBodyBytes: 64 * 1024 }, {});
+  });
+  afterAll(() => fx.close());
+
+  test('is refused with HTTP 413 as a RequestRejectedError, and the client goes on working', async () => {
+    const addr = fx.broker.address;
+    const c = new HttpRemotingClient({ connectionsPerBroker: 1 });
+    const send = (size: number) =>
+      c
+        .invoke(
+          addr,
+          { code: RequestCode.SEND_MESSAGE, header: sendHeader, body: Buffer.alloc(size) },
+          { timeoutMs: 5000 },
+        )
+        .catch((x: unknown) => x);
+    // Moderately over: the broker reads the body and answers on a connection that stays usable.
+    const e = await send(100 * 1024);
+    expect(e).toBeInstanceOf(RequestRejectedError);
+    expect(e).toMatchObject({ status: 413, retriable: false });
+    expect((await c.invoke(addr, offsetReq, { timeoutMs: 5000 })).code).toBeGreaterThanOrEqual(0);
+    // Far over: the broker may close the connection while the body is still being written; either way
+    // the call fails and the next one is served on a new connection.
+    const far = await send(2 * 1024 * 1024);
+    expect(far).toBeInstanceOf(RocketMQError);
+    if (far instanceof RequestRejectedError) expect(far.status).toBe(413);
+    else expect(far).toBeInstanceOf(TransportError);
+    expect((await c.invoke(addr, offsetReq, { timeoutMs: 5000 })).code).toBeGreaterThanOrEqual(0);
+    await c.close();
+  });
+});
