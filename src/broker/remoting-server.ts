@@ -354,8 +354,10 @@ export class RemotingServer {
 
   /** Stops reading after a bad frame; the requests read before it are answered, then the connection closes. */
   private closeAfterAnswers(connection: RemotingConnection, e: unknown): void {
-    this.options.logger.error(
-      { err: e, remote: connection.remoteAddress },
+    // A flood of bad frames must not become a flood of log lines: the counter has them all.
+    this.rareLog.warn(
+      'refusedFrame',
+      { err: e, remote: connection.remoteAddress, refusedFrames: this.counters.refusedFrames },
       `remoting frame refused, connection closed: ${(e as Error)?.message ?? String(e)}`,
     );
     connection.closingSince = Date.now();
