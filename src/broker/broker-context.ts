@@ -129,11 +129,10 @@ export interface ConnectionInfo extends ClientGone {
   /** Aborted when the client goes away (its HTTP request closed) before an answer was sent. */
   readonly signal: AbortSignal;
   /**
-   * Calls of this connection held until something happens (suspended pulls): in flight, but no work for
-   * the broker, so the remoting listener keeps reading a connection that holds many. `held(+1)` when a
-   * call is suspended, `held(-1)` when it wakes or is dropped.
+   * Counts the calls of this connection held until something happens (suspended pulls): in flight, but
+   * no work for the broker, so the remoting listener keeps reading a connection that holds many.
+   * `held(1)` when a call is suspended, `held(-1)` when it wakes or is dropped.
    */
-  readonly heldCalls: number;
   held(delta: 1 | -1): void;
 }
 

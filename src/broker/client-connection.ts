@@ -27,11 +27,11 @@ export class ClientConnection implements ConnectionInfo {
 
   held(delta: 1 | -1): void {
     this.#heldCalls += delta;
-    this.heldChanged();
+    this.heldChanged(delta);
   }
 
-  /** Called when a call of this connection was suspended or woke (the remoting listener reads again). */
-  protected heldChanged(): void {}
+  /** Called when a call of this connection was suspended (1) or woke or was dropped (-1). */
+  protected heldChanged(_delta: 1 | -1): void {}
 
   get gone(): boolean {
     return this.#gone;

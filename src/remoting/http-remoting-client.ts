@@ -205,7 +205,7 @@ export class HttpRemotingClient implements RemotingClient {
       const checked = checkHeader(spec.requestHeader, request.header);
       if (!checked.ok) throw new InvalidArgumentError(`${spec.name}.${checked.field}`, checked.message);
     }
-    const { lanes, basePath } = this.#targets.get(addr) ?? this.#target(addr);
+    const { lanes, basePath } = this.#target(addr);
     const signal = opts.signal;
     if (signal?.aborted) throw new AbortError(`${spec.name} aborted before it was sent`, { cause: signal.reason });
     let timeoutMs = opts.timeoutMs;

@@ -103,26 +103,20 @@ export class Http1ResponseParser {
     let pos = 0;
     while (pos < chunk.length) {
       switch (this.#state) {
-        case 'length': {
+        case 'length':
+        case 'chunk-data': {
+          // A body of known length, or one chunk of a chunked body: `#remaining` bytes of it are due.
           const n = Math.min(this.#remaining, chunk.length - pos);
           this.#keep(chunk.subarray(pos, pos + n));
           pos += n;
           this.#remaining -= n;
-          if (this.#remaining === 0) this.#state = 'done';
+          if (this.#remaining === 0) this.#state = this.#state === 'length' ? 'done' : 'chunk-end';
           break;
         }
         case 'close':
           this.#keep(pos === 0 ? chunk : chunk.subarray(pos));
           pos = chunk.length;
           break;
-        case 'chunk-data': {
-          const n = Math.min(this.#remaining, chunk.length - pos);
-          this.#keep(chunk.subarray(pos, pos + n));
-          pos += n;
-          this.#remaining -= n;
-          if (this.#remaining === 0) this.#state = 'chunk-end';
-          break;
-        }
         default: {
           const end = chunk.indexOf(10, pos);
           const stop = end < 0 ? chunk.length : end + 1;

@@ -80,8 +80,8 @@ export class RemotingConnection extends ClientConnection {
   }
 
   /** A call was suspended (no longer work): a connection not read for its work may be read again. */
-  protected override heldChanged(): void {
-    if (this.pausedSince) this.#onLessWork(this);
+  protected override heldChanged(delta: 1 | -1): void {
+    if (delta === 1 && this.pausedSince) this.#onLessWork(this);
   }
 
   get socket(): Socket {

@@ -95,7 +95,6 @@ describe('QUERY_CONSUMER_OFFSET / UPDATE_CONSUMER_OFFSET', () => {
       remoteAddress: '127.0.0.1:1',
       signal: new AbortController().signal,
       gone: false,
-      heldCalls: 0,
       held: () => undefined,
       onGone: () => () => {},
     };
