@@ -26,6 +26,7 @@
  *   `idleTimeoutMs` (RocketMQ: serverChannelMaxIdleTimeSeconds).
  */
 import type { AddressInfo, Socket } from 'node:net';
+import { withoutStack } from '../common/errors.js';
 import { ResponseCode } from '../protocol/index.js';
 import {
   decodeRemotingCommand,
@@ -94,7 +95,7 @@ export class RemotingServer {
   private closing: Promise<void> | undefined;
   private readonly turns = new TurnShare<RemotingConnection>(TURN_BUDGET_MS, (c) => {
     c.yielding = false;
-    this.pump(c);
+    this.pump(c, true);
   });
 
   constructor(options: RemotingServerOptions) {
@@ -269,9 +270,12 @@ export class RemotingServer {
   private reserve(connection: RemotingConnection, bytes: number): Reservation {
     const b = connection.budget;
     if (bytes > b.limit || bytes > b.shared.limit) {
-      return new RemotingDecodeError(
-        `frame of ${bytes} bytes is larger than the connection's byte budget of ${Math.min(b.limit, b.shared.limit)} (remotingMaxBufferedBytesPerConnection)`,
-        0,
+      return withoutStack(
+        () =>
+          new RemotingDecodeError(
+            `frame of ${bytes} bytes is larger than the connection's byte budget of ${Math.min(b.limit, b.shared.limit)} (remotingMaxBufferedBytesPerConnection)`,
+            0,
+          ),
       );
     }
     if (!b.fits(bytes)) {
@@ -289,17 +293,23 @@ export class RemotingServer {
    * Reads the complete frames `connection` has buffered, as far as its budget allows: at least one, then
    * while the event loop's turn has time left (TurnShare) and at most FRAMES_PER_TURN; the rest wait for a
    * later turn (the socket is not read meanwhile), so that one connection's pipelined requests do not
-   * hold up every other connection's. A connection that does not read its answers, or has many requests
-   * being worked on, is not read.
+   * hold up every other connection's. A connection that has not sent a request yet waits even for its
+   * first frame once the turn is spent, in a lane of its own (TurnShare): a wave of new connections is
+   * answered over several turns, the clients already talking read in between. A connection that does not
+   * read its answers, or has many requests being worked on, is not read. `resumed`: from a deferred lane.
    */
-  private pump(connection: RemotingConnection): void {
+  private pump(connection: RemotingConnection, resumed = false): void {
     const intake = connection.intake as FrameIntake;
     let frames = 0;
     while (!connection.closingSince && !connection.gone && !connection.yielding && !connection.starved) {
       if (connection.saturated) break;
-      if (frames > 0 && (frames === FRAMES_PER_TURN || this.turns.spent())) {
+      const yieldTurn =
+        frames > 0
+          ? frames === FRAMES_PER_TURN || this.turns.spent()
+          : !resumed && !connection.sentRequest && intake.buffered > 0 && this.turns.spent();
+      if (yieldTurn) {
         connection.yielding = true;
-        this.turns.defer(connection);
+        this.turns.defer(connection, !connection.sentRequest);
         break;
       }
       frames++;

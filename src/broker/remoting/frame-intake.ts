@@ -12,6 +12,7 @@
  * closes before the frame is complete, so a frame cut short goes back to the OS within a few turns of the
  * event loop rather than at the next full collection, which an idle broker may not run for a long time.
  */
+import { withoutStack } from '../../common/errors.js';
 import { ChunkQueue } from '../../remoting/chunk-queue.js';
 import { RemotingDecodeError, RemotingFrameTooLargeError } from '../../remoting/remoting-decode-error.js';
 
@@ -113,12 +114,16 @@ export class FrameIntake {
       if (this.#queue.length < 4) return null;
       const length = this.#queue.peekInt32();
       if (length < 4) {
-        throw new RemotingDecodeError(
-          `frame length ${length} is ${length < 0 ? 'negative' : 'too short for a header length'}`,
-          0,
+        throw withoutStack(
+          () =>
+            new RemotingDecodeError(
+              `frame length ${length} is ${length < 0 ? 'negative' : 'too short for a header length'}`,
+              0,
+            ),
         );
       }
-      if (length + 4 > this.maxFrameLength) throw new RemotingFrameTooLargeError(length + 4, this.maxFrameLength);
+      if (length + 4 > this.maxFrameLength)
+        throw withoutStack(() => new RemotingFrameTooLargeError(length + 4, this.maxFrameLength));
       this.#need = length + 4;
       this.#reserved = false;
     }

@@ -47,3 +47,26 @@ test('an item that defers itself again goes behind the others', async () => {
   for (let i = 0; i < 20 && ran.length < 3; i++) await nextTurn();
   expect(ran).toEqual(['a', 'b', 'a']);
 });
+
+test('items deferred for later run after the others, and at least one of them each turn', async () => {
+  const ran: Array<{ item: string; turn: number }> = [];
+  let turn = 0;
+  const share = new TurnShare<string>(0, (item) => ran.push({ item, turn }));
+  share.defer('new1', true);
+  share.defer('a');
+  share.defer('new2', true);
+  share.defer('b');
+  share.forget('new2');
+  share.defer('new3', true);
+  expect(share.deferred).toBe(4);
+  for (let i = 0; i < 20 && ran.length < 4; i++) {
+    await nextTurn();
+    turn++;
+  }
+  // A share of 0 ms: each turn runs the first item of each lane.
+  expect(ran.map((r) => r.item)).toEqual(['a', 'new1', 'b', 'new3']);
+  expect(ran[0]?.turn).toBe(ran[1]?.turn);
+  expect(ran[2]?.turn).toBe(ran[3]?.turn);
+  expect(ran[2]?.turn).toBeGreaterThan(ran[0]?.turn ?? Infinity);
+  expect(share.deferred).toBe(0);
+});
