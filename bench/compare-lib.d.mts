@@ -26,7 +26,12 @@ export interface CompareOptions {
   usage: string;
 }
 export declare function parseArgs(argv: readonly string[]): CompareOptions;
-export declare function findKitDir(root: string, envDir: string | undefined, exists: (p: string) => boolean): string;
+export declare function findKitDir(
+  root: string,
+  envDir: string | undefined,
+  exists: (p: string) => boolean,
+  folder?: string,
+): string;
 export declare function percentile(sorted: ArrayLike<number>, p: number): number;
 
 export interface LatencySummary {

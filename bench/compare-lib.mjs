@@ -120,15 +120,16 @@ export function parseArgs(argv) {
 }
 
 /**
- * The RocketMQ kit: `envDir` (RMQ_KIT_DIR) when set, else `shared/rocketmq-java` beside the clone or
- * beside one of its parent folders (a git worktree nested deeper finds it too). `exists` is fs.existsSync.
+ * A RocketMQ kit: `envDir` (RMQ_KIT_DIR, RMQ5_KIT_DIR) when set, else `shared/<folder>` beside the clone
+ * or beside one of its parent folders (a git worktree nested deeper finds it too). `folder` is
+ * `rocketmq-java` (4.9.8, the default) or `rocketmq5-java` (5.3.3); `exists` is fs.existsSync.
  */
-export function findKitDir(root, envDir, exists) {
+export function findKitDir(root, envDir, exists, folder = 'rocketmq-java') {
   if (envDir) return path.resolve(envDir);
   for (let dir = path.dirname(root); ; dir = path.dirname(dir)) {
-    const candidate = path.join(dir, 'shared/rocketmq-java');
+    const candidate = path.join(dir, 'shared', folder);
     if (exists(candidate)) return candidate;
-    if (dir === path.dirname(dir)) return path.join(path.dirname(root), 'shared/rocketmq-java');
+    if (dir === path.dirname(dir)) return path.join(path.dirname(root), 'shared', folder);
   }
 }
 

@@ -131,6 +131,15 @@ describe('comparison harness: pure helpers', () => {
     expect(findKitDir('/a/b/repo', undefined, () => false)).toBe('/a/b/shared/rocketmq-java');
   });
 
+  test('findKitDir: the 5.3.3 kit is found the same way under its own folder name', () => {
+    const present = new Set(['/a/shared/rocketmq-java', '/a/shared/rocketmq5-java']);
+    expect(findKitDir('/a/b/repo', undefined, (p: string) => present.has(p), 'rocketmq5-java')).toBe(
+      '/a/shared/rocketmq5-java',
+    );
+    expect(findKitDir('/a/b/repo', '/opt/kit5', () => false, 'rocketmq5-java')).toBe(path.resolve('/opt/kit5'));
+    expect(findKitDir('/a/b/repo', undefined, () => false, 'rocketmq5-java')).toBe('/a/b/shared/rocketmq5-java');
+  });
+
   test('summarise takes per-system medians and ratios within a round; the table shows them and skips', () => {
     const drain = (msgPerS: number, duplicates = 0) => ({
       msgPerS,
