@@ -13,6 +13,8 @@ export const SYSTEMS = Object.freeze([
   'java-on-rocketmq',
   'java-on-ours',
   'ours-tcp-on-rocketmq',
+  'java-on-rocketmq5',
+  'ours-tcp-on-rocketmq5',
   'redis-streams',
 ]);
 

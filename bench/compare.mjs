@@ -1,9 +1,10 @@
 #!/usr/bin/env node
 // The comparison harness: our PushConsumer and LitePullConsumer on the bundled CLI broker over HTTP and
-// over TCP remoting, RocketMQ 4.9.8's Java client on RocketMQ's broker and on ours, our PushConsumer over
-// TCP on RocketMQ's broker, and Redis Streams as an outside reference, in interleaved rounds (round 1 runs
-// every system, then round 2 ...), printing one table of per-system medians and writing it with the
-// machine and commit to bench/results/<date>-<commit>.{json,md}.
+// over TCP remoting, RocketMQ 4.9.8's Java client on RocketMQ 4.9.8's broker and on ours, our PushConsumer
+// over TCP on RocketMQ 4.9.8's broker, the same two on RocketMQ 5.3.3 (its client and broker: the *-rocketmq5
+// rows), and Redis Streams as an outside reference, in interleaved rounds (round 1 runs every system, then
+// round 2 ...), printing one table of per-system medians and writing it with the machine and commit to
+// bench/results/<date>-<commit>.{json,md}.
 //
 //   npm run bench -- --compare [flags]     (builds first)      node bench/compare.mjs [flags]
 //   flags: --messages N [200000] --rounds R [3] --only a,b --rate MSG_PER_S [2000] --seconds S [20]
@@ -46,7 +47,27 @@ import {
 } from './compare-lib.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const kitDir = findKitDir(root, process.env.RMQ_KIT_DIR, existsSync);
+/**
+ * The RocketMQ kits (NameServer, broker, mqadmin, Java client; the same bin/ scripts). `drainProgram` is
+ * how the Java rows run Drain.java with the kit's client (see runJavaBench). Only the 4.9.8 kit has
+ * bench/ (Drain.java and bench/run); the 5.3.3 rows compile that same Drain.java against 5.3.3's client.
+ */
+const KIT4 = {
+  release: '4.9.8',
+  variable: 'RMQ_KIT_DIR',
+  dir: findKitDir(root, process.env.RMQ_KIT_DIR, existsSync),
+  drainProgram: benchRunProgram,
+};
+const KIT5 = {
+  release: '5.3.3',
+  variable: 'RMQ5_KIT_DIR',
+  dir: findKitDir(root, process.env.RMQ5_KIT_DIR, existsSync, 'rocketmq5-java'),
+  drainProgram: compiledDrainProgram,
+};
+const DRAIN_JAVA = path.join(KIT4.dir, 'bench/Drain.java');
+/** The kit whose broker a system runs on: `*-on-rocketmq` 4.9.8, `*-on-rocketmq5` 5.3.3; else undefined. */
+const kitOf = (system) =>
+  system.endsWith('-on-rocketmq5') ? KIT5 : system.endsWith('-on-rocketmq') ? KIT4 : undefined;
 /** Where the kit's servers may listen (RMQ_NAMESRV_PORT / RMQ_BROKER_PORT pin them). */
 const KIT_PORT_RANGE = [34000, 34999];
 const QUEUES = 8;
@@ -259,11 +280,11 @@ async function kitPorts() {
   throw new Error(`no free ports for the kit in ${lo}-${hi}`);
 }
 
-/** The kit's NameServer and broker (RocketMQ 4.9.8) in a temp state dir; a port clash is retried. */
-async function startKit(attempts = 3) {
+/** A kit's NameServer and broker (KIT4 or KIT5) in a temp state dir; a port clash is retried. */
+async function startKit(kit, attempts = 3) {
   for (let attempt = 1; ; attempt++) {
     try {
-      return await startKitOnce(await kitPorts());
+      return await startKitOnce(kit, await kitPorts());
     } catch (e) {
       if (attempt >= attempts || !/Address already in use|port .*(in use|taken)/i.test(String(e.message))) throw e;
       log(`kit start-up hit a port in use; trying other ports (${attempt}/${attempts})`);
@@ -271,7 +292,7 @@ async function startKit(attempts = 3) {
   }
 }
 
-async function startKitOnce(ports) {
+async function startKitOnce(kit, ports) {
   const home = tempDir('rmq-compare-kit-');
   const env = {
     ...process.env,
@@ -286,14 +307,14 @@ async function startKitOnce(ports) {
   };
   const stopKit = () => {
     try {
-      execFileSync(path.join(kitDir, 'bin/stop'), ['--clean'], { env, stdio: 'ignore' });
+      execFileSync(path.join(kit.dir, 'bin/stop'), ['--clean'], { env, stdio: 'ignore' });
     } catch (e) {
-      console.error(`# kit stop failed: ${e.message}`);
+      console.error(`# ${kit.release} kit stop failed: ${e.message}`);
     }
   };
-  const releaseKit = hold('kit servers', stopKit);
+  const releaseKit = hold(`${kit.release} kit servers`, stopKit);
   const run = (script, args = []) =>
-    execFileSync(path.join(kitDir, script), args, { env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+    execFileSync(path.join(kit.dir, script), args, { env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
   try {
     run('bin/start-namesrv');
     const out = run('bin/start-broker');
@@ -329,7 +350,7 @@ async function startKitOnce(ports) {
       .split('\n')
       .filter((l) => !/^\s+at /.test(l))
       .join(' / ');
-    throw new Error(`kit start-up failed: ${detail || e.message}`);
+    throw new Error(`${kit.release} kit start-up failed: ${detail || e.message}`);
   }
 }
 
@@ -655,10 +676,18 @@ const ioredisPresent = async () => {
 async function missingTool(system) {
   const needsDist = system.startsWith('ours') || system === 'java-on-ours';
   if (needsDist && !existsSync(path.join(root, 'dist/cli.js'))) return 'dist/ is not built (npm run build)';
-  if (system.startsWith('java') || system.endsWith('on-rocketmq')) {
-    if (!existsSync(path.join(kitDir, 'bin/start-broker'))) return `no RocketMQ kit at ${kitDir}`;
-    if (!has('java')) return 'no java on PATH';
-    if (system.startsWith('java') && !has('javac')) return 'no javac on PATH (the kit compiles bench/Drain.java)';
+  // java-on-ours runs the 4.9.8 client on our broker; every Java row needs the 4.9.8 kit's Drain.java.
+  const kits = new Set([kitOf(system), system.startsWith('java') ? KIT4 : undefined].filter(Boolean));
+  for (const kit of kits) {
+    if (!existsSync(path.join(kit.dir, 'bin/start-broker')))
+      return `no RocketMQ ${kit.release} kit at ${kit.dir} (set ${kit.variable})`;
+    const jars = spawnSync(path.join(kit.dir, 'bin/classpath'), { encoding: 'utf8' });
+    if (jars.status !== 0) return `the ${kit.release} kit cannot run: ${jars.stderr?.trim() || 'bin/classpath failed'}`;
+  }
+  if (kits.size > 0 && !has('java')) return 'no java on PATH';
+  if (system.startsWith('java')) {
+    if (!existsSync(DRAIN_JAVA)) return `no ${DRAIN_JAVA} (the Java rows run it)`;
+    if (!has('javac')) return 'no javac on PATH (the Java rows compile Drain.java)';
   }
   if (system === 'redis-streams') {
     if (!has('redis-server')) return 'no redis-server on PATH (apt-get install -y redis-server)';
@@ -669,7 +698,7 @@ async function missingTool(system) {
 
 /** One round of a node-consumer system: fresh server, backlog, three drains, latency run. */
 async function runNodeSystem(system, round) {
-  const tag = `${system.replace(/[^a-z]/g, '')}_r${round}_${Date.now()}`;
+  const tag = `${system.replace(/[^a-z0-9]/g, '')}_r${round}_${Date.now()}`;
   const drainTopic = `CmpDrain_${tag}`;
   const latTopic = `CmpLat_${tag}`;
   let server;
@@ -681,8 +710,8 @@ async function runNodeSystem(system, round) {
       server = await startRedis();
       sys = { worker: { kind: 'redis', redisPort: server.port } };
       producer = await redisProducer(server.port);
-    } else if (system === 'ours-tcp-on-rocketmq') {
-      server = await startKit();
+    } else if (kitOf(system)) {
+      server = await startKit(kitOf(system));
       sys = { worker: { kind: 'push', namesrvAddr: server.namesrvAddr } };
       server.createTopic(drainTopic);
       server.createTopic(latTopic);
@@ -724,19 +753,73 @@ async function runNodeSystem(system, round) {
 }
 
 /**
- * Runs the kit's `bench/run MODE ARGS` against a NameServer / broker pair, resolving with its stdout.
- * `onLine` sees each stdout line; when it returns 'abort' the run is killed and resolves with undefined.
+ * Runs Drain.java (`drain N` / `latency RATE SECS`) with `kit`'s Java client against the NameServer and
+ * broker that `env` names (RMQ_NAMESRV_PORT, RMQ_BROKER_PORT; heap RMQ_BENCH_HEAP), resolving with its
+ * stdout. `onLine` sees each stdout line and the launcher's pid; when it returns 'abort' the run is killed
+ * and resolves with undefined. The compiled classes live in a temp dir removed afterwards, also on failure.
  */
-function runJavaBench(env, args, onLine) {
+async function runJavaBench(kit, env, args, onLine) {
+  const tmp = tempDir('rmq-compare-javac-');
+  try {
+    return await runProgram(await kit.drainProgram(kit, env, args, tmp.dir), onLine);
+  } finally {
+    tmp.release();
+  }
+}
+
+/** The 4.9.8 kit's `bench/run ARGS`: it compiles Drain.java into a mktemp dir under TMPDIR (`tmp`) and runs it. */
+async function benchRunProgram(kit, env, args, tmp) {
+  return {
+    name: `bench/run ${args.join(' ')}`,
+    file: path.join(kit.dir, 'bench/run'),
+    args,
+    env: { ...env, TMPDIR: tmp },
+  };
+}
+
+/**
+ * What bench/run does, for a kit without bench/ (5.3.3): the 4.9.8 kit's Drain.java compiled against this
+ * kit's client class path into `tmp`, run by this kit's bin/java-client with bench/run's heap, GC and
+ * -Dns / -Dbroker.
+ */
+async function compiledDrainProgram(kit, env, args, tmp) {
+  const classpath = execFileSync(path.join(kit.dir, 'bin/classpath'), { env, encoding: 'utf8' }).trim();
+  await runProgram({
+    name: `javac Drain.java (RocketMQ ${kit.release} client)`,
+    file: 'javac',
+    args: ['-nowarn', '-d', tmp, '-cp', classpath, DRAIN_JAVA],
+    env,
+  });
+  const heap = (env.RMQ_BENCH_HEAP ?? '-Xms1g -Xmx1g').split(/\s+/).filter(Boolean);
+  return {
+    name: `Drain ${args.join(' ')} (RocketMQ ${kit.release} client)`,
+    file: path.join(kit.dir, 'bin/java-client'),
+    args: [
+      ...heap,
+      '-XX:+UseG1GC',
+      `-Dns=127.0.0.1:${env.RMQ_NAMESRV_PORT}`,
+      `-Dbroker=127.0.0.1:${env.RMQ_BROKER_PORT}`,
+      '-cp',
+      tmp,
+      'Drain',
+      ...args,
+    ],
+    env,
+  };
+}
+
+/**
+ * Runs `program` ({ name, file, args, env }) in its own process group, resolving with its stdout; see
+ * runJavaBench for `onLine`. The group is killed when the harness stops, and after 30 minutes.
+ */
+function runProgram(program, onLine) {
   return new Promise((resolve, reject) => {
-    // bench/run compiles into a mktemp dir under TMPDIR that it removes itself, unless it is killed.
-    const tmp = tempDir('rmq-compare-javac-');
-    const child = spawn(path.join(kitDir, 'bench/run'), args, {
-      env: { ...env, TMPDIR: tmp.dir },
+    const child = spawn(program.file, program.args, {
+      env: program.env,
       stdio: ['ignore', 'pipe', 'pipe'],
       detached: true,
     });
-    const release = hold(`java bench pid ${child.pid}`, () => killQuietly(-child.pid, 'SIGKILL'));
+    const release = hold(`${program.name} pid ${child.pid}`, () => killQuietly(-child.pid, 'SIGKILL'));
     let out = '';
     let err = '';
     let aborted = false;
@@ -750,30 +833,41 @@ function runJavaBench(env, args, onLine) {
       }
     });
     const timer = setTimeout(() => killQuietly(-child.pid, 'SIGKILL'), 30 * 60_000);
+    child.once('error', (e) => {
+      clearTimeout(timer);
+      release();
+      reject(new Error(`${program.name}: ${e.message}`));
+    });
     child.once('exit', (code) => {
       clearTimeout(timer);
       release();
-      tmp.release();
       if (code === 0) resolve(out);
       else if (aborted) resolve(undefined);
       else
         reject(
-          new Error(
-            `bench/run ${args.join(' ')} exited with ${code}: ${(err || out).trim().split('\n').slice(-3).join(' / ')}`,
-          ),
+          new Error(`${program.name} exited with ${code}: ${(err || out).trim().split('\n').slice(-3).join(' / ')}`),
         );
     });
   });
 }
 
-/** One round of the Java client (the kit's bench/run) on RocketMQ's broker or on ours. */
+/** The JVM of a Java run: `pid` itself when the launcher exec'd java (bin/java-client), else its java descendant. */
+const javaProcess = (pid) => (readProc(pid, 'comm')?.trim() === 'java' ? pid : descendants(pid, 'java')[0]);
+
+/**
+ * One round of a Java client with Drain.java: RocketMQ 4.9.8's on its broker or on ours, or 5.3.3's on
+ * its broker.
+ */
 async function runJavaSystem(system, round) {
+  // The broker's kit, whose client runs too; java-on-ours runs the 4.9.8 client.
+  const kit = kitOf(system);
+  const client = kit ?? KIT4;
   let server;
   const rss = new RssSampler();
   try {
     let env;
-    if (system === 'java-on-rocketmq') {
-      server = await startKit();
+    if (kit) {
+      server = await startKit(kit);
       env = { ...server.env, RMQ_BENCH_HEAP: '-Xms1g -Xmx1g' };
     } else {
       server = await startOurBroker(true);
@@ -797,7 +891,7 @@ async function runJavaSystem(system, round) {
     // Drain.java waits 600 s for sends its preload lost (a loaded machine times some out), then reports
     // TIMEOUT: so a first attempt whose preload lost sends is stopped and run again on a new topic.
     for (let attempt = 1; drainOut === undefined; attempt++) {
-      drainOut = await runJavaBench(env, ['drain', `${opts.messages}`], (line, pid) => {
+      drainOut = await runJavaBench(client, env, ['drain', `${opts.messages}`], (line, pid) => {
         if (line.startsWith('preload:')) {
           const failed = Number(/failed=(\d+)/.exec(line)?.[1] ?? 0);
           if (failed > 0 && attempt < 2) {
@@ -805,7 +899,7 @@ async function runJavaSystem(system, round) {
             return 'abort';
           }
           if (failed > 0) log(`  ${system}: ${failed} preload sends failed; Drain.java waits its 600 s for them`);
-          javaPid = descendants(pid, 'java')[0];
+          javaPid = javaProcess(pid);
           if (javaPid !== undefined) rss.watch('consumer', javaPid);
           cpu0 = { consumer: cpuUs(javaPid), broker: cpuUs(server.pid) };
         } else if (line.startsWith('drain:') && cpu1 === undefined) {
@@ -831,7 +925,7 @@ async function runJavaSystem(system, round) {
       consumerRssBytes: rss.peak('consumer'),
     };
     log(`${system} round ${round} 1 consumer: ${describeDrain(c1)}`);
-    const latOut = await runJavaBench(env, ['latency', `${opts.rate}`, `${opts.seconds}`]);
+    const latOut = await runJavaBench(client, env, ['latency', `${opts.rate}`, `${opts.seconds}`]);
     const latency = parseJavaLatency(latOut);
     if (latency === undefined) throw new Error(`no latency figures in the Java output: ${latOut.slice(-500)}`);
     log(`${system} round ${round} latency (after the client's own 3 s warm-up): ${describeLatency(latency)}`);

@@ -31,7 +31,7 @@ describe('comparison harness: pure helpers', () => {
       liteLoop: 'iter',
       sendsFrom: 'ready',
     });
-    expect(d.only).toHaveLength(8);
+    expect(d.only).toHaveLength(10);
     const o = parseArgs(
       '--messages 20000 --rounds 2 --only redis-streams,ours-http-push --rate 500 --seconds 5 --lite-loop poll --no-results'.split(
         ' ',
