@@ -106,10 +106,8 @@ export class RemotingServer {
     this.unsubscribeBudget = options.budget.whenFree(() => {
       for (const c of [...this.waiting]) if (!c.stillStarved()) this.pump(c);
     });
-    const every = Math.max(
-      20,
-      Math.min(1000, options.firstRequestTimeoutMs / 4, options.drainTimeoutMs / 4, FRAME_RATE_GRACE_MS / 2),
-    );
+    const { firstRequestTimeoutMs: first, drainTimeoutMs: drain, idleTimeoutMs: idle } = options;
+    const every = Math.max(20, Math.min(1000, first / 4, drain / 4, idle / 4, FRAME_RATE_GRACE_MS / 2));
     this.sweeper = setInterval(() => this.sweep(), every);
     this.sweeper.unref();
   }
@@ -221,17 +219,11 @@ export class RemotingServer {
     connection.intake = new FrameIntake(o.maxFrameBytes, (bytes) => this.reserve(connection, bytes));
     this.connections.add(connection);
     this.admission.opened(connection);
-    socket.setTimeout(o.idleTimeoutMs);
-    socket.on('timeout', () => {
-      if (connection.inFlight > 0) return;
-      this.counters.closedIdle++;
-      o.logger.info({ remote: connection.remoteAddress }, 'remoting connection idle, closed');
-      socket.destroy();
-    });
     socket.on('data', (chunk: Buffer) => {
       const intake = connection.intake as FrameIntake;
+      connection.lastActiveAt = Date.now();
       if (!intake.inProgress) {
-        connection.frameStartedAt = Date.now();
+        connection.frameStartedAt = connection.lastActiveAt;
         connection.frameBytes = 0;
       }
       connection.frameBytes += chunk.length;
@@ -354,6 +346,7 @@ export class RemotingServer {
   /** An answer of `connection` was handed to the OS: it may be read again, or finish closing. */
   private drained(connection: RemotingConnection): void {
     connection.lastDrainAt = Date.now();
+    connection.lastActiveAt = connection.lastDrainAt;
     if (connection.closingSince) {
       this.endIfAnswered(connection);
       return;

@@ -79,13 +79,16 @@ export const NO_REQUEST: Omit<CloseVerdict, 'fields'> = {
 };
 
 /**
- * Whether a connection may be kept: one over its byte budget must drain within `drainTimeoutMs`, and a
- * frame in progress must arrive at `minFrameBytesPerSecond` once it has had FRAME_RATE_GRACE_MS.
+ * Whether a connection may be kept: one over its byte budget must drain within `drainTimeoutMs`, a
+ * frame in progress must arrive at `minFrameBytesPerSecond` once it has had FRAME_RATE_GRACE_MS, and a
+ * connection with no traffic and nothing in flight is kept `idleTimeoutMs` (RocketMQ warns on an idle
+ * close too). The listener checks this periodically rather than with a timer per socket, which Node
+ * re-arms on every read and write.
  */
 export function closeVerdict(
   c: RemotingConnection,
   now: number,
-  limits: { drainTimeoutMs: number; minFrameBytesPerSecond: number },
+  limits: { drainTimeoutMs: number; minFrameBytesPerSecond: number; idleTimeoutMs: number },
 ): CloseVerdict | undefined {
   if (c.pausedSince) {
     if (now - c.lastDrainAt <= limits.drainTimeoutMs) return undefined;
@@ -97,14 +100,20 @@ export function closeVerdict(
   }
   const elapsed = now - c.frameStartedAt;
   if (
-    !c.intake?.inProgress ||
-    elapsed <= FRAME_RATE_GRACE_MS ||
-    c.frameBytes >= (limits.minFrameBytesPerSecond * elapsed) / 1000
-  )
-    return undefined;
+    c.intake?.inProgress &&
+    elapsed > FRAME_RATE_GRACE_MS &&
+    c.frameBytes < (limits.minFrameBytesPerSecond * elapsed) / 1000
+  ) {
+    return {
+      counter: 'closedSlowFrames',
+      fields: { remote: c.remoteAddress, bytes: c.frameBytes, ms: elapsed },
+      message: 'remoting frame arriving slower than the minimum data rate, connection closed',
+    };
+  }
+  if (c.inFlight > 0 || now - c.lastActiveAt < limits.idleTimeoutMs) return undefined;
   return {
-    counter: 'closedSlowFrames',
-    fields: { remote: c.remoteAddress, bytes: c.frameBytes, ms: elapsed },
-    message: 'remoting frame arriving slower than the minimum data rate, connection closed',
+    counter: 'closedIdle',
+    fields: { remote: c.remoteAddress, idleMs: now - c.lastActiveAt },
+    message: 'remoting connection with no traffic and nothing in flight, closed as idle',
   };
 }

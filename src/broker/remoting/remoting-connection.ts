@@ -37,6 +37,8 @@ export class RemotingConnection extends ClientConnection {
   /** Whether a complete request has arrived (a connection that never sent one is the first evicted). */
   sentRequest = false;
   readonly openedAt: number;
+  /** When bytes last came or an answer last left (the idle timeout counts from it). */
+  lastActiveAt: number;
   /** When the frame being read began to arrive, and its bytes so far (for the minimum data rate). */
   frameStartedAt = 0;
   frameBytes = 0;
@@ -75,6 +77,7 @@ export class RemotingConnection extends ClientConnection {
     this.budget = budget;
     this.#logger = logger;
     this.openedAt = now;
+    this.lastActiveAt = now;
     this.#onDrained = onDrained;
     this.#onLessWork = onLessWork;
   }

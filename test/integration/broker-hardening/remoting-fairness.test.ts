@@ -91,3 +91,43 @@ test('a valid request followed by a bad frame in the same write is answered befo
     await c.close();
   }
 });
+
+test('a connection with no traffic and nothing in flight is closed as idle; a held pull keeps its connection', async () => {
+  fx = await startBroker({ remotingPort: 0, remotingIdleTimeoutMs: 300 });
+  const address = fx.broker.remotingAddress as string;
+  const topic = uniqueName('Idle');
+  await fx.client.call('UPDATE_AND_CREATE_TOPIC', { topic, readQueueNums: 1, writeQueueNums: 1, perm: 6 });
+  const quiet = await raw.open(address);
+  quiet.write(
+    encodeRemotingCommand({ code: RequestCode.GET_MAX_OFFSET, opaque: 1, extFields: { topic, queueId: '0' } }),
+  );
+  const held = await raw.open(address);
+  let heldAnswer = 0;
+  held.on('data', (chunk: Buffer) => (heldAnswer += chunk.length));
+  // Held for 1.5 s on an empty queue (suspend and subscription flags): far past the idle timeout.
+  held.write(
+    encodeRemotingCommand({
+      code: RequestCode.PULL_MESSAGE,
+      opaque: 2,
+      extFields: {
+        consumerGroup: uniqueName('g'),
+        topic,
+        queueId: '0',
+        queueOffset: '0',
+        maxMsgNums: '32',
+        sysFlag: '6',
+        commitOffset: '0',
+        suspendTimeoutMillis: '1500',
+        subscription: '*',
+        subVersion: '0',
+        expressionType: 'TAG',
+      },
+    }),
+  );
+  await RawSockets.closed(quiet);
+  expect(fx.broker.remotingStats()?.closedIdle).toBe(1);
+  // Its connection is closed only once the pull is answered and the idle time has passed again.
+  await RawSockets.closed(held);
+  expect(heldAnswer).toBeGreaterThan(0);
+  expect(fx.broker.remotingStats()?.closedIdle).toBe(2);
+});
