@@ -298,7 +298,7 @@ export class RemotingServer {
       const yieldTurn =
         frames > 0
           ? frames === FRAMES_PER_TURN || this.turns.spent()
-          : !resumed && !connection.sentRequest && intake.buffered > 0 && this.turns.spent();
+          : !resumed && !connection.sentRequest && intake.frameReady && this.turns.spent();
       if (yieldTurn) {
         connection.yielding = true;
         this.turns.defer(connection, !connection.sentRequest);

@@ -240,9 +240,10 @@ export async function proberChild(host, port, http, topic) {
   });
   return {
     async stop() {
+      // 'disconnect' comes after every message the channel carried; 'exit' may come before the last one.
       const result = new Promise((resolve, reject) => {
         child.once('message', (m) => resolve(m.result));
-        void exited.then((code) => reject(new Error(`probers exited (${code}) before their figures came`)));
+        child.once('disconnect', () => reject(new Error('the probers closed their channel before their figures came')));
       });
       child.send('stop');
       const r = await result;

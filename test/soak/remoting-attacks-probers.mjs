@@ -7,6 +7,6 @@ const [host, port, http, topic] = process.argv.slice(2);
 const running = probers(connector(host, Number(port)), http, topic);
 process.send({ ready: true });
 process.once('message', async () => {
-  process.send({ result: await running.stop() });
-  process.disconnect();
+  // Disconnecting only once the figures are written: a disconnect right after send() may drop them.
+  process.send({ result: await running.stop() }, () => process.disconnect());
 });

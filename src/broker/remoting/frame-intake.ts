@@ -82,6 +82,15 @@ export class FrameIntake {
     return this.#queue.length + this.#filled;
   }
 
+  /** Whether next() has a frame to give (budget allowing) or a length to refuse: a whole frame has come. */
+  get frameReady(): boolean {
+    if (this.#frame) return this.#filled >= this.#frame.length;
+    if (this.#need >= 0) return this.#queue.length >= this.#need;
+    if (this.#queue.length < 4) return false;
+    const length = this.#queue.peekInt32();
+    return length < 4 || length + 4 > this.maxFrameLength || this.#queue.length >= length + 4;
+  }
+
   /** Whether part of a frame (or of its length) has come and the rest has not. */
   get inProgress(): boolean {
     return this.buffered > 0;

@@ -62,3 +62,31 @@ test('a large frame cut short by a close gives its memory back when cleared, not
   expect(intake.buffered).toBe(0);
   expect(intake.inProgress).toBe(false);
 });
+
+test('frameReady says whether next() has a whole frame (small or gathered) or a length to refuse', () => {
+  const stream = Buffer.concat([frame(10), frame(2 * MiB), frame(4)]);
+  for (const read of [1000, 64 * KiB, 3 * MiB]) {
+    const intake = new FrameIntake(16 * MiB, ok);
+    let frames = 0;
+    for (let at = 0; at < stream.length; at += read) {
+      intake.push(Buffer.from(stream.subarray(at, at + read)));
+      for (;;) {
+        const ready = intake.frameReady;
+        const f = intake.next();
+        expect(f !== null).toBe(ready);
+        if (f === null || f === 'wait') break;
+        frames++;
+      }
+    }
+    expect(frames).toBe(3);
+    expect(intake.frameReady).toBe(false);
+  }
+  const bad = new FrameIntake(16 * MiB, ok);
+  bad.push(Buffer.from([0xff, 0xff, 0xff, 0xf0]));
+  expect(bad.frameReady).toBe(true);
+  expect(() => bad.next()).toThrow(/negative/);
+  const tooLarge = new FrameIntake(1 * MiB, ok);
+  tooLarge.push(frame(2 * MiB).subarray(0, 8));
+  expect(tooLarge.frameReady).toBe(true);
+  expect(() => tooLarge.next()).toThrow(/maximum frame length/);
+});
