@@ -151,7 +151,10 @@ export interface BrokerOptions {
   remotingMaxConnections?: number;
   /** Largest remoting frame accepted, bytes; a larger one closes its connection. Default 16 MiB (RocketMQ's frameMaxLength). */
   remotingMaxFrameBytes?: number;
-  /** A remoting connection with no traffic and no call in flight this long is closed, ms. Default 120000 (RocketMQ). */
+  /**
+   * A remoting connection with no traffic and no call in flight this long is closed (checked once a second, or
+   * every quarter of the timeout when that is shorter), ms. Default 120000 (RocketMQ).
+   */
   remotingIdleTimeoutMs?: number;
   /**
    * Remoting connections from one IP address at most; past it the oldest connection of that address that
