@@ -38,8 +38,16 @@ process.on('message', async ({ id, op, arg }) => {
   }
   process.send({ id, result });
 });
+// The soak gone (it failed, or was stopped): no broker and no store are left behind.
+process.once('disconnect', () => {
+  void broker.shutdown().finally(() => {
+    fs.rmSync(storePath, { recursive: true, force: true });
+    process.exit(1);
+  });
+});
 process.send({
   ready: true,
+  storePath,
   remoting: broker.remotingAddress,
   http: broker.address,
   wide: broker.options.maxBufferedBytes,

@@ -44,13 +44,18 @@ export async function startBrokerChild(extraEnv) {
       pending.set(id, resolve);
       child.send({ id, op, arg });
     });
-  const { remoting, http, wide } = await ready;
+  const { remoting, http, wide, storePath } = await ready;
   const rss = () => {
     const m = /VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${child.pid}/status`, 'utf8'));
     return m ? Number(m[1]) / 1024 : NaN;
   };
   const [host, port] = [remoting.split(':')[0], Number(remoting.split(':')[1])];
-  return { child, ask, rss, host, port, http, wide };
+  /** Ends the broker at once (a hung scenario), its store with it. */
+  const kill = () => {
+    child.kill('SIGKILL');
+    fs.rmSync(storePath, { recursive: true, force: true });
+  };
+  return { child, ask, rss, host, port, http, wide, kill };
 }
 
 /** Connections to the remoting port at `host:port`. */

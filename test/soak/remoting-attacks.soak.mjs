@@ -55,7 +55,7 @@ async function scenario(name, bound, attack) {
   let phase = 'starting the broker';
   const watchdog = setTimeout(() => {
     process.stdout.write(`${name}: FAILED, did not end within ${bound + 120_000} ms (while ${phase})\n`);
-    broker?.child.kill('SIGKILL');
+    broker?.kill();
     process.exit(1);
   }, bound + 120_000);
   broker = await startBrokerChild(process.env.SOAK_BROKER_ENV);
