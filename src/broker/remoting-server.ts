@@ -228,6 +228,12 @@ export class RemotingServer {
       }
       connection.frameBytes += chunk.length;
       intake.push(chunk);
+      // A frame still arriving is read a turn's share at a time too: libuv reads up to 32 chunks of a
+      // socket per turn, and a few connections sending megabytes each filled whole turns.
+      if (!connection.yielding && !intake.frameReady && this.turns.spent()) {
+        connection.yielding = true;
+        this.turns.defer(connection, !connection.sentRequest);
+      }
       this.pump(connection);
     });
     socket.on('drain', () => this.pump(connection));
