@@ -228,12 +228,8 @@ export class RemotingServer {
       }
       connection.frameBytes += chunk.length;
       intake.push(chunk);
-      // A frame still arriving is read a turn's share at a time too: libuv reads up to 32 chunks of a
-      // socket per turn, and a few connections sending megabytes each filled whole turns.
-      if (!connection.yielding && !intake.frameReady && this.turns.spent()) {
-        connection.yielding = true;
-        this.turns.defer(connection, !connection.sentRequest);
-      }
+      // A frame still arriving is read a turn's share at a time too (libuv reads 32 chunks a socket a turn).
+      if (!connection.yielding && !intake.frameReady && this.turns.spent()) this.waitForLaterTurn(connection);
       this.pump(connection);
     });
     socket.on('drain', () => this.pump(connection));
@@ -301,13 +297,12 @@ export class RemotingServer {
     let frames = 0;
     while (!connection.closingSince && !connection.gone && !connection.yielding && !connection.starved) {
       if (connection.saturated) break;
-      const yieldTurn =
+      const turnTaken =
         frames > 0
           ? frames === FRAMES_PER_TURN || this.turns.spent()
           : !resumed && !connection.sentRequest && intake.frameReady && this.turns.spent();
-      if (yieldTurn) {
-        connection.yielding = true;
-        this.turns.defer(connection, !connection.sentRequest);
+      if (turnTaken) {
+        this.waitForLaterTurn(connection);
         break;
       }
       frames++;
@@ -347,6 +342,12 @@ export class RemotingServer {
       this.dispatch(connection, command, frameSerializeType(frame) ?? 'JSON', charged);
     }
     connection.updateReading();
+  }
+
+  /** `connection` is not read until a later turn, in the newcomers' lane while it has sent no request. */
+  private waitForLaterTurn(connection: RemotingConnection): void {
+    connection.yielding = true;
+    this.turns.defer(connection, !connection.sentRequest);
   }
 
   /** An answer of `connection` was handed to the OS: it may be read again, or finish closing. */
