@@ -17,6 +17,7 @@
  * not resizable because Buffers over a resizable ArrayBuffer cost the broker measurably more per pull.
  * @pure
  */
+import { type ResizableArrayBuffer, resizableArrayBuffer } from '../common/resizable-buffer.js';
 
 const MIN_CLASS_BYTES = 64 * 1024;
 /** Larger bodies are allocated as they come, and shrunk to nothing when handed back. */
@@ -29,7 +30,7 @@ export const TRIM_EVERY_MS = 1000;
 /** Slots this pool made, and whether each is handed out now. */
 const handedOut = new WeakMap<ArrayBufferLike, boolean>();
 /** Free slots by class (index 0: 64 KiB, 1: 128 KiB, ...). */
-const free: ResizableBuffer[][] = [];
+const free: ResizableArrayBuffer[][] = [];
 let freeBytes = 0;
 /** Bytes of the plain slots made so far. */
 let plainBytes = 0;
@@ -43,26 +44,18 @@ function classOf(size: number): number {
   return c;
 }
 
-type ResizableBuffer = ArrayBuffer & { resize(bytes: number): void; resizable: boolean };
-
-/** An ArrayBuffer of `bytes` whose memory `resize(0)` gives back (lib ES2023 does not declare the option). */
-const resizableSlot = (bytes: number): ResizableBuffer =>
-  new (ArrayBuffer as unknown as new (n: number, o: { maxByteLength: number }) => ResizableBuffer)(bytes, {
-    maxByteLength: bytes,
-  });
-
 /** A new pooled slot: plain while the plain slots stay within MAX_FREE_BYTES, else resizable. */
-function newSlot(bytes: number): ResizableBuffer {
-  if (plainBytes + bytes > MAX_FREE_BYTES) return resizableSlot(bytes);
+function newSlot(bytes: number): ResizableArrayBuffer {
+  if (plainBytes + bytes > MAX_FREE_BYTES) return resizableArrayBuffer(bytes);
   plainBytes += bytes;
-  return new ArrayBuffer(bytes) as ResizableBuffer;
+  return new ArrayBuffer(bytes) as ResizableArrayBuffer;
 }
 
 /** A buffer of `size` bytes (contents undefined) for a pull body. */
 export function acquirePullBody(size: number): Buffer {
   if (size <= 0) return Buffer.allocUnsafe(0);
   if (size > MAX_POOLED_BYTES) {
-    const own = resizableSlot(size);
+    const own = resizableArrayBuffer(size);
     handedOut.set(own, true);
     return Buffer.from(own, 0, size);
   }
@@ -78,7 +71,7 @@ export function acquirePullBody(size: number): Buffer {
 
 /** Hands a pull body back once nothing reads it any more (its bytes were written out). */
 export function releasePullBody(body: Uint8Array): void {
-  const slot = body.buffer as ResizableBuffer;
+  const slot = body.buffer as ResizableArrayBuffer;
   if (handedOut.get(slot) !== true || body.byteOffset !== 0) return;
   handedOut.set(slot, false);
   if (slot.byteLength > MAX_POOLED_BYTES) {
@@ -105,7 +98,7 @@ function trim(): void {
   for (let c = free.length - 1; c >= 0 && excess > 0; c--) {
     const slots = free[c] ?? [];
     for (let i = slots.length - 1; i >= 0 && excess > 0; i--) {
-      const slot = slots[i] as ResizableBuffer;
+      const slot = slots[i] as ResizableArrayBuffer;
       if (!slot.resizable) continue;
       slots.splice(i, 1);
       freeBytes -= slot.byteLength;

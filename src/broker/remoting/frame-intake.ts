@@ -13,6 +13,7 @@
  * event loop rather than at the next full collection, which an idle broker may not run for a long time.
  */
 import { withoutStack } from '../../common/errors.js';
+import { type ResizableArrayBuffer, resizableArrayBuffer } from '../../common/resizable-buffer.js';
 import { ChunkQueue } from '../../remoting/chunk-queue.js';
 import { RemotingDecodeError, RemotingFrameTooLargeError } from '../../remoting/remoting-decode-error.js';
 
@@ -25,16 +26,8 @@ export type Reservation = 'ok' | 'wait' | Error;
  */
 const GATHER_FROM_BYTES = 1024 * 1024;
 
-type ResizableBuffer = ArrayBuffer & { resize(bytes: number): void };
-/** A buffer of `bytes` over a resizable ArrayBuffer (lib ES2023 does not declare the option). */
-const resizableBuffer = (bytes: number): Buffer =>
-  Buffer.from(
-    new (ArrayBuffer as unknown as new (n: number, o: { maxByteLength: number }) => ResizableBuffer)(bytes, {
-      maxByteLength: bytes,
-    }),
-    0,
-    bytes,
-  );
+/** A buffer of `bytes` over a resizable ArrayBuffer. */
+const resizableBuffer = (bytes: number): Buffer => Buffer.from(resizableArrayBuffer(bytes), 0, bytes);
 
 /**
  * Gathered frames waiting to give their memory back. Handing pages back to the OS costs the event loop
@@ -42,7 +35,7 @@ const resizableBuffer = (bytes: number): Buffer =>
  * connections close at once (a flood timed out together), doing it all at once would hold the loop for
  * seconds, so SHRINK_STEP_BYTES go back per turn.
  */
-const toShrink: ResizableBuffer[] = [];
+const toShrink: ResizableArrayBuffer[] = [];
 const SHRINK_STEP_BYTES = 256 * 1024;
 function shrinkOne(): void {
   const buffer = toShrink[toShrink.length - 1];
@@ -52,7 +45,7 @@ function shrinkOne(): void {
   }
   if (toShrink.length > 0) setImmediate(shrinkOne);
 }
-function shrinkSoon(buffer: ResizableBuffer): void {
+function shrinkSoon(buffer: ResizableArrayBuffer): void {
   toShrink.push(buffer);
   if (toShrink.length === 1) setImmediate(shrinkOne);
 }
@@ -177,7 +170,7 @@ export class FrameIntake {
 
   /** Drops whatever is buffered (the connection closed); a frame being gathered gives its memory back now. */
   clear(): void {
-    if (this.#frame) shrinkSoon(this.#frame.buffer as ResizableBuffer);
+    if (this.#frame) shrinkSoon(this.#frame.buffer as ResizableArrayBuffer);
     this.#frame = null;
     this.#filled = 0;
     this.#queue.clear();
