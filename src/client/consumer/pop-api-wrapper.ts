@@ -4,6 +4,7 @@
  * CHANGE_MESSAGE_INVISIBLETIME through the client's transport (HTTP or the remoting protocol).
  */
 import { RocketMQError } from '../../common/errors.js';
+import { ONE_SHOT } from '../../common/option-errors.js';
 import type { MessageExt } from '../../common/message.js';
 import { decodeMessages } from '../../common/codec/index.js';
 import {
@@ -230,7 +231,7 @@ export class PopAPIWrapper {
     if (res.code !== ResponseCode.SUCCESS) throw errorFromResponse(res.code, res.remark);
     let parsed: ReturnType<typeof QueryAssignmentResponseBody.safeParse>;
     try {
-      parsed = QueryAssignmentResponseBody.safeParse(JSON.parse(res.body?.toString('utf8') ?? '{}'));
+      parsed = QueryAssignmentResponseBody.safeParse(JSON.parse(res.body?.toString('utf8') ?? '{}'), ONE_SHOT);
     } catch {
       throw new RocketMQError(
         'ERR_BAD_RESPONSE',

@@ -6,6 +6,7 @@
  * PullAPIWrapper to map.
  */
 import { RocketMQError } from '../../common/errors.js';
+import { ONE_SHOT } from '../../common/option-errors.js';
 import type { MessageExt, MessageQueue } from '../../common/message.js';
 import { decodeMessages } from '../../common/codec/index.js';
 import type { RemotingRequest, RemotingResponse } from '../../protocol/command.js';
@@ -102,7 +103,7 @@ function jsonBody<S extends z.ZodType>(res: RemotingResponse, schema: S, what: s
   } catch (e) {
     throw new RocketMQError('ERR_BAD_RESPONSE', `malformed response: ${what} body is not JSON`, { cause: e });
   }
-  const parsed = schema.safeParse(raw);
+  const parsed = schema.safeParse(raw, ONE_SHOT);
   if (!parsed.success)
     throw new RocketMQError('ERR_BAD_RESPONSE', `malformed response: ${what} body: ${parsed.error.message}`);
   return parsed.data;
