@@ -1,6 +1,6 @@
 /**
  * A quick check of a command header against its zod schema, for the common case: a flat object of
- * strings, integers (with bounds), numbers and booleans, some optional. Such a schema is read once and
+ * strings (with length bounds), integers (with bounds), numbers and booleans, some optional. Such a schema is read once and
  * turned into a list of plain `typeof` and range tests; a header that passes them is copied field by
  * field into the object zod would have returned (the schema's fields in its order, unknown fields
  * dropped). A header that fails, or a schema with anything else in it (nested objects, enums, defaults,
@@ -11,7 +11,7 @@
  */
 import type { z } from 'zod';
 import { describeZodError } from './define.js';
-import { flatFields, numberBounds, type SchemaField } from './schema-fields.js';
+import { flatFields, numberBounds, stringLengthBounds, type SchemaField } from './schema-fields.js';
 
 /** One field's test: true when `v` (present, not undefined) is valid. */
 type FieldTest = (v: unknown) => boolean;
@@ -24,6 +24,7 @@ interface FieldCheck {
 
 const isString: FieldTest = (v) => typeof v === 'string';
 const isBoolean: FieldTest = (v) => typeof v === 'boolean';
+const HIGH_SURROGATE = /[\uD800-\uDBFF]/;
 const isFiniteNumber: FieldTest = (v) => typeof v === 'number' && Number.isFinite(v);
 
 /** `base` with the bounds of `checks`, or undefined when a check is not a bound. */
@@ -40,8 +41,14 @@ function boundsTest(checks: SchemaField['checks'], base: FieldTest): FieldTest |
 
 function fieldTest(f: SchemaField): FieldTest | undefined {
   switch (f.type) {
-    case 'string':
-      return f.checks.length === 0 ? isString : undefined;
+    case 'string': {
+      if (f.checks.length === 0) return isString;
+      const b = stringLengthBounds(f.checks);
+      if (b === undefined) return undefined;
+      const { min, max } = b;
+      // Without a surrogate, UTF-16 units are code points (zod counts one or the other, by version).
+      return (v) => typeof v === 'string' && v.length >= min && v.length <= max && !HIGH_SURROGATE.test(v);
+    }
     case 'boolean':
       return f.checks.length === 0 ? isBoolean : undefined;
     case 'number':

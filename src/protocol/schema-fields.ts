@@ -8,11 +8,17 @@
  */
 import type { z } from 'zod';
 
-/** One check of a field as zod 4 records it (`.min()` is `greater_than` with `inclusive: true`). */
+/**
+ * One check of a field as zod 4 records it: a number's `.min()` is `greater_than` with `inclusive: true`,
+ * a string's `.min()` is `min_length` with its `minimum`.
+ */
 export interface CheckDef {
   check?: string;
   value?: unknown;
   inclusive?: boolean;
+  minimum?: unknown;
+  maximum?: unknown;
+  length?: unknown;
 }
 
 interface Def {
@@ -123,4 +129,22 @@ export function numberBounds(checks: readonly CheckDef[]): Bounds | undefined {
     } else return undefined;
   }
   return b;
+}
+
+/**
+ * The lengths a string field's checks allow, both ends included, or undefined when a check is something
+ * other than a length bound.
+ */
+export function stringLengthBounds(checks: readonly CheckDef[]): { min: number; max: number } | undefined {
+  let min = 0;
+  let max = Infinity;
+  for (const c of checks) {
+    if (c.check === 'min_length' && typeof c.minimum === 'number') min = Math.max(min, c.minimum);
+    else if (c.check === 'max_length' && typeof c.maximum === 'number') max = Math.min(max, c.maximum);
+    else if (c.check === 'length_equals' && typeof c.length === 'number') {
+      min = Math.max(min, c.length);
+      max = Math.min(max, c.length);
+    } else return undefined;
+  }
+  return { min, max };
 }

@@ -92,7 +92,7 @@ describe('quickCheckHeader', () => {
   it('leaves schemas with anything but flat strings, numbers and booleans to zod', () => {
     const cases: z.ZodType[] = [
       z.object({ a: z.enum(['x', 'y']) }),
-      z.object({ a: z.string().min(2) }),
+      z.object({ a: z.string().regex(/x/) }),
       z.object({ a: z.int().default(3) }),
       z.object({ a: z.object({ b: z.string() }) }),
       z.object({ a: z.string() }).refine(() => false),
@@ -103,6 +103,19 @@ describe('quickCheckHeader', () => {
     expect(quickCheckHeader(z.object({ a: z.number().gt(1).lt(3) }), { a: 2.5 })).toEqual({ a: 2.5 });
     expect(quickCheckHeader(z.object({ a: z.number().gt(1).lt(3) }), { a: 3 })).toBeUndefined();
     expect(quickCheckHeader(z.object({ a: z.number().gt(1).lt(3) }), { a: 1 })).toBeUndefined();
+  });
+
+  it('checks string lengths as zod does, every bound applied; strings with surrogates are left to zod', () => {
+    const schema = z.object({ a: z.string().min(2).max(4).min(1), b: z.string().length(2).optional() });
+    const answered = [{ a: 'xy' }, { a: 'wxyz' }, { a: 'xy', b: 'ab' }];
+    for (const h of answered) expect(quickCheckHeader(schema, h)).toEqual(schema.parse(h));
+    const refused = [{ a: 'x' }, { a: 'vwxyz' }, { a: 'xy', b: 'a' }];
+    for (const h of refused) {
+      expect(schema.safeParse(h).success).toBe(false);
+      expect(quickCheckHeader(schema, h)).toBeUndefined();
+    }
+    // Two UTF-16 units, one code point: zod decides (versions count differently).
+    expect(quickCheckHeader(schema, { a: '\u{1F600}' })).toBeUndefined();
   });
 
   it('applies every bound of a field, as zod does, not only the last one', () => {
