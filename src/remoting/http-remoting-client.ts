@@ -16,6 +16,8 @@
  *     burst of per-queue calls;
  *   - the **control lane** carries everything else (offsets, sends, queue offsets), on up to
  *     `connectionsPerBroker` connections (default 64): a control call never waits behind a held pull.
+ *   A lane that needs one more connection first takes one that another lane of the origin left idle
+ *   (only idle ones: no lane waits for another's calls), and opens a new one when none is.
  * - Every call has a deadline (`timeoutMs`) and an optional AbortSignal, covering the wait for a
  *   connection, the connect and the answer; a call that ends early ends its connection too, since its
  *   answer may still be on the way.
@@ -190,6 +192,8 @@ export class HttpRemotingClient implements RemotingClient {
         liveness: new Http1Pool({ origin, maxConnections: LIVENESS_CONNECTIONS, keepAliveTimeoutMs }),
         headers: `host: ${url.host}\r\n${this.#headers}`,
       };
+      const all = [lanes.control, lanes.held, lanes.liveness];
+      for (const pool of all) pool.shareIdleWith(all);
       this.#pools.set(url.origin, lanes);
     }
     const target = { lanes, basePath: url.pathname.replace(/\/+$/, '') };

@@ -87,7 +87,7 @@ export interface Http1ConnectionEvents {
 export class Http1Connection {
   readonly #socket: net.Socket;
   readonly #parser = new Http1ResponseParser();
-  readonly #events: Http1ConnectionEvents;
+  #events: Http1ConnectionEvents;
   readonly #keepAliveTimeoutMs: number;
   #call: Http1Call | null = null;
   #connected = false;
@@ -141,6 +141,11 @@ export class Http1Connection {
   /** A call is assigned whose request is not yet on the socket (the connection is still opening). */
   get unsent(): boolean {
     return this.#call !== null && !this.#written && !this.#call.settled;
+  }
+
+  /** From now on tells `events` when it frees or closes (it moved to another pool of the same origin). */
+  moveTo(events: Http1ConnectionEvents): void {
+    this.#events = events;
   }
 
   /** Carries `call`: writes it now, or once connected. */

@@ -2,7 +2,10 @@
  * The connections of one lane of the HTTP transport to one origin: at most `maxConnections` (Infinity:
  * no bound), each carrying one call at a time; calls beyond the bound wait in a FIFO queue. An idle
  * connection is reused (the most recently freed first, so that the others age out) only while it is
- * still open both ways, and closes itself after `keepAliveTimeoutMs`.
+ * still open both ways, and closes itself after `keepAliveTimeoutMs`. Pools of the same origin can
+ * share their idle connections (`shareIdleWith`): a call that would open a connection takes one left
+ * idle by another lane instead, as a consumer's first pulls do with the connections its offset reads
+ * just freed, so that they go out without waiting for new connections to open.
  */
 import { Http1Call, Http1Connection, type Http1ConnectionEvents, type Http1Origin } from './http1-connection.js';
 
@@ -22,6 +25,8 @@ export class Http1Pool {
   readonly #idle: Http1Connection[] = [];
   readonly #queue: Http1Call[] = [];
   readonly #events: Http1ConnectionEvents;
+  /** Pools of the same origin whose idle connections this one may take. */
+  #siblings: readonly Http1Pool[] = [];
   #closing = false;
   #destroyed: Error | null = null;
   #drained: (() => void) | null = null;
@@ -48,10 +53,22 @@ export class Http1Pool {
     return this.#connections.size;
   }
 
+  /** Lets this pool take idle connections of `pools` (same origin) rather than open new ones. */
+  shareIdleWith(pools: readonly Http1Pool[]): void {
+    this.#siblings = pools.filter((p) => p !== this);
+  }
+
+  /** Hands one of this pool's idle connections over to another pool (which must give it a call now). */
+  lendIdle(): Http1Connection | undefined {
+    const conn = this.#takeIdle();
+    if (conn) this.#connections.delete(conn);
+    return conn;
+  }
+
   /** Sends `call` on a free connection, a new one, or when one is free. */
   request(call: Http1Call): void {
     if (this.#destroyed) return call.fail(this.#destroyed);
-    const conn = this.#takeIdle() ?? (this.#connections.size < this.#max ? this.#open() : undefined);
+    const conn = this.#takeIdle() ?? (this.#connections.size < this.#max ? this.#another() : undefined);
     if (conn) return conn.run(call);
     this.#queue.push(call);
     call.onAbort(() => {
@@ -91,7 +108,16 @@ export class Http1Pool {
     return undefined;
   }
 
-  #open(): Http1Connection {
+  /** A connection for this pool beyond those it has: one another pool left idle, else a new one. */
+  #another(): Http1Connection {
+    for (const pool of this.#siblings) {
+      const conn = pool.lendIdle();
+      if (conn) {
+        conn.moveTo(this.#events);
+        this.#connections.add(conn);
+        return conn;
+      }
+    }
     const conn = new Http1Connection(this.#origin, this.#keepAliveTimeoutMs, this.#events);
     this.#connections.add(conn);
     return conn;
@@ -120,7 +146,7 @@ export class Http1Pool {
     if (i >= 0) this.#idle.splice(i, 1);
     if (this.#queue.length > 0 && !this.#destroyed && this.#connections.size < this.#max) {
       const call = this.#next() as Http1Call;
-      this.#open().run(call);
+      this.#another().run(call);
     }
     this.#checkDrained();
   }

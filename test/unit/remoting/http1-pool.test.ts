@@ -141,6 +141,27 @@ test('the held lane (no bound) opens a connection per concurrent call and counts
   await Promise.all(calls.map((c) => text(c.result)));
 });
 
+test('a pool that needs a connection takes one its siblings left idle, and opens one when none is', async () => {
+  const control = pool(4);
+  const held = pool(Infinity);
+  for (const p of [control, held]) p.shareIdleWith([control, held]);
+  server.onRequest = (req) => req.answer(ok(`re:${req.body}`));
+  await Promise.all(['a', 'b'].map((b) => text(send(control, '/c', b).result)));
+  expect([server.accepted, control.connections, held.connections]).toEqual([2, 2, 0]);
+  // Two calls on the held pool: both ride the control pool's idle connections, which now belong to it.
+  const first = ['c', 'd'].map((b) => send(held, '/h', b));
+  expect(await Promise.all(first.map((c) => text(c.result)))).toEqual(['re:c', 're:d']);
+  expect([server.accepted, control.connections, held.connections]).toEqual([2, 0, 2]);
+  // A third concurrent one finds nothing idle elsewhere: a new connection.
+  const more = ['e', 'f', 'g'].map((b) => send(held, '/h', b));
+  expect(await Promise.all(more.map((c) => text(c.result)))).toEqual(['re:e', 're:f', 're:g']);
+  expect([server.accepted, held.connections]).toEqual([3, 3]);
+  // A connection that closes after it moved is forgotten by the pool it moved to.
+  for (const s of server.sockets) s.destroy();
+  await waitFor(() => held.connections === 0, 5000, 'the moved connections to close');
+  expect(control.connections).toBe(0);
+});
+
 test('an idle connection closes after the keep-alive timeout', async () => {
   const p = pool(4, 100);
   server.onRequest = (req) => req.answer(ok('1'));
