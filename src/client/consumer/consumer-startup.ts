@@ -141,6 +141,8 @@ export class ConsumerStartup {
   readonly #pulled = new WeakSet<ProcessQueue>();
   #settle: SettleResult = { elapsedMs: 0, changes: 0, timedOut: false };
   #firstPassDone = false;
+  /** Topics whose first division took the settle's member list. */
+  readonly #membersGiven = new Set<string>();
   #target: { mq: MessageQueue; pq: ProcessQueue }[] | undefined;
   #probing = false;
   #finished = false;
@@ -170,6 +172,18 @@ export class ConsumerStartup {
    */
   firstPullDelay(delayMs: number): number {
     return this.#o.settle && !this.#firstPassDone ? 0 : delayMs;
+  }
+
+  /**
+   * The group's members as the settle saw them last, for the first division of `topic`'s queues: once
+   * per topic, in the first rebalance pass only (a pass run again within it asks the brokers), and
+   * only when the settle ended quiet with the brokers agreeing. Undefined otherwise: ask the broker.
+   */
+  settledMembers(topic: string): string[] | undefined {
+    const members = this.#settle.members;
+    if (members === undefined || this.#firstPassDone || this.#membersGiven.has(topic)) return undefined;
+    this.#membersGiven.add(topic);
+    return [...members];
   }
 
   /** A rebalance pass ended; `held` is every queue held now. The first balanced pass fixes the ready set. */

@@ -14,7 +14,8 @@
  * queues over. Otherwise the member asks again every `pollMs` (the broker also pushes membership news,
  * which wakes it at once) and is settled once the lists have not changed for `quietMs`, and in any
  * case after `maxMs`. Only then does its first rebalance read start offsets and send first pulls, which
- * go out at once instead of after RocketMQ's 500 ms first-pull delay.
+ * go out at once instead of after RocketMQ's 500 ms first-pull delay; that first division uses the
+ * member list the settle ended on (when the brokers agree on it) rather than asking for it again.
  *
  * Members that start within `quietMs` of each other all see the final membership before their first
  * pull, except the first, which may have started alone: it gives up the queues the others take within
@@ -51,11 +52,23 @@ export interface SettleResult {
   changes: number;
   /** Ended by `maxMs` rather than by a quiet period. */
   timedOut: boolean;
+  /**
+   * The group's members when the settle ended quiet (or alone), when every broker listed the same ones:
+   * the first division of the queues can use them instead of asking again.
+   */
+  members?: readonly string[];
 }
 
 /** True when every broker lists `self` and nobody else. */
 function alone(lists: readonly (readonly string[])[], self: string): boolean {
   return lists.length > 0 && lists.every((ids) => ids.length === 1 && ids[0] === self);
+}
+
+/** The one member list every broker gave, or undefined when they differ (or none answered). */
+function agreedMembers(lists: readonly (readonly string[])[] | undefined): readonly string[] | undefined {
+  if (lists === undefined || lists.length === 0) return undefined;
+  const one = signatureOf([lists[0] as readonly string[]]);
+  return lists.every((ids) => signatureOf([ids]) === one) ? [...(lists[0] as readonly string[])] : undefined;
 }
 
 /** One signature for the member lists of all brokers (order-independent). */
@@ -85,20 +98,19 @@ export function settleMembership(o: StartSettleOptions): { done: Promise<SettleR
         return undefined;
       }
     };
-    const read = async (): Promise<string | undefined> => {
-      const lists = await readLists();
-      return lists && signatureOf(lists);
-    };
     const first = await readLists();
     if (first && o.self !== undefined && alone(first, o.self))
-      return { elapsedMs: o.clock.now() - start, changes: 0, timedOut: false };
+      return { elapsedMs: o.clock.now() - start, changes: 0, timedOut: false, members: [o.self] };
+    /** The last lists read (a failed read keeps the ones before). */
+    let lists = first;
     let last = first && signatureOf(first);
     let lastChange = o.clock.now();
     let changes = 0;
     for (;;) {
       const now = o.clock.now();
       if (o.signal.aborted) return { elapsedMs: now - start, changes, timedOut: false };
-      if (now - lastChange >= o.quietMs) return { elapsedMs: now - start, changes, timedOut: false };
+      if (now - lastChange >= o.quietMs)
+        return { elapsedMs: now - start, changes, timedOut: false, members: agreedMembers(lists) };
       if (now - start >= o.maxMs) return { elapsedMs: now - start, changes, timedOut: true };
       const until = Math.min(lastChange + o.quietMs, start + o.maxMs, now + o.pollMs);
       await new Promise<void>((resolve) => {
@@ -113,7 +125,9 @@ export function settleMembership(o: StartSettleOptions): { done: Promise<SettleR
         o.signal.addEventListener('abort', finish, { once: true });
       });
       if (o.signal.aborted) continue;
-      const seen = await read();
+      const seenLists = await readLists();
+      if (seenLists) lists = seenLists;
+      const seen = seenLists && signatureOf(seenLists);
       if (seen !== undefined && seen !== last) {
         if (last !== undefined) changes++;
         last = seen;

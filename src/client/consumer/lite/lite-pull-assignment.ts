@@ -202,6 +202,7 @@ export class LiteAssignment {
         addQueue: (req) => this.#addQueue(req),
         removeQueue: (mq) => this.#removeQueue(mq),
         assignmentChanged: (e) => void this.#core.events.emit('assignmentChanged', e),
+        settledMembers: (topic) => this.#core.run()?.startup?.settledMembers(topic),
       },
       this.routes,
       instance,

@@ -42,6 +42,8 @@ export interface LiteRebalanceTarget {
   /** Commits (under auto-commit) and persists the queue's offset, then forgets the queue. */
   removeQueue(mq: MessageQueue): Promise<void>;
   assignmentChanged(event: AssignmentChangedEvent): void;
+  /** The start-up settle's member list for the first division of `topic` (ConsumerStartup.settledMembers). */
+  settledMembers(topic: string): string[] | undefined;
 }
 
 export function createRebalanceLitePullImpl(
@@ -59,7 +61,7 @@ export function createRebalanceLitePullImpl(
       subscribedTopics: () => [...target.subscriptions.keys()],
       topicSubscribeInfo: (topic) => routes.routeOf(topic),
       findConsumerIdList: async (topic) => {
-        const ids = await instance.findConsumerIdList(topic, target.consumerGroup);
+        const ids = target.settledMembers(topic) ?? (await instance.findConsumerIdList(topic, target.consumerGroup));
         if (!ids.includes(instance.clientId)) routes.heartbeatSoon();
         return ids;
       },

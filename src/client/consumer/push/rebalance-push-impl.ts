@@ -34,7 +34,8 @@ export function createRebalancePushImpl(
       subscribedTopics: () => [...host.subscriptions.keys()],
       topicSubscribeInfo: (topic) => routes.routeOf(topic),
       findConsumerIdList: async (topic) => {
-        const ids = await instance.findConsumerIdList(topic, o.consumerGroup);
+        const ids =
+          host.run()?.startup?.settledMembers(topic) ?? (await instance.findConsumerIdList(topic, o.consumerGroup));
         // The broker does not know this member yet (first route just found, broker restarted): heartbeat now.
         if (!ids.includes(instance.clientId)) routes.heartbeatSoon();
         return ids;

@@ -42,7 +42,7 @@ describe('start-up settle (members starting together divide the queues only once
     await step(clock, 295);
     expect(done).toBe(false);
     await step(clock, 10);
-    await expect(s.done).resolves.toEqual({ elapsedMs: 300, changes: 0, timedOut: false });
+    await expect(s.done).resolves.toEqual({ elapsedMs: 300, changes: 0, timedOut: false, members: ['a'] });
   });
 
   it('a member every broker lists alone at its first look is settled at once; one that sees others is not', async () => {
@@ -51,14 +51,15 @@ describe('start-up settle (members starting together divide the queues only once
     const signal = new AbortController().signal;
     const lone = settleMembership({ ...opts, signal, members: async () => [['a'], ['a']] });
     await flush();
-    await expect(lone.done).resolves.toEqual({ elapsedMs: 0, changes: 0, timedOut: false });
+    await expect(lone.done).resolves.toEqual({ elapsedMs: 0, changes: 0, timedOut: false, members: ['a'] });
     // Another member already registered: this one is the later starter and waits for the quiet period.
     const joiner = settleMembership({ ...opts, signal, members: async () => [['b', 'a']] });
     // One broker does not list it yet: not known to be alone.
     const unseen = settleMembership({ ...opts, signal, members: async () => [['a'], []] });
     await step(clock, 305);
-    await expect(joiner.done).resolves.toEqual({ elapsedMs: 300, changes: 0, timedOut: false });
-    await expect(unseen.done).resolves.toEqual({ elapsedMs: 300, changes: 0, timedOut: false });
+    await expect(joiner.done).resolves.toEqual({ elapsedMs: 300, changes: 0, timedOut: false, members: ['b', 'a'] });
+    // The brokers' lists differ: no member list to divide by, the first division asks again.
+    expect(await unseen.done).toStrictEqual({ elapsedMs: 300, changes: 0, timedOut: false, members: undefined });
   });
 
   it('each change restarts the quiet period; members joining within it are all seen', async () => {
@@ -71,7 +72,7 @@ describe('start-up settle (members starting together divide the queues only once
     const s = settle(clock, m.members);
     await step(clock, 1000);
     // Seen at the polls of 150 and 225 ms; quiet 300 ms after the last one.
-    await expect(s.done).resolves.toEqual({ elapsedMs: 525, changes: 2, timedOut: false });
+    await expect(s.done).resolves.toEqual({ elapsedMs: 525, changes: 2, timedOut: false, members: ['a', 'b', 'c'] });
   });
 
   it('a membership that keeps changing ends the settle at maxMs', async () => {
@@ -79,7 +80,10 @@ describe('start-up settle (members starting together divide the queues only once
     const changes: [number, string[]][] = Array.from({ length: 60 }, (_, i) => [i * 100, [`m${i}`]]);
     const s = settle(clock, membership(clock, changes).members);
     await step(clock, 4000);
-    await expect(s.done).resolves.toMatchObject({ elapsedMs: 3000, timedOut: true });
+    const r = await s.done;
+    expect(r).toMatchObject({ elapsedMs: 3000, timedOut: true });
+    // Still changing: its last list is not handed to the first division.
+    expect(r.members).toBeUndefined();
   });
 
   it('membership news wakes it at once; a failing broker counts as no news; abort ends it', async () => {
@@ -100,6 +104,7 @@ describe('start-up settle (members starting together divide the queues only once
     ac.abort();
     await expect(t.done).resolves.toMatchObject({ timedOut: false });
     await step(clock, 400);
-    await expect(s.done).resolves.toMatchObject({ changes: 0, timedOut: false });
+    // The failed read kept the list read before it.
+    await expect(s.done).resolves.toMatchObject({ changes: 0, timedOut: false, members: ['a'] });
   });
 });
