@@ -1,11 +1,11 @@
 /**
  * A quick check of a command header against its zod schema, for the common case: a flat object of
- * strings (with length bounds), integers (with bounds), numbers and booleans, some optional. Such a schema is read once and
- * turned into a list of plain `typeof` and range tests; a header that passes them is copied field by
- * field into the object zod would have returned (the schema's fields in its order, unknown fields
- * dropped). A header that fails, or a schema with anything else in it (nested objects, enums, defaults,
- * transforms, refinements), gets `undefined` back, and the caller runs zod, which names the field and
- * the problem. Headers are checked on every call; zod's general machinery costs the most while the
+ * strings (with length bounds), integers (with bounds), numbers and booleans, some optional. Such a
+ * schema is read once and turned into a list of plain `typeof`, length and range tests; a header that
+ * passes them is copied field by field into the object zod would have returned (the schema's fields in
+ * its order, unknown fields dropped). A header that fails, or a schema with anything else in it (nested
+ * objects, enums, defaults, transforms, refinements), gets `undefined` back, and the caller runs zod,
+ * which names the field and the problem. Headers are checked on every call; zod's general machinery costs the most while the
  * process is young, when every request runs through code that is not yet compiled.
  * @pure
  */
@@ -24,8 +24,8 @@ interface FieldCheck {
 
 const isString: FieldTest = (v) => typeof v === 'string';
 const isBoolean: FieldTest = (v) => typeof v === 'boolean';
-const HIGH_SURROGATE = /[\uD800-\uDBFF]/;
 const isFiniteNumber: FieldTest = (v) => typeof v === 'number' && Number.isFinite(v);
+const HIGH_SURROGATE = /[\uD800-\uDBFF]/;
 
 /** `base` with the bounds of `checks`, or undefined when a check is not a bound. */
 function boundsTest(checks: SchemaField['checks'], base: FieldTest): FieldTest | undefined {
