@@ -214,12 +214,12 @@ describe('orderly consumption (RocketMQ: MessageListenerOrderly with broker queu
     let refusing = true;
     const com = fx.broker.consumerOffsetManager;
     const commitOffset = com.commitOffset.bind(com);
-    com.commitOffset = (host, g, t, queueId, offset) => {
+    com.commitOffset = (host, g, t, queueId, offset, increaseOnly) => {
       if (refusing && g === group) {
         if (/update-consumer-offset/.test(new Error().stack ?? '')) throw new Error('refused by the test');
         return;
       }
-      commitOffset(host, g, t, queueId, offset);
+      commitOffset(host, g, t, queueId, offset, increaseOnly);
     };
     // The lock requests the broker turns down for member b (a still holds the queue).
     const lm = fx.broker.context.rebalanceLockManager;
