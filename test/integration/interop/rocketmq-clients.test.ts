@@ -401,10 +401,17 @@ kitDescribeEach(
       const conn = await admin.consumerConnection(group);
       expect(conn.connections.map((x) => x.clientId)).toEqual([c.clientId]);
       expect(conn.subscriptions.find((x) => x.topic === topic)?.subString).toBe('TagA');
-      await c.shutdown(); // commits the consumed offsets
-      // The final commit is oneway, as RocketMQ's is: the broker may apply it after the admin's query arrives.
+      // Commits the consumed offsets; the broker answers each write, and the report lists writes that failed.
+      const report = await c.shutdown();
       let progress = await admin.consumerProgress(group, topic);
-      await waitFor(async () => (progress = await admin.consumerProgress(group, topic)).diffTotal === 0, 30_000);
+      try {
+        await waitFor(async () => (progress = await admin.consumerProgress(group, topic)).diffTotal === 0, 30_000);
+      } catch (e) {
+        // A failure names what the broker holds and what the shutdown reported (this case has flaked on a loaded machine).
+        throw new Error(
+          `${(e as Error).message}: ${JSON.stringify({ progress, shutdownErrors: report.errors.map((x) => `${x.step}: ${String(x.error)}`) })}`,
+        );
+      }
       expect([progress.brokerOffsetTotal, progress.consumerOffsetTotal, progress.diffTotal]).toEqual([8, 8, 0]);
 
       let byKey: MessageExt[] = [];
