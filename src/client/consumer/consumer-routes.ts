@@ -47,6 +47,22 @@ export class ConsumerRoutes {
     if (this.host.subscriptions.has(topic)) this.#topicSubscribeInfo.set(topic, mqs);
   }
 
+  /**
+   * The group's members for a rebalance of `topic`: `settled` (the start-up settle's list, in the first
+   * pass) or else the broker's. A list without this member means the broker does not know it yet (first
+   * route just found, broker restarted): a heartbeat goes out now.
+   */
+  async members(
+    topic: string,
+    group: string,
+    instance: Pick<MQClientInstance, 'findConsumerIdList' | 'clientId'>,
+    settled: string[] | undefined,
+  ): Promise<string[]> {
+    const ids = settled ?? (await instance.findConsumerIdList(topic, group));
+    if (!ids.includes(instance.clientId)) this.heartbeatSoon();
+    return ids;
+  }
+
   /** Sends a heartbeat (at most once a second), then wakes the rebalance. */
   heartbeatSoon(force = false): void {
     const run = this.host.run();

@@ -64,19 +64,20 @@ function alone(lists: readonly (readonly string[])[], self: string): boolean {
   return lists.length > 0 && lists.every((ids) => ids.length === 1 && ids[0] === self);
 }
 
+/** One broker's member list as a key (order-independent). */
+const listKey = (ids: readonly string[]): string => [...ids].sort().join(',');
+
 /** The one member list every broker gave, or undefined when they differ (or none answered). */
 function agreedMembers(lists: readonly (readonly string[])[] | undefined): readonly string[] | undefined {
-  if (lists === undefined || lists.length === 0) return undefined;
-  const one = signatureOf([lists[0] as readonly string[]]);
-  return lists.every((ids) => signatureOf([ids]) === one) ? [...(lists[0] as readonly string[])] : undefined;
+  const [first] = lists ?? [];
+  if (first === undefined) return undefined;
+  const key = listKey(first);
+  return lists?.every((ids) => listKey(ids) === key) ? [...first] : undefined;
 }
 
 /** One signature for the member lists of all brokers (order-independent). */
 function signatureOf(lists: readonly (readonly string[])[]): string {
-  return lists
-    .map((ids) => [...ids].sort().join(','))
-    .sort()
-    .join('|');
+  return lists.map(listKey).sort().join('|');
 }
 
 /**

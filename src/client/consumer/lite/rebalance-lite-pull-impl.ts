@@ -60,11 +60,8 @@ export function createRebalanceLitePullImpl(
       strategy: target.strategy,
       subscribedTopics: () => [...target.subscriptions.keys()],
       topicSubscribeInfo: (topic) => routes.routeOf(topic),
-      findConsumerIdList: async (topic) => {
-        const ids = target.settledMembers(topic) ?? (await instance.findConsumerIdList(topic, target.consumerGroup));
-        if (!ids.includes(instance.clientId)) routes.heartbeatSoon();
-        return ids;
-      },
+      findConsumerIdList: (topic) =>
+        routes.members(topic, target.consumerGroup, instance, target.settledMembers(topic)),
       computePullFromWhere: (mq) => target.computePullFromWhere(mq),
       removeUnnecessaryMessageQueue: async (mq) => {
         await target.removeQueue(mq);

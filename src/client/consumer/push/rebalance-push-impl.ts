@@ -33,13 +33,8 @@ export function createRebalancePushImpl(
       strategy: o.allocateMessageQueueStrategy,
       subscribedTopics: () => [...host.subscriptions.keys()],
       topicSubscribeInfo: (topic) => routes.routeOf(topic),
-      findConsumerIdList: async (topic) => {
-        const ids =
-          host.run()?.startup?.settledMembers(topic) ?? (await instance.findConsumerIdList(topic, o.consumerGroup));
-        // The broker does not know this member yet (first route just found, broker restarted): heartbeat now.
-        if (!ids.includes(instance.clientId)) routes.heartbeatSoon();
-        return ids;
-      },
+      findConsumerIdList: (topic) =>
+        routes.members(topic, o.consumerGroup, instance, host.run()?.startup?.settledMembers(topic)),
       computePullFromWhere: (mq) =>
         computePullFromWhere(mq, {
           consumeFromWhere: o.consumeFromWhere as ConsumeFromWhere,
