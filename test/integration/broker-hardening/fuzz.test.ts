@@ -4,7 +4,8 @@
  * crash, the broker serves normally afterwards, and its heap returns to where it was after a warm-up.
  * The seed is printed on failure (FUZZ_SEED=<n> repeats a run).
  */
-import { setFlagsFromString } from 'node:v8';
+import { getHeapSpaceStatistics, setFlagsFromString, writeHeapSnapshot } from 'node:v8';
+import { join } from 'node:path';
 import { runInNewContext } from 'node:vm';
 import { Agent, request } from 'undici';
 import { COMMANDS, ResponseCode, decodeFrame, encodeFrame } from '../../../src/protocol/index.js';
@@ -62,6 +63,18 @@ async function fire(f: BrokerFixture, agent: Agent, next: () => FuzzRequest, n: 
   await Promise.all(Array.from({ length: 32 }, worker));
 }
 
+/** Used bytes per V8 heap space: a failure says where the growth is. */
+function heapSpaces(): Record<string, number> {
+  return Object.fromEntries(getHeapSpaceStatistics().map((s) => [s.space_name, s.space_used_size]));
+}
+
+/** Live handles and timers by kind: anything an earlier test file left running in this worker shows here. */
+function resources(): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const kind of process.getActiveResourcesInfo()) counts[kind] = (counts[kind] ?? 0) + 1;
+  return counts;
+}
+
 let f: BrokerFixture;
 afterAll(async () => {
   await f?.close();
@@ -81,6 +94,10 @@ test('10,000 fuzzed requests over every command: no 5xx, no crash, heap back to 
     await fire(f, agent, next, 1000, tally); // warm-up: tables, caches and JIT settle
     gc();
     const baseline = process.memoryUsage().heapUsed;
+    const spacesBefore = heapSpaces();
+    const resourcesBefore = resources();
+    const snapshots = process.env.FUZZ_HEAP_SNAPSHOTS; // a directory: heap snapshots before and after
+    if (snapshots) writeHeapSnapshot(join(snapshots, `fuzz-${seed}-before.heapsnapshot`));
     const t0 = Date.now();
     await fire(f, agent, next, 10_000, tally);
     const elapsedMs = Date.now() - t0;
@@ -89,6 +106,8 @@ test('10,000 fuzzed requests over every command: no 5xx, no crash, heap back to 
     await new Promise((resolve) => setImmediate(resolve));
     gc();
     const grewMiB = (process.memoryUsage().heapUsed - baseline) / 2 ** 20;
+    if (snapshots) writeHeapSnapshot(join(snapshots, `fuzz-${seed}-after.heapsnapshot`));
+    const spacesAfter = heapSpaces();
     const summary = {
       seed,
       sent: tally.sent,
@@ -101,8 +120,18 @@ test('10,000 fuzzed requests over every command: no 5xx, no crash, heap back to 
     for (const c of commands) expect(tally.commands).toContain(c.name);
     expect(tally.byStatus.get(200) ?? 0).toBeGreaterThan(3000);
     // A failure names the seed and what the run did.
-    if (grewMiB >= 48)
-      throw new Error(`the heap grew ${grewMiB.toFixed(1)} MiB, 48 at most: ${JSON.stringify(summary)}`);
+    if (grewMiB >= 48) {
+      const bySpace = Object.fromEntries(
+        Object.entries(spacesAfter).map(([space, used]) => [
+          space,
+          +((used - (spacesBefore[space] ?? 0)) / 2 ** 20).toFixed(1),
+        ]),
+      );
+      const where = { bySpace, resourcesBefore, resourcesAfter: resources() };
+      throw new Error(
+        `the heap grew ${grewMiB.toFixed(1)} MiB, 48 at most: ${JSON.stringify({ ...summary, ...where })}`,
+      );
+    }
   } finally {
     await agent.close();
   }
