@@ -154,7 +154,13 @@ export class JavaDriver {
         'Driver',
       ],
       {
-        env: { ...process.env, RMQ_CLIENT_DIR: this.clientDir, RMQ_CLIENT_JAVA_OPTS: `-Duser.home=${this.clientDir}` },
+        env: {
+          ...process.env,
+          RMQ_CLIENT_DIR: this.clientDir,
+          // java.io.tmpdir: what the client's libraries make there (Netty's self-signed certificates with TLS)
+          // goes with the directory rather than staying in /tmp when the JVM is killed.
+          RMQ_CLIENT_JAVA_OPTS: `-Duser.home=${this.clientDir} -Djava.io.tmpdir=${this.clientDir}`,
+        },
         cwd: this.clientDir, // anything the client writes relative to its working directory stays in its temp dir
         stdio: ['pipe', 'pipe', 'pipe'],
       },

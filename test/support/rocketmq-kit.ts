@@ -217,7 +217,11 @@ export async function startKit(options: KitOptions = {}): Promise<RocketMQKit> {
       RMQ_HEAP: options.heap ?? '-Xms256m -Xmx256m',
       RMQ_STOP_TIMEOUT: '0',
       RMQ_START_TIMEOUT: '120',
-      RMQ_JAVA_OPTS: ['-Dtls.server.mode=disabled', ...(options.javaOpts ?? [])].join(' '),
+      // java.io.tmpdir in the state dir: the servers are stopped with KILL at once (RMQ_STOP_TIMEOUT 0), before
+      // their exit hooks delete what they made there (with TLS, Netty's self-signed certificate and key).
+      RMQ_JAVA_OPTS: ['-Dtls.server.mode=disabled', `-Djava.io.tmpdir=${homeDir}`, ...(options.javaOpts ?? [])].join(
+        ' ',
+      ),
       RMQ_BROKER_EXTRA_CONF: (options.brokerExtraConf ?? []).join('\n'),
       ...(options.aclFile === undefined ? {} : { RMQ_ACL_FILE: options.aclFile }),
     };
