@@ -6,7 +6,9 @@
 // broker that has served no consumer yet; later runs a warmer one.
 //
 //   npm run build && node bench/start-timeline.mjs [--transport tcp|http] [--kind push|orderly|lite]
-//                                                  [--runs 3] [--backlog 2000]
+//                                                  [--runs 3] [--backlog 2000] [--dist DIR]
+// (--dist: another build's dist/, for an A/B; a copy outside a checkout finds its dependencies through a
+// node_modules link next to it).
 //
 // Both processes load bench/start-timeline-hooks.mjs, which records socket writes and reads with the
 // monotonic clock every process shares. The consumer's reads do not show (its transports read without
@@ -22,12 +24,14 @@ import { fileURLToPath } from 'node:url';
 const self = fileURLToPath(import.meta.url);
 const root = path.resolve(path.dirname(self), '..');
 const hooks = path.join(root, 'bench/start-timeline-hooks.mjs');
-const lib = await import(path.join(root, 'dist/index.js'));
 const silent = { debug() {}, info() {}, warn() {}, error() {}, child: () => silent };
 const arg = (name, fallback) => {
   const i = process.argv.indexOf(name);
   return i > 0 && process.argv[i + 1] !== undefined ? process.argv[i + 1] : fallback;
 };
+/** The build to run (another checkout's dist/ for an A/B); a child gets it as its last argument. */
+const dist = path.resolve(process.argv[2] === '--child' ? process.argv[7] : arg('--dist', path.join(root, 'dist')));
+const lib = await import(path.join(dist, 'index.js'));
 
 /** One consumer start in this (new) process; marks start, started and first for the hooks. */
 async function childRun(kind, transport, addr, topic) {
@@ -87,7 +91,7 @@ if (!['tcp', 'http'].includes(transport) || !['push', 'orderly', 'lite'].include
   process.exit(2);
 }
 
-const { RequestCode } = await import(path.join(root, 'dist/protocol/request-code.js'));
+const { RequestCode } = await import(path.join(dist, 'protocol/request-code.js'));
 const requestName = new Map(Object.entries(RequestCode).map(([name, code]) => [code, name]));
 const nameOf = (code) => requestName.get(code) ?? `code ${code}`;
 const { startCliBroker, sendBacklog } = await import('./bench-broker.mjs');
@@ -142,7 +146,7 @@ function brokerEvents(record, from, to) {
 const brokerOut = path.join(dir, 'broker.json');
 const storePath = path.join(dir, 'store');
 const broker = await withHookEnv('broker', brokerOut, () =>
-  startCliBroker({ root, storePath, tcp: true, nodeArgs: ['--import', hooks] }),
+  startCliBroker({ root, cli: path.join(dist, 'cli.js'), storePath, tcp: true, nodeArgs: ['--import', hooks] }),
 );
 const clientRecords = [];
 try {
@@ -158,7 +162,7 @@ try {
     const out = path.join(dir, `consumer-${i}.json`);
     const addr = transport === 'http' ? broker.http : broker.tcp;
     await withHookEnv('consumer', out, async () => {
-      const child = spawn(process.execPath, ['--import', hooks, self, '--child', kind, transport, addr, topic], {
+      const child = spawn(process.execPath, ['--import', hooks, self, '--child', kind, transport, addr, topic, dist], {
         stdio: ['ignore', 'ignore', 'inherit'],
       });
       const code = await new Promise((resolve) => child.once('exit', resolve));

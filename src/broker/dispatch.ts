@@ -6,6 +6,7 @@
  */
 import { z } from 'zod';
 import type { Logger } from '../common/logger.js';
+import { tieredSafeParse } from '../common/option-errors.js';
 import {
   COMMANDS,
   COMMANDS_BY_NAME,
@@ -108,7 +109,7 @@ export function validateRequest(
     } catch (e) {
       return { ok: false, field: '(body)', message: `the body is not valid JSON: ${(e as Error).message}` };
     }
-    const bodyParsed = (spec.requestBody as z.ZodType).safeParse(json);
+    const bodyParsed = tieredSafeParse(spec.requestBody as z.ZodType, json);
     if (!bodyParsed.success) {
       const d = describeZodError(bodyParsed.error);
       return { ok: false, field: d.field === '(root)' ? '(body)' : `body.${d.field}`, message: d.message };

@@ -9,6 +9,7 @@
 import path from 'node:path';
 import type { Logger } from '../common/logger.js';
 import { groupNameProblem } from '../common/names.js';
+import { ONE_SHOT, tieredSafeParse } from '../common/option-errors.js';
 import { SubscriptionGroupConfigSchema, type SubscriptionGroupConfig } from '../protocol/index.js';
 import type { SubscriptionGroupManagerApi } from './broker-context.js';
 import { ConfigFile, type ConfigLoadSource } from './config-file.js';
@@ -45,7 +46,7 @@ export class SubscriptionGroupManager implements SubscriptionGroupManagerApi {
     const table = (data as { subscriptionGroupTable?: unknown }).subscriptionGroupTable;
     if (table && typeof table === 'object') {
       for (const [name, raw] of Object.entries(table as Record<string, unknown>)) {
-        const parsed = SubscriptionGroupConfigSchema.safeParse(raw);
+        const parsed = tieredSafeParse(SubscriptionGroupConfigSchema, raw);
         if (parsed.success && parsed.data.groupName === name && groupNameProblem(name) === null) {
           this.table.set(name, parsed.data);
         } else {
@@ -68,7 +69,8 @@ export class SubscriptionGroupManager implements SubscriptionGroupManagerApi {
     if (existing) return existing;
     if (!this.options.autoCreateSubscriptionGroup || groupNameProblem(group) !== null) return undefined;
     if (this.autoCreateLimitRemark() !== undefined) return undefined;
-    const cfg = SubscriptionGroupConfigSchema.parse({ groupName: group });
+    // RocketMQ's defaults for a group, once per group: not worth compiling zod's fast path for.
+    const cfg = SubscriptionGroupConfigSchema.parse({ groupName: group }, ONE_SHOT);
     this.options.logger.info({ group }, 'subscription group created');
     this.put(cfg);
     return cfg;

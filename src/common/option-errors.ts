@@ -13,6 +13,23 @@ import { InvalidArgumentError } from './errors.js';
  */
 export const ONE_SHOT = { jitless: true } as const;
 
+/** Parses of one schema made without zod's compiled fast path, before it is compiled. */
+export const COMPILE_AFTER_PARSES = 100;
+const parses = new WeakMap<z.ZodType, number>();
+
+/**
+ * `schema.safeParse(value)` for a schema parsed an unknown number of times (the bodies of a broker's
+ * control requests): its first COMPILE_AFTER_PARSES parses take zod's generic path, later ones the
+ * compiled fast path. Compiling it costs milliseconds, which a fresh broker paid on its first client's
+ * heartbeat, and pays for itself only over many parses.
+ */
+export function tieredSafeParse<S extends z.ZodType>(schema: S, value: unknown): z.ZodSafeParseResult<z.output<S>> {
+  const n = parses.get(schema) ?? 0;
+  if (n >= COMPILE_AFTER_PARSES) return schema.safeParse(value);
+  parses.set(schema, n + 1);
+  return schema.safeParse(value, ONE_SHOT);
+}
+
 /**
  * Validates `input` against `schema` with unknown keys refused (a misspelt option fails loudly instead
  * of silently keeping its default) and returns the parsed value, or throws InvalidArgumentError.
