@@ -53,6 +53,29 @@ export async function sendBacklog(producer, topic, n, bodyBytes) {
 }
 
 /**
+ * A new topic of 8 queues on `broker` (made over HTTP with `lib`, a build's dist/index.js), named
+ * `prefix` and the time, holding `n` messages of `bodyBytes`; resolves with its name once all are stored.
+ */
+export async function backlogTopic(lib, broker, prefix, n, bodyBytes = 1024) {
+  const silent = { debug() {}, info() {}, warn() {}, error() {}, child: () => silent };
+  const topic = `${prefix}${Date.now()}`;
+  const admin = new lib.AdminClient({ endpoints: broker.http, logger: silent });
+  try {
+    await admin.createTopic(topic, { queueNums: 8 });
+  } finally {
+    await admin.shutdown();
+  }
+  const producer = new lib.Producer({ endpoints: broker.http, producerGroup: `${prefix}-producer`, logger: silent });
+  await producer.start();
+  try {
+    await sendBacklog(producer, topic, n, bodyBytes);
+  } finally {
+    await producer.shutdown();
+  }
+  return topic;
+}
+
+/**
  * Messages per second a new PushConsumer (built by `makeConsumer(group)`, subscribed to every tag of
  * `topic`, reading from the first offset) takes to receive `n` messages, timed from start().
  */

@@ -63,18 +63,12 @@ if (process.argv[2] === '--child') {
   process.exit(0);
 }
 
-const { startCliBroker, sendBacklog } = await import('./bench-broker.mjs');
+const { startCliBroker, backlogTopic } = await import('./bench-broker.mjs');
 const ROUNDS = Number(process.env.FIRST_ROUNDS ?? 5);
 const storePath = await mkdtemp(path.join(os.tmpdir(), 'rmq-first-'));
 const broker = await startCliBroker({ root, storePath, tcp: true });
 const addrOf = (t) => (t === 'http' ? broker.http : broker.tcp);
-const producer = new lib.Producer({ endpoints: broker.http, producerGroup: 'first-message-producer', logger: silent });
-await producer.start();
-const topic = `FirstMessage${Date.now()}`;
-const admin = new lib.AdminClient({ endpoints: broker.http, logger: silent });
-await admin.createTopic(topic, { queueNums: 8 });
-await admin.shutdown();
-await sendBacklog(producer, topic, 2000, 1024);
+const topic = await backlogTopic(lib, broker, 'FirstMessage', 2000);
 
 const rows = [];
 for (let round = 0; round < ROUNDS; round++) {
@@ -101,7 +95,6 @@ for (const name of [...new Set(rows.map((r) => r.name))]) {
       `${`(${Math.max(...pick('cold', 'first')).toFixed(1)})`.padStart(8)}`,
   );
 }
-await producer.shutdown();
 broker.child.kill('SIGTERM');
 await new Promise((r) => broker.child.once('exit', r));
 await rm(storePath, { recursive: true, force: true });

@@ -94,7 +94,7 @@ if (!['tcp', 'http'].includes(transport) || !['push', 'orderly', 'lite'].include
 const { RequestCode } = await import(path.join(dist, 'protocol/request-code.js'));
 const requestName = new Map(Object.entries(RequestCode).map(([name, code]) => [code, name]));
 const nameOf = (code) => requestName.get(code) ?? `code ${code}`;
-const { startCliBroker, sendBacklog } = await import('./bench-broker.mjs');
+const { startCliBroker, backlogTopic } = await import('./bench-broker.mjs');
 const dir = await mkdtemp(path.join(os.tmpdir(), 'rmq-timeline-'));
 
 /** Runs `fn` with the hooks' variables in this process's environment (children inherit it). */
@@ -150,14 +150,7 @@ const broker = await withHookEnv('broker', brokerOut, () =>
 );
 const clientRecords = [];
 try {
-  const producer = new lib.Producer({ endpoints: broker.http, producerGroup: 'timeline-producer', logger: silent });
-  await producer.start();
-  const topic = `Timeline${Date.now()}`;
-  const admin = new lib.AdminClient({ endpoints: broker.http, logger: silent });
-  await admin.createTopic(topic, { queueNums: 8 });
-  await admin.shutdown();
-  await sendBacklog(producer, topic, backlog, 1024);
-  await producer.shutdown();
+  const topic = await backlogTopic(lib, broker, 'Timeline', backlog);
   for (let i = 0; i < runs; i++) {
     const out = path.join(dir, `consumer-${i}.json`);
     const addr = transport === 'http' ? broker.http : broker.tcp;
