@@ -1,6 +1,7 @@
 /**
  * One way to turn a failed zod validation of an options object into the error callers see: an
- * InvalidArgumentError whose `field` names the first bad option (or the unknown one).
+ * InvalidArgumentError whose `field` names the first bad option (or the unknown one). Also how values
+ * parsed once or rarely are parsed (without zod's compiled fast path).
  * @pure
  */
 import { z } from 'zod';
