@@ -52,12 +52,69 @@ export async function sendBacklog(producer, topic, n, bodyBytes) {
   await Promise.all(Array.from({ length: 4 }, worker));
 }
 
+/** A logger that drops everything, for the clients the benches make. */
+export const silent = { debug() {}, info() {}, warn() {}, error() {}, child: () => silent };
+
+/**
+ * One start of a consumer of `kind` ('push', 'orderly' or 'lite'; `lib` is a build's dist/index.js) in a
+ * new group reading `topic` from its first offset over `transport` ('tcp' or 'http') at `addr`, until its
+ * first message; then it shuts down. `mark(name)` is called at 'start', 'started' (start() resolved) and
+ * 'first'. Resolves with the ms from start() to 'started' and to 'first', and the push consumer's settle
+ * (NaN for lite).
+ */
+export async function startToFirstMessage(lib, { kind, transport, addr, topic, mark = () => {} }) {
+  const common = {
+    ...(transport === 'http' ? { endpoints: addr } : { namesrvAddr: addr }),
+    consumerGroup: `first-${kind}-${transport}-${process.pid}-${Math.random().toString(36).slice(2)}`,
+    consumeFromWhere: 'CONSUME_FROM_FIRST_OFFSET',
+    logger: silent,
+  };
+  let t0 = 0;
+  let first = NaN;
+  const at = (name) => {
+    mark(name);
+    return performance.now() - t0;
+  };
+  if (kind === 'lite') {
+    const c = new lib.LitePullConsumer(common);
+    c.subscribe(topic, '*');
+    t0 = performance.now();
+    mark('start');
+    await c.start();
+    const started = at('started');
+    for (let i = 0; i < 1000 && Number.isNaN(first); i++) {
+      if ((await c.poll({ timeoutMs: 100 })).length > 0) first = at('first');
+    }
+    await c.shutdown();
+    return { started, first, settle: NaN };
+  }
+  const c = new lib.PushConsumer(common);
+  c.subscribe(topic, '*');
+  let got;
+  const firstSeen = new Promise((resolve) => (got = resolve));
+  const onMessage = () => {
+    if (Number.isNaN(first)) got((first = at('first')));
+    return kind === 'orderly' ? lib.ConsumeOrderlyStatus.SUCCESS : lib.ConsumeConcurrentlyStatus.CONSUME_SUCCESS;
+  };
+  if (kind === 'orderly') c.registerMessageListenerOrderly(onMessage);
+  else c.registerMessageListener(onMessage);
+  let settle = NaN;
+  c.on('ready', (e) => (settle = e.settleMs));
+  t0 = performance.now();
+  mark('start');
+  await c.start();
+  const started = at('started');
+  await firstSeen;
+  await c.ready.catch(() => undefined);
+  await c.shutdown();
+  return { started, first, settle };
+}
+
 /**
  * A new topic of 8 queues on `broker` (made over HTTP with `lib`, a build's dist/index.js), named
  * `prefix` and the time, holding `n` messages of `bodyBytes`; resolves with its name once all are stored.
  */
 export async function backlogTopic(lib, broker, prefix, n, bodyBytes = 1024) {
-  const silent = { debug() {}, info() {}, warn() {}, error() {}, child: () => silent };
   const topic = `${prefix}${Date.now()}`;
   const admin = new lib.AdminClient({ endpoints: broker.http, logger: silent });
   try {

@@ -8,54 +8,17 @@ import { execFile } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 
 const self = fileURLToPath(import.meta.url);
 const root = path.resolve(path.dirname(self), '..');
 const lib = await import(path.join(root, 'dist/index.js'));
-const silent = { debug() {}, info() {}, warn() {}, error() {}, child: () => silent };
-const KINDS = ['push', 'push orderly', 'lite pull'];
-
-/** One start of `kind` over `t` from `addr` on `topic`: ms to start() resolving, to the first message; the settle. */
-async function startOnce(kind, t, addr, topic) {
-  const group = `first-${kind.replace(' ', '-')}-${t}-${process.pid}-${Math.random().toString(36).slice(2)}`;
-  const common = {
-    ...(t === 'http' ? { endpoints: addr } : { namesrvAddr: addr }),
-    consumerGroup: group,
-    consumeFromWhere: 'CONSUME_FROM_FIRST_OFFSET',
-    logger: silent,
-  };
-  if (kind === 'lite pull') {
-    const c = new lib.LitePullConsumer(common);
-    c.subscribe(topic, '*');
-    const t0 = performance.now();
-    await c.start();
-    const started = performance.now() - t0;
-    let first = NaN;
-    for (let i = 0; i < 1000 && Number.isNaN(first); i++) {
-      if ((await c.poll({ timeoutMs: 100 })).length > 0) first = performance.now() - t0;
-    }
-    await c.shutdown();
-    return { started, first, settle: NaN };
-  }
-  const c = new lib.PushConsumer(common);
-  c.subscribe(topic, '*');
-  let mark;
-  const got = new Promise((r) => (mark = () => r(performance.now())));
-  if (kind === 'push orderly') c.registerMessageListenerOrderly(() => (mark(), lib.ConsumeOrderlyStatus.SUCCESS));
-  else c.registerMessageListener(() => mark());
-  let settle = NaN;
-  c.on('ready', (e) => (settle = e.settleMs));
-  const t0 = performance.now();
-  await c.start();
-  const started = performance.now() - t0;
-  const first = (await got) - t0;
-  await c.ready.catch(() => undefined);
-  await c.shutdown();
-  return { started, first, settle };
-}
+const { startCliBroker, backlogTopic, startToFirstMessage } = await import('./bench-broker.mjs');
+/** The rows' names, and the consumer kinds they start. */
+const KINDS = { push: 'push', 'push orderly': 'orderly', 'lite pull': 'lite' };
+const startOnce = (name, transport, addr, topic) =>
+  startToFirstMessage(lib, { kind: KINDS[name], transport, addr, topic });
 
 if (process.argv[2] === '--child') {
   const [, , , kind, t, addr, topic] = process.argv;
@@ -63,7 +26,6 @@ if (process.argv[2] === '--child') {
   process.exit(0);
 }
 
-const { startCliBroker, backlogTopic } = await import('./bench-broker.mjs');
 const ROUNDS = Number(process.env.FIRST_ROUNDS ?? 5);
 const storePath = await mkdtemp(path.join(os.tmpdir(), 'rmq-first-'));
 const broker = await startCliBroker({ root, storePath, tcp: true });
@@ -72,7 +34,7 @@ const topic = await backlogTopic(lib, broker, 'FirstMessage', 2000);
 
 const rows = [];
 for (let round = 0; round < ROUNDS; round++) {
-  for (const kind of KINDS) {
+  for (const kind of Object.keys(KINDS)) {
     for (const t of ['http', 'tcp']) {
       rows.push({ name: `${kind} ${t}`, how: 'warm', ...(await startOnce(kind, t, addrOf(t), topic)) });
       const { stdout } = await promisify(execFile)(process.execPath, [self, '--child', kind, t, addrOf(t), topic]);

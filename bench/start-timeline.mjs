@@ -24,7 +24,6 @@ import { fileURLToPath } from 'node:url';
 const self = fileURLToPath(import.meta.url);
 const root = path.resolve(path.dirname(self), '..');
 const hooks = path.join(root, 'bench/start-timeline-hooks.mjs');
-const silent = { debug() {}, info() {}, warn() {}, error() {}, child: () => silent };
 const arg = (name, fallback) => {
   const i = process.argv.indexOf(name);
   return i > 0 && process.argv[i + 1] !== undefined ? process.argv[i + 1] : fallback;
@@ -32,51 +31,12 @@ const arg = (name, fallback) => {
 /** The build to run (another checkout's dist/ for an A/B); a child gets it as its last argument. */
 const dist = path.resolve(process.argv[2] === '--child' ? process.argv[7] : arg('--dist', path.join(root, 'dist')));
 const lib = await import(path.join(dist, 'index.js'));
-
-/** One consumer start in this (new) process; marks start, started and first for the hooks. */
-async function childRun(kind, transport, addr, topic) {
-  const mark = globalThis.__startTimelineMark ?? (() => {});
-  const common = {
-    ...(transport === 'http' ? { endpoints: addr } : { namesrvAddr: addr }),
-    consumerGroup: `timeline-${kind}-${process.pid}-${Math.random().toString(36).slice(2)}`,
-    consumeFromWhere: 'CONSUME_FROM_FIRST_OFFSET',
-    logger: silent,
-  };
-  if (kind === 'lite') {
-    const c = new lib.LitePullConsumer(common);
-    c.subscribe(topic, '*');
-    mark('start');
-    await c.start();
-    mark('started');
-    for (let i = 0; i < 1000; i++) {
-      if ((await c.poll({ timeoutMs: 100 })).length > 0) break;
-    }
-    mark('first');
-    await c.shutdown();
-    return;
-  }
-  const c = new lib.PushConsumer(common);
-  c.subscribe(topic, '*');
-  let got;
-  const first = new Promise((resolve) => (got = resolve));
-  const onMessage = () => {
-    got();
-    return kind === 'orderly' ? lib.ConsumeOrderlyStatus.SUCCESS : lib.ConsumeConcurrentlyStatus.CONSUME_SUCCESS;
-  };
-  if (kind === 'orderly') c.registerMessageListenerOrderly(onMessage);
-  else c.registerMessageListener(onMessage);
-  mark('start');
-  await c.start();
-  mark('started');
-  await first;
-  mark('first');
-  await c.ready.catch(() => undefined);
-  await c.shutdown();
-}
+const { startCliBroker, backlogTopic, startToFirstMessage } = await import('./bench-broker.mjs');
 
 if (process.argv[2] === '--child') {
   const [, , , kind, transport, addr, topic] = process.argv;
-  await childRun(kind, transport, addr, topic);
+  // The hooks' marks, on the clock the broker's events are recorded with.
+  await startToFirstMessage(lib, { kind, transport, addr, topic, mark: globalThis.__startTimelineMark });
   process.exit(0);
 }
 
@@ -94,7 +54,6 @@ if (!['tcp', 'http'].includes(transport) || !['push', 'orderly', 'lite'].include
 const { RequestCode } = await import(path.join(dist, 'protocol/request-code.js'));
 const requestName = new Map(Object.entries(RequestCode).map(([name, code]) => [code, name]));
 const nameOf = (code) => requestName.get(code) ?? `code ${code}`;
-const { startCliBroker, backlogTopic } = await import('./bench-broker.mjs');
 const dir = await mkdtemp(path.join(os.tmpdir(), 'rmq-timeline-'));
 
 /** Runs `fn` with the hooks' variables in this process's environment (children inherit it). */

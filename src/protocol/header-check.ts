@@ -5,8 +5,9 @@
  * passes them is copied field by field into the object zod would have returned (the schema's fields in
  * its order, unknown fields dropped). A header that fails, or a schema with anything else in it (nested
  * objects, enums, defaults, transforms, refinements), gets `undefined` back, and the caller runs zod,
- * which names the field and the problem. Headers are checked on every call; zod's general machinery costs the most while the
- * process is young, when every request runs through code that is not yet compiled.
+ * which names the field and the problem. Headers are checked on every call; zod's general machinery
+ * costs the most while the process is young, when every request runs through code that is not yet
+ * compiled.
  * @pure
  */
 import type { z } from 'zod';
