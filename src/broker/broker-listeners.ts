@@ -46,6 +46,8 @@ export interface OpenListeners {
   remotingAddress: string | undefined;
   /** The IP message ids name (the store host). */
   storeIp: string;
+  /** The byte budget both listeners share. */
+  budget: ByteBudget;
 }
 
 /** Opens the listeners; `target()` is the broker once it is built. Closes what it opened on failure. */
@@ -129,5 +131,5 @@ export async function openListeners(
   }
   const storeIp = UNSPECIFIED.has(o.host) ? '127.0.0.1' : host;
   const remotingAddress = remotingPort === undefined ? undefined : `${storeIp}:${remotingPort}`;
-  return { http, limits, port, address, remoting, remotingPort, remotingAddress, storeIp };
+  return { http, limits, port, address, remoting, remotingPort, remotingAddress, storeIp, budget };
 }

@@ -36,6 +36,7 @@ import { TransactionalMessageService } from './transaction/transactional-message
 import { renderBrokerMetrics } from './metrics/broker-metrics.js';
 import { startMetricsServer, type MetricsServer } from './metrics/metrics-server.js';
 import { reportLostConfig } from './lost-config.js';
+import { holdIdleReclaim } from './idle-memory-reclaim.js';
 
 /**
  * The bundled broker, in your process: `await Broker.start({ storePath, port })` resolves once it
@@ -89,6 +90,8 @@ export class Broker {
   private shutdownPromise: Promise<void> | undefined;
   /** The Prometheus endpoint, when `metricsPort` was given. */
   private metrics: MetricsServer | undefined;
+  /** Lets go of the process's idle-memory watcher (see idle-memory-reclaim.ts). */
+  private releaseIdleReclaim: (() => void) | undefined;
   /**
    * Put and get counters (RocketMQ: BrokerStatsManager).
    * @internal
@@ -335,7 +338,7 @@ export class Broker {
       acl?.close();
       throw e;
     }
-    const { http, limits, port, address, remoting, remotingPort, remotingAddress, storeIp } = listeners;
+    const { http, limits, port, address, remoting, remotingPort, remotingAddress, storeIp, budget } = listeners;
     let store: MessageStore;
     try {
       store = await MessageStore.open({
@@ -380,6 +383,7 @@ export class Broker {
       broker.popService.start();
       await broker.transactionalMessageService.start();
       broker.metrics = await startMetricsServer(o, built);
+      if (o.idleMemoryReclaim) broker.releaseIdleReclaim = holdIdleReclaim(() => budget.releasedTotal);
     } catch (e) {
       if (broker) await broker.shutdown().catch(() => undefined);
       else {
@@ -470,6 +474,7 @@ export class Broker {
         logger.error({ err: e, step: name }, 'broker shutdown step failed');
       }
     };
+    this.releaseIdleReclaim?.();
     await step('close metrics', () => this.metrics?.close());
     await step('stop accepting', () => this.http.stopAccepting());
     await step('stop accepting remoting', () => this.remoting?.stopAccepting());

@@ -19,6 +19,7 @@ export class ByteBudget {
   readonly reserve: number;
   #used = 0;
   #peak = 0;
+  #released = 0;
   readonly #waiters = new Set<() => void>();
 
   constructor(limit: number) {
@@ -44,6 +45,11 @@ export class ByteBudget {
     this.#peak = this.#used;
   }
 
+  /** Bytes given back since start: what went through the listeners, most of it garbage once given back. */
+  get releasedTotal(): number {
+    return this.#released;
+  }
+
   /** Spent for a holder of `held` bytes: it may take nothing more now (the reserve counts only for light ones). */
   exhaustedFor(held: number): boolean {
     return this.#used >= this.#cap(held, 0);
@@ -62,6 +68,7 @@ export class ByteBudget {
   /** Gives `bytes` back; while there is room again, every waiter runs (each may take some back). */
   release(bytes: number): void {
     this.#used -= bytes;
+    this.#released += bytes;
     if (this.#waiters.size === 0 || this.#used >= this.limit) return;
     for (const w of [...this.#waiters]) {
       if (this.#used >= this.limit) break;

@@ -4,6 +4,18 @@ const KiB = 1024;
 const MiB = 1024 * KiB;
 
 describe('ByteBudget', () => {
+  test('counts every byte given back, by a connection and by its close', () => {
+    const budget = new ByteBudget(8 * MiB);
+    const c = new ConnectionBudget(8 * MiB, budget);
+    c.take(3 * MiB);
+    c.release(MiB);
+    expect(budget.releasedTotal).toBe(MiB);
+    c.take(KiB);
+    c.close();
+    expect(budget.used).toBe(0);
+    expect(budget.releasedTotal).toBe(3 * MiB + KiB);
+  });
+
   test('heavy holders spend all but the last eighth; light holders may use that reserve', () => {
     const budget = new ByteBudget(8 * MiB);
     expect(budget.reserve).toBe(MiB);
