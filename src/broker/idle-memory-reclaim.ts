@@ -23,7 +23,7 @@ import { getHeapStatistics, setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 
 /** What the watcher compares: bytes of JavaScript heap in use plus external memory. */
-export const collectableFootprint = (): number => {
+const collectableFootprint = (): number => {
   const h = getHeapStatistics();
   return h.used_heap_size + h.external_memory;
 };
