@@ -206,9 +206,9 @@ export interface BrokerOptions {
   /**
    * Once the process is quiet after a burst, one garbage collection is started so that the Buffers the
    * burst dropped (socket reads, frames, answers) are given back rather than held until traffic returns.
-   * Checked every 5 s: the heap and external memory past their lowest by 16 MiB and by a quarter, the event
-   * loop under 10 % busy; at most one such collection per 30 s. One watcher serves every broker of a
-   * process. Default true.
+   * Checked every 5 s: the heap and external memory, or the bytes the listeners gave back, grown by 16 MiB
+   * (and by a quarter of the footprint) since the last such collection, the event loop under 10 % busy; at
+   * most one such collection per 30 s. One watcher serves every broker of a process. Default true.
    */
   idleMemoryReclaim?: boolean;
   /** Options of the message store (segment sizes, flush mode, retention ...). */
