@@ -27,8 +27,7 @@ import { BrokerStatsManager } from './broker-stats-manager.js';
 import { ClientChannelTable } from './client-channel-table.js';
 import { BrokerConfigTable } from './broker-config-table.js';
 import { NameServerState } from './name-server-state.js';
-import { buildRuntimeInfo } from './runtime-info.js';
-import { SCHEDULE_TOPIC } from '../common/message.js';
+import { BrokerRuntimeInfo } from './runtime-info.js';
 import { ScheduleMessageService } from './schedule-message-service.js';
 import { SubscriptionGroupManager } from './subscription-group-manager.js';
 import { TopicConfigManager } from './topic-config-manager.js';
@@ -84,7 +83,8 @@ export class Broker {
   private readonly remotingDispatcher: RemotingDispatcher | undefined;
   private readonly acl: AclGuard | undefined;
   private readonly unsubscribeConsumerChange: () => void;
-  private readonly bootTimestamp: number;
+  /** RocketMQ's broker runtime figures (GET_BROKER_RUNTIME_INFO). */
+  private readonly runtime: BrokerRuntimeInfo;
   private readonly table: ReadonlyMap<number, Processor>;
   private readonly unsubscribeArrival: () => void;
   private shutdownPromise: Promise<void> | undefined;
@@ -97,7 +97,6 @@ export class Broker {
    * @internal
    */
   readonly brokerStats: BrokerStatsManager;
-  private earliestMessageTime = -1;
 
   private constructor(parts: {
     options: ResolvedBrokerOptions;
@@ -119,7 +118,6 @@ export class Broker {
     this.remoting = parts.remoting;
     this.remotingAddress = parts.remotingAddress;
     this.remotingPort = parts.remotingPort;
-    this.bootTimestamp = o.clock.now();
     this.port = parts.port;
     this.address = parts.address;
     this.store = parts.store;
@@ -191,7 +189,14 @@ export class Broker {
     const schedule = this.scheduleMessageService;
     const clientChannels = new ClientChannelTable();
     this.brokerStats = new BrokerStatsManager(clock, o.clusterName);
-    this.refreshEarliestMessageTime();
+    this.runtime = new BrokerRuntimeInfo({
+      clock,
+      storePath: o.storePath,
+      store,
+      stats: this.brokerStats,
+      schedule: this.scheduleMessageService,
+      versionEntries: () => RemotingDispatcher.versionEntries(),
+    });
     this.transactionalMessageService = new TransactionalMessageService({
       store,
       topicConfigManager: this.topicConfigManager,
@@ -231,7 +236,7 @@ export class Broker {
         config: new BrokerConfigTable(o, parts.remotingPort ?? parts.port, clock.now()),
         nameServer: new NameServerState(o.storePath, parts.remotingPort ?? parts.port, logger),
         acl: parts.acl,
-        runtimeInfo: () => this.runtimeInfo(),
+        runtimeInfo: () => this.runtime.read(),
         callClient: (clientId, request, timeoutMs) => this.remotingDispatcher?.callClient(clientId, request, timeoutMs),
         sendOnewayToConsumer: (id, group, r) => this.remotingDispatcher?.sendOnewayToConsumer(id, group, r) ?? false,
       },
@@ -248,7 +253,7 @@ export class Broker {
           remotingAddress,
           consumerManager: this.consumerManager,
           handle: (request, connection) => this.handle(request, connection),
-          runtimeInfo: () => this.runtimeInfo(),
+          runtimeInfo: () => this.runtime.read(),
           topicConsumedBy: (topic) => {
             const groups = new Set(this.consumerOffsetManager.whichGroupByTopic(topic));
             for (const g of this.consumerManager.getGroups()) {
@@ -285,42 +290,6 @@ export class Broker {
    */
   get remotingConnectionCount(): number {
     return this.remoting?.connectionCount ?? 0;
-  }
-
-  /** RocketMQ's broker runtime figures (GET_BROKER_RUNTIME_INFO), see runtime-info.ts. */
-  private runtimeInfo(): Record<string, string> {
-    this.refreshEarliestMessageTime();
-    const scheduleOffsets = [];
-    for (let level = 1; level <= this.scheduleMessageService.maxDelayLevel; level++) {
-      const offset = this.scheduleMessageService.getOffset(level);
-      if (offset === undefined) continue;
-      scheduleOffsets.push({ level, offset, maxOffset: this.store.getMaxOffsetInQueue(SCHEDULE_TOPIC, level - 1) });
-    }
-    return buildRuntimeInfo({
-      bootTimestamp: this.bootTimestamp,
-      now: this.options.clock.now(),
-      storePath: this.options.storePath,
-      store: this.store,
-      stats: this.brokerStats,
-      versionEntries: RemotingDispatcher.versionEntries(),
-      earliestMessageTimeStamp: this.earliestMessageTime,
-      scheduleOffsets,
-    });
-  }
-
-  /** Reads the store time of the oldest message in the background; -1 while the store is empty. */
-  private refreshEarliestMessageTime(): void {
-    const min = this.store.getCommitLogMinOffset();
-    if (this.store.getCommitLogMaxOffset() <= Math.max(0, min)) {
-      this.earliestMessageTime = -1;
-      return;
-    }
-    this.store
-      .lookMessageByOffset(Math.max(0, min))
-      .then((m) => {
-        if (m) this.earliestMessageTime = m.storeTimestamp;
-      })
-      .catch(() => undefined);
   }
 
   /** Binds the HTTP server, opens the store, loads the config files and starts the services. */

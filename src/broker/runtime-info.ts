@@ -8,8 +8,11 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { SCHEDULE_TOPIC } from '../common/message.js';
+import type { Clock } from '../common/clock.js';
 import type { MessageStore } from '../store/index.js';
 import { javaDouble, type BrokerStatsManager } from './broker-stats-manager.js';
+import type { ScheduleMessageService } from './schedule-message-service.js';
 
 export interface RuntimeInfoSources {
   bootTimestamp: number;
@@ -126,4 +129,62 @@ export function buildRuntimeInfo(src: RuntimeInfoSources): Record<string, string
     // RocketMQ leaves the key out when the store directory is missing.
   }
   return info;
+}
+
+/** What a broker's runtime figures are read from, each time they are asked for. */
+export interface BrokerRuntimeParts {
+  clock: Clock;
+  storePath: string;
+  store: MessageStore;
+  stats: BrokerStatsManager;
+  schedule: ScheduleMessageService;
+  versionEntries: () => Record<string, string>;
+}
+
+/** A broker's runtime figures (GET_BROKER_RUNTIME_INFO), with what they need kept between two asks. */
+export class BrokerRuntimeInfo {
+  readonly #bootTimestamp: number;
+  /** Store time of the oldest message, read in the background at each ask; -1 while the store is empty. */
+  #earliestMessageTime = -1;
+
+  constructor(private readonly parts: BrokerRuntimeParts) {
+    this.#bootTimestamp = parts.clock.now();
+    this.#refreshEarliestMessageTime();
+  }
+
+  read(): Record<string, string> {
+    const { clock, storePath, store, stats, schedule } = this.parts;
+    this.#refreshEarliestMessageTime();
+    const scheduleOffsets = [];
+    for (let level = 1; level <= schedule.maxDelayLevel; level++) {
+      const offset = schedule.getOffset(level);
+      if (offset === undefined) continue;
+      scheduleOffsets.push({ level, offset, maxOffset: store.getMaxOffsetInQueue(SCHEDULE_TOPIC, level - 1) });
+    }
+    return buildRuntimeInfo({
+      bootTimestamp: this.#bootTimestamp,
+      now: clock.now(),
+      storePath,
+      store,
+      stats,
+      versionEntries: this.parts.versionEntries(),
+      earliestMessageTimeStamp: this.#earliestMessageTime,
+      scheduleOffsets,
+    });
+  }
+
+  #refreshEarliestMessageTime(): void {
+    const store = this.parts.store;
+    const min = store.getCommitLogMinOffset();
+    if (store.getCommitLogMaxOffset() <= Math.max(0, min)) {
+      this.#earliestMessageTime = -1;
+      return;
+    }
+    store
+      .lookMessageByOffset(Math.max(0, min))
+      .then((m) => {
+        if (m) this.#earliestMessageTime = m.storeTimestamp;
+      })
+      .catch(() => undefined);
+  }
 }
