@@ -3,24 +3,31 @@
 // consumer in this process after others have run; "cold" starts it in a new Node process whose first
 // consumer it is (the package imported before the clock starts). Prints the medians and the maximum,
 // with the time `start()` took and, for the push consumer, its settle (0 when it found itself alone).
-// `node bench/first-message.mjs` after `npm run build`; FIRST_ROUNDS sets the rounds (5).
+// `node bench/first-message.mjs` after `npm run build`; FIRST_ROUNDS sets the rounds (5). FIRST_EAGER=1 has
+// the new processes import the package with V8's lazy compilation off for that import (docs/performance.md,
+// "Start-up"): their functions are compiled as the package loads instead of on their first call.
 import { execFile } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { setFlagsFromString } from 'node:v8';
 
 const self = fileURLToPath(import.meta.url);
 const root = path.resolve(path.dirname(self), '..');
+const child = process.argv[2] === '--child';
+const eager = child && process.env.FIRST_EAGER === '1';
+if (eager) setFlagsFromString('--no-lazy');
 const lib = await import(path.join(root, 'dist/index.js'));
+if (eager) setFlagsFromString('--lazy');
 const { startCliBroker, backlogTopic, startToFirstMessage } = await import('./bench-broker.mjs');
 /** The rows' names, and the consumer kinds they start. */
 const KINDS = { push: 'push', 'push orderly': 'orderly', 'lite pull': 'lite' };
 const startOnce = (name, transport, addr, topic) =>
   startToFirstMessage(lib, { kind: KINDS[name], transport, addr, topic });
 
-if (process.argv[2] === '--child') {
+if (child) {
   const [, , , kind, t, addr, topic] = process.argv;
   process.stdout.write(JSON.stringify(await startOnce(kind, t, addr, topic)));
   process.exit(0);
