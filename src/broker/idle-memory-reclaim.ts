@@ -12,8 +12,8 @@
  *
  * Node has no call for a collection without `--expose-gc`; the one used here is V8's own `gc()`, taken
  * once from a context made while that flag is set for that moment only (as test runners that report heap
- * use do): the flag is set back at once, so no other context gets a `gc` global (unless the process was
- * started with the flag). The collection runs as an asynchronous task, not inside the timer's call.
+ * use do): the flag is set back at once, so no other context gets a `gc` global (a flag already on, from
+ * the command line or set at run time, is left as it is). The collection runs as an asynchronous task, not inside the timer's call.
  * One watcher serves every broker of the process (collection is process-wide); it runs on an unref'd timer
  * while a broker holds it.
  */
@@ -33,21 +33,24 @@ type GcFunction = (options: { type: 'major'; execution: 'async' }) => Promise<vo
 /** V8's gc(), null when the engine would not lend it, undefined until first asked for. */
 let gcFunction: GcFunction | null | undefined;
 
-/** Whether the process was started with `--expose-gc` (every context has gc(); the flag is left as it is). */
-const startedWithExposeGc = (): boolean =>
-  [...process.execArgv, ...(process.env.NODE_OPTIONS ?? '').split(/\s+/)].some((a) => /^--expose[-_]gc$/.test(a));
+/** The `gc` a new context gets, when `--expose-gc` is on (from the command line, or set by someone at run time). */
+const contextGc = (): GcFunction | null => {
+  const lent = runInNewContext("typeof gc === 'function' ? gc : null") as unknown;
+  return typeof lent === 'function' ? (lent as GcFunction) : null;
+};
 
 function v8Gc(): GcFunction | null {
   if (gcFunction !== undefined) return gcFunction;
   gcFunction = null;
-  const exposed = startedWithExposeGc();
   try {
-    if (!exposed) setFlagsFromString('--expose-gc');
+    // A flag already on is used as it is, and left on.
+    gcFunction = contextGc();
+    if (gcFunction) return gcFunction;
+    setFlagsFromString('--expose-gc');
     try {
-      const lent = runInNewContext('gc') as unknown;
-      if (typeof lent === 'function') gcFunction = lent as GcFunction;
+      gcFunction = contextGc();
     } finally {
-      if (!exposed) setFlagsFromString('--no-expose-gc');
+      setFlagsFromString('--no-expose-gc');
     }
   } catch {
     gcFunction = null;

@@ -4,9 +4,22 @@
 // Prints `RESULT {"before":..,"dropped":..,"after":..,"prompted":..}` (RSS in bytes; the external-memory
 // figure is brought up to date only by a later collection) once the Buffers' memory is given back or
 // after `waitMs` (its second argument), then exits.
+// With `flag on|off`: sets `--expose-gc` at run time first (on) or not (off), prompts a collection, and prints
+// `RESULT {"before":..,"prompted":..,"after":..}`, what `typeof gc` was in a new context before and after.
 import { Buffer } from 'node:buffer';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { holdIdleReclaim, promptedCollections } from '../../dist/broker/idle-memory-reclaim.js';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import { holdIdleReclaim, promptFullCollection, promptedCollections } from '../../dist/broker/idle-memory-reclaim.js';
+
+if (process.argv[2] === 'flag') {
+  if (process.argv[3] === 'on') setFlagsFromString('--expose-gc');
+  const before = runInNewContext('typeof gc');
+  const prompted = promptFullCollection();
+  const after = runInNewContext('typeof gc');
+  process.stdout.write(`RESULT ${JSON.stringify({ before, prompted, after })}\n`);
+  process.exit(0);
+}
 
 const MiB = 1024 * 1024;
 const watching = process.argv[2] === 'watch';

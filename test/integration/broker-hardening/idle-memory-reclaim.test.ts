@@ -21,7 +21,7 @@ interface Result {
   prompted: number;
 }
 
-function runChild(args: string[]): Promise<Result> {
+function runChild<R = Result>(args: string[]): Promise<R> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [path.join(here, '../../support/idle-reclaim-child.mjs'), ...args], {
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -34,7 +34,7 @@ function runChild(args: string[]): Promise<Result> {
     child.on('exit', (code) => {
       const line = out.split('\n').find((l) => l.startsWith('RESULT '));
       if (code !== 0 || !line) reject(new Error(`idle-reclaim child exited ${code}: ${err}`));
-      else resolve(JSON.parse(line.slice(7)) as Result);
+      else resolve(JSON.parse(line.slice(7)) as R);
     });
   });
 }
@@ -68,5 +68,12 @@ describe('idle memory reclaim', () => {
     // With: one prompted collection gave them back.
     expect(withWatcher.prompted).toBeGreaterThanOrEqual(1);
     expect(withWatcher.after - withWatcher.before).toBeLessThan(8 * MiB);
+  });
+
+  it("borrows V8's gc() without changing --expose-gc, whether it was off or set on at run time", async () => {
+    type FlagResult = { before: string; prompted: boolean; after: string };
+    const [off, on] = await Promise.all([runChild<FlagResult>(['flag', 'off']), runChild<FlagResult>(['flag', 'on'])]);
+    expect(off).toEqual({ before: 'undefined', prompted: true, after: 'undefined' });
+    expect(on).toEqual({ before: 'function', prompted: true, after: 'function' });
   });
 });
