@@ -13,6 +13,7 @@
 //
 //   node bench/remoting-broker.bench.mjs   env: RB_MESSAGES [100000]  RB_SENDERS [4]  RB_ROUNDS [1]
 //                                               RB_HELD [20000]  RB_NODE_ARGS [extra node flags for the broker]
+//                                               RB_BODY_BYTES [1024: the sent bodies' size]
 //                                               RB_CPU_PROF [dir: --cpu-prof of the broker child]
 //                                               RB_CLI [dist/cli.js; RB_CLI=a.js,b.js alternates two builds per round]
 import { Buffer } from 'node:buffer';
@@ -34,7 +35,7 @@ const ROUNDS = Number(process.env.RB_ROUNDS ?? 1);
 const HELD = Number(process.env.RB_HELD ?? 20_000);
 const CPU_PROF = process.env.RB_CPU_PROF ?? '';
 const QUEUES = 8;
-const BODY = Buffer.alloc(1024, 0x61);
+const BODY = Buffer.alloc(Number(process.env.RB_BODY_BYTES ?? 1024), 0x61);
 const JAVA_VERSION = 399; // RocketMQ 4.9.8's MQVersion ordinal
 
 function cpuSeconds(pid) {
@@ -131,7 +132,7 @@ async function allocationCounter(child) {
 
 const allocText = (a, n) => `heap ${Math.round(a.bytes / n)} B/msg, GCs ${a.scavenges} scavenges + ${a.others} other`;
 
-/** One SEND_MESSAGE_V2 of a 1 KiB body to queue `i % QUEUES`, its header as the Java client writes it. */
+/** One SEND_MESSAGE_V2 of a BODY to queue `i % QUEUES`, its header as the Java client writes it. */
 function sendOne(conn, topic, i) {
   return conn.request(
     310,
@@ -227,7 +228,7 @@ async function round(r, cli) {
     const us = (s, n) => `${((s / n) * 1e6).toFixed(1)} us/msg`;
     console.log(
       `[round ${r + 1}]${CLIS.length > 1 ? ` ${cli}` : ''}\n` +
-        `  send ${N} x 1 KiB (SEND_MESSAGE_V2, ${SENDERS} outstanding): ${Math.round(N / sendS)} msg/s, ` +
+        `  send ${N} x ${BODY.length} B (SEND_MESSAGE_V2, ${SENDERS} outstanding): ${Math.round(N / sendS)} msg/s, ` +
         `broker CPU ${us(cpu1 - cpu0, N)}, ${allocText(sendA, N)}\n` +
         `  pull (32/pull, 8 queues): ${Math.round(N / pullS)} msg/s, broker CPU ${us(cpu2 - cpu1b, N)}, ${allocText(pullA, N)}\n` +
         `  held (1 send + 1 woken pull per message): ${Math.round(HELD / held.seconds)} msg/s, ` +

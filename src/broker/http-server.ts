@@ -21,6 +21,7 @@ import {
 import type { BrokerRequest, ConnectionInfo } from './broker-context.js';
 import type { AclGuard } from './acl/acl-guard.js';
 import { ClientConnection } from './client-connection.js';
+import { noteBytesRead } from './idle-memory-reclaim.js';
 import type { BrokerTls } from './broker-tls.js';
 import type { ConnectionLimits } from './connection-limits.js';
 import { RareLog } from './rare-log.js';
@@ -267,6 +268,7 @@ export class HttpServer {
       if (budget) res.once('close', () => budget.release(held));
       req.on('data', (chunk: Buffer) => {
         size += chunk.length;
+        noteBytesRead(chunk.length);
         if (size > limit) tooLarge = true;
         if (budget && !tooLarge) {
           // Held until the answer is sent: the body is in memory that long.

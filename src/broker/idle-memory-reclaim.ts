@@ -16,6 +16,13 @@
  * the command line or set at run time, is left as it is). The collection runs as an asynchronous task, not inside the timer's call.
  * One watcher serves every broker of the process (collection is process-wide); it runs on an unref'd timer
  * while a broker holds it.
+ *
+ * While a flood of large frames is read the same happens on a small scale: each socket read is a Buffer of
+ * its own, dead at once (the listener gathers a large frame into pooled memory as it arrives), but with
+ * almost no JavaScript allocated around them nothing collects the reads until they reach V8's external
+ * limit, and glibc keeps the heap that peak needed (it gives back only the top of its heap). So the
+ * listeners report the bytes they read, and when external memory has grown by a few MiB over a few MiB
+ * read, one young-generation collection (a millisecond or less) is prompted (YoungPromptPolicy).
  */
 import { performance, type EventLoopUtilization } from 'node:perf_hooks';
 import { clearInterval, setInterval } from 'node:timers';
@@ -28,7 +35,7 @@ const collectableFootprint = (): number => {
   return h.used_heap_size + h.external_memory;
 };
 
-type GcFunction = (options: { type: 'major'; execution: 'async' }) => Promise<void> | undefined;
+type GcFunction = (options: { type: 'major' | 'minor'; execution: 'async' }) => Promise<void> | undefined;
 
 /** V8's gc(), null when the engine would not lend it, undefined until first asked for. */
 let gcFunction: GcFunction | null | undefined;
@@ -58,12 +65,15 @@ function v8Gc(): GcFunction | null {
   return gcFunction;
 }
 
-/** Starts one full collection, run as a task of its own; false when V8 would not lend its gc(). */
-export function promptFullCollection(): boolean {
+/**
+ * Starts one collection (`major`: the whole heap; `minor`: the young generation), run as a task of its
+ * own; false when V8 would not lend its gc().
+ */
+export function promptCollection(type: 'major' | 'minor' = 'major'): boolean {
   const gc = v8Gc();
   if (!gc) return false;
   try {
-    gc({ type: 'major', execution: 'async' })?.catch(() => undefined);
+    gc({ type, execution: 'async' })?.catch(() => undefined);
     return true;
   } catch {
     return false;
@@ -124,12 +134,56 @@ export interface IdleReclaimOptions {
   idleUtilization?: number;
 }
 
+/**
+ * When to prompt a young-generation collection while frames are read, from looks at V8's external memory
+ * (array buffers included) taken every so many bytes read: when it has grown by `growthBytes` past its
+ * lowest look since the last prompt. The dead socket reads of large frames are external memory with
+ * almost no JavaScript allocation around them, so nothing else would collect them until they reach V8's
+ * own external-memory trigger; ordinary traffic allocates enough to collect them on its own, and its
+ * external memory does not grow.
+ * @pure
+ */
+export class YoungPromptPolicy {
+  #floor = Number.POSITIVE_INFINITY;
+
+  constructor(readonly growthBytes: number) {}
+
+  /** Whether to prompt a young-generation collection now, given the external memory of this look. */
+  sample(external: number): boolean {
+    this.#floor = Math.min(this.#floor, external);
+    if (external - this.#floor < this.growthBytes) return false;
+    this.#floor = Number.POSITIVE_INFINITY;
+    return true;
+  }
+}
+
+/** Bytes read by the listeners between two looks at external memory. */
+export const READ_LOOK_BYTES = 2 * 1024 * 1024;
+/** Growth of external memory between looks that prompts a young-generation collection. */
+const YOUNG_PROMPT_GROWTH_BYTES = 4 * 1024 * 1024;
+
 interface Watcher {
   stop(): void;
   prompted: number;
+  promptedYoung: number;
+  young: YoungPromptPolicy;
+  readSinceLook: number;
 }
 
 let watcher: Watcher | undefined;
+
+/**
+ * Counts `bytes` a listener has just read from a socket, while a broker holds the watcher (nothing
+ * otherwise): every READ_LOOK_BYTES of them, V8's external memory is looked at (YoungPromptPolicy).
+ */
+export function noteBytesRead(bytes: number): void {
+  const w = watcher;
+  if (w === undefined) return;
+  w.readSinceLook += bytes;
+  if (w.readSinceLook < READ_LOOK_BYTES) return;
+  w.readSinceLook = 0;
+  if (w.young.sample(getHeapStatistics().external_memory) && promptCollection('minor')) w.promptedYoung++;
+}
 /** Each holder's running total of bytes given back. */
 const sources = new Set<() => number>();
 const releasedTotal = (): number => {
@@ -144,12 +198,18 @@ function watch(o: Required<IdleReclaimOptions>): Watcher {
   // is then measured from them (a busy utilization, so this sample never prompts).
   policy.sample(collectableFootprint(), releasedTotal(), 1);
   let elu: EventLoopUtilization = performance.eventLoopUtilization();
-  const w: Watcher = { stop: () => clearInterval(timer), prompted: 0 };
+  const w: Watcher = {
+    stop: () => clearInterval(timer),
+    prompted: 0,
+    promptedYoung: 0,
+    young: new YoungPromptPolicy(YOUNG_PROMPT_GROWTH_BYTES),
+    readSinceLook: 0,
+  };
   const timer = setInterval(() => {
     const now = performance.eventLoopUtilization();
     const busy = performance.eventLoopUtilization(now, elu).utilization;
     elu = now;
-    if (policy.sample(collectableFootprint(), releasedTotal(), busy) && promptFullCollection()) w.prompted++;
+    if (policy.sample(collectableFootprint(), releasedTotal(), busy) && promptCollection('major')) w.prompted++;
   }, o.intervalMs);
   timer.unref();
   return w;
@@ -181,8 +241,11 @@ export function holdIdleReclaim(released: () => number = () => 0, options: IdleR
   };
 }
 
-/** Collections the running watcher prompted, 0 when none runs (for tests and tools). */
+/** Full collections the running watcher prompted, 0 when none runs (for tests and tools). */
 export const promptedCollections = (): number => watcher?.prompted ?? 0;
+
+/** Young-generation collections prompted while the watcher runs, 0 when none runs (for tests and tools). */
+export const promptedYoungCollections = (): number => watcher?.promptedYoung ?? 0;
 
 /** Whether a broker holds the watcher now (for tests and tools). */
 export const idleReclaimRunning = (): boolean => watcher !== undefined;

@@ -26,7 +26,6 @@
  *   `idleTimeoutMs` (RocketMQ: serverChannelMaxIdleTimeSeconds).
  */
 import type { AddressInfo, Socket } from 'node:net';
-import { withoutStack } from '../common/errors.js';
 import { ResponseCode } from '../protocol/index.js';
 import {
   decodeRemotingCommand,
@@ -37,7 +36,6 @@ import {
   type RemotingCommandInput,
   type SerializeType,
 } from '../remoting/remoting-command.js';
-import { RemotingDecodeError } from '../remoting/remoting-decode-error.js';
 import { releasePullBody } from '../store/index.js';
 import { ConnectionBudget } from './remoting/byte-budget.js';
 import { RareLog } from './rare-log.js';
@@ -48,7 +46,8 @@ import {
   closeVerdict,
   type CloseVerdict,
 } from './remoting/connection-admission.js';
-import { FrameIntake, type Reservation } from './remoting/frame-intake.js';
+import { noteBytesRead } from './idle-memory-reclaim.js';
+import { FrameIntake, slotUntilAnswered } from './remoting/frame-intake.js';
 import { RemotingConnection } from './remoting/remoting-connection.js';
 import { RemotingIntake } from './remoting/tls-intake.js';
 import { TurnShare } from './remoting/turn-share.js';
@@ -216,7 +215,13 @@ export class RemotingServer {
       // Not from inside the processor that suspended the call: after it, as any other answer's end.
       (c) => queueMicrotask(() => this.pump(c)),
     );
-    connection.intake = new FrameIntake(o.maxFrameBytes, (bytes) => this.reserve(connection, bytes));
+    connection.intake = new FrameIntake(o.maxFrameBytes, (bytes) => {
+      const word = connection.reserveFrame(bytes);
+      if (word === 'ok') this.waiting.delete(connection);
+      else if (word === 'wait' && !connection.budget.shared.fits(bytes, connection.budget.used))
+        this.waiting.add(connection);
+      return word;
+    });
     this.connections.add(connection);
     this.admission.opened(connection);
     socket.on('data', (chunk: Buffer) => {
@@ -227,6 +232,7 @@ export class RemotingServer {
         connection.frameBytes = 0;
       }
       connection.frameBytes += chunk.length;
+      noteBytesRead(chunk.length);
       intake.push(chunk);
       // A frame still arriving is read a turn's share at a time too (libuv reads 32 chunks a socket a turn).
       if (!connection.yielding && !intake.frameReady && this.turns.spent()) this.waitForLaterTurn(connection);
@@ -258,29 +264,6 @@ export class RemotingServer {
     this.admission.closed(connection);
     this.waiting.delete(connection);
     this.turns.forget(connection);
-  }
-
-  /** The budget's word on a frame of `bytes` whose length just came on `connection`. */
-  private reserve(connection: RemotingConnection, bytes: number): Reservation {
-    const b = connection.budget;
-    if (bytes > b.limit || bytes > b.shared.limit) {
-      return withoutStack(
-        () =>
-          new RemotingDecodeError(
-            `frame of ${bytes} bytes is larger than the connection's byte budget of ${Math.min(b.limit, b.shared.limit)} (remotingMaxBufferedBytesPerConnection)`,
-            0,
-          ),
-      );
-    }
-    if (!b.fits(bytes)) {
-      connection.waitingForBudget = true;
-      if (!b.shared.fits(bytes, b.used)) this.waiting.add(connection);
-      return 'wait';
-    }
-    connection.waitingForBudget = false;
-    this.waiting.delete(connection);
-    b.take(bytes);
-    return 'ok';
   }
 
   /**
@@ -315,6 +298,7 @@ export class RemotingServer {
         break;
       }
       if (frame === null || frame === 'wait') break;
+      let slot = intake.takePooled();
       const charged = frame.length + 4;
       if (!intake.inProgress) connection.frameBytes = 0;
       else {
@@ -322,9 +306,12 @@ export class RemotingServer {
         connection.frameBytes = intake.buffered;
       }
       let command: RemotingCommand;
+      const serializeType = frameSerializeType(frame) ?? 'JSON';
       try {
         command = decodeRemotingCommand(frame);
+        slot = slotUntilAnswered(command, slot);
       } catch (e) {
+        if (slot) releasePullBody(slot);
         connection.budget.release(charged);
         this.closeAfterAnswers(connection, e);
         break;
@@ -339,7 +326,7 @@ export class RemotingServer {
         this.options.onResponse?.(command, connection);
         continue;
       }
-      this.dispatch(connection, command, frameSerializeType(frame) ?? 'JSON', charged);
+      this.dispatch(connection, command, serializeType, charged, slot);
     }
     connection.updateReading();
   }
@@ -417,9 +404,11 @@ export class RemotingServer {
     command: RemotingCommand,
     serializeType: SerializeType,
     charged: number,
+    slot: Buffer | null,
   ): void {
     if (connection.inFlight >= this.options.maxInFlightPerConnection) {
       connection.budget.release(charged);
+      if (slot) releasePullBody(slot);
       this.counters.busyAnswers++;
       this.answer(connection, command, serializeType, {
         code: ResponseCode.SYSTEM_BUSY,
@@ -430,15 +419,19 @@ export class RemotingServer {
     }
     connection.inFlight++;
     this.active++;
-    void this.run(connection, command, serializeType, charged);
+    void this.run(connection, command, serializeType, charged, slot);
   }
 
-  /** Handles one request and answers it (one method per request, no closures or promise chain of its own). */
+  /**
+   * Handles one request and answers it (one method per request, no closures or promise chain of its own);
+   * `slot`, the pooled memory its frame was gathered in, goes back to the pool then.
+   */
   private async run(
     connection: RemotingConnection,
     command: RemotingCommand,
     serializeType: SerializeType,
     charged: number,
+    slot: Buffer | null,
   ) {
     const startedAt = performance.now();
     try {
@@ -457,6 +450,7 @@ export class RemotingServer {
       else if (response?.body) releasePullBody(response.body);
     } finally {
       if (charged) connection.budget.release(charged);
+      if (slot) releasePullBody(slot);
       connection.inFlight--;
       if (--this.active === 0) for (const w of this.idleWaiters.splice(0)) w();
       if (connection.closingSince) this.endIfAnswered(connection);

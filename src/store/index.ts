@@ -12,7 +12,7 @@ export {
   type ResolvedStoreOptions,
 } from './options.js';
 export { StoreLayoutError, StoreLockedError } from './store-files.js';
-export { releasePullBody } from './pull-body-pool.js';
+export { MAX_POOLED_BYTES, acquirePullBody, releasePullBody } from './pull-body-pool.js';
 export { DEFAULT_MESSAGE_DELAY_LEVEL, computeDeliverTimestamp, parseDelayLevels } from './delay-levels.js';
 export {
   decideStart,

@@ -2,11 +2,13 @@
  * Memory for pull bodies, reused. A pull body copies the records of one pull into one buffer; a new
  * buffer of tens of KiB per pull is fresh memory the kernel has to map page by page, which costs far
  * more than the copy itself. Bodies up to `MAX_POOLED_BYTES` come from fixed slots (size classes of
- * powers of two) that the writer hands back once the socket has taken the bytes.
+ * powers of two) that the writer hands back once the socket has taken the bytes. The remoting listener
+ * also gathers large request frames into these slots while they arrive, and hands a slot back once its
+ * request is answered.
  *
- * A body nobody hands back is simply garbage collected: only a transport that knows nothing else holds
- * the body (the remoting listener, after the write completed) may call `releasePullBody`. Handing back
- * anything else (a buffer not from here, a slot already back) is ignored.
+ * A body nobody hands back is simply garbage collected: only a holder that knows nothing else reads the
+ * body (the remoting listener, after the write completed or the request was answered) may call
+ * `releasePullBody`. Handing back anything else (a buffer not from here, a slot already back) is ignored.
  *
  * Slots up to `MAX_FREE_BYTES` in all are plain ArrayBuffers, kept for good: a steady stream of pulls
  * uses only these. Slots made past that amount (a flood of pulls, answers not read) are resizable

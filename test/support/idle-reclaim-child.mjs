@@ -10,12 +10,12 @@ import { Buffer } from 'node:buffer';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { holdIdleReclaim, promptFullCollection, promptedCollections } from '../../dist/broker/idle-memory-reclaim.js';
+import { holdIdleReclaim, promptCollection, promptedCollections } from '../../dist/broker/idle-memory-reclaim.js';
 
 if (process.argv[2] === 'flag') {
   if (process.argv[3] === 'on') setFlagsFromString('--expose-gc');
   const before = runInNewContext('typeof gc');
-  const prompted = promptFullCollection();
+  const prompted = promptCollection();
   const after = runInNewContext('typeof gc');
   process.stdout.write(`RESULT ${JSON.stringify({ before, prompted, after })}\n`);
   process.exit(0);

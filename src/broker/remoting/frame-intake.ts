@@ -5,26 +5,30 @@
  * before any of its body is buffered. Chunks are kept as they came and joined once, when the frame is
  * complete, never copied into a growing buffer per chunk.
  *
- * A large frame that is still arriving once reserved is gathered into memory of its own, of its full
- * length (the reservation already counts it), rather than kept as the socket's read chunks: those then
- * live a moment, instead of long enough to be scattered through the C allocator's heap, which keeps
- * them after a flood. That memory is a resizable ArrayBuffer, shrunk to nothing when the connection
- * closes before the frame is complete, so a frame cut short goes back to the OS within a few turns of the
- * event loop rather than at the next full collection, which an idle broker may not run for a long time.
+ * A frame longer than one socket read that is still arriving once reserved is gathered into memory of
+ * its full length (the reservation already counts it), rather than kept as the socket's read chunks and
+ * joined into a new buffer at the end: the chunks then live a moment, and no buffer is made per frame,
+ * both of which were scattered through the C allocator's heap, which keeps that memory after a flood.
+ * - Up to the pool's largest slot (1 MiB), that memory is a slot of the listener's buffer pool (the pull
+ *   bodies'), reused frame after frame: the listener hands it back once the request is answered
+ *   (`takePooled`), or it is simply collected.
+ * - A larger frame gets a resizable ArrayBuffer of its own, shrunk to nothing when the connection closes
+ *   before the frame is complete, so a frame cut short goes back to the OS within a few turns of the event
+ *   loop rather than at the next full collection, which an idle broker may not run for a long time.
  */
 import { withoutStack } from '../../common/errors.js';
+import { RequestCode } from '../../protocol/index.js';
+import { isResponse, type RemotingCommand } from '../../remoting/remoting-command.js';
 import { type ResizableArrayBuffer, resizableArrayBuffer } from '../../common/resizable-buffer.js';
 import { ChunkQueue } from '../../remoting/chunk-queue.js';
+import { MAX_POOLED_BYTES, acquirePullBody, releasePullBody } from '../../store/index.js';
 import { RemotingDecodeError, RemotingFrameTooLargeError } from '../../remoting/remoting-decode-error.js';
 
 /** What the budget says to a frame of `bytes` (prefix included): take it, wait for room, or refuse it. */
 export type Reservation = 'ok' | 'wait' | Error;
 
-/**
- * Frames longer than this that are not complete when reserved are gathered. Smaller ones are joined from
- * their chunks once complete: fresh pages for every frame cost more than the scattering they avoid.
- */
-const GATHER_FROM_BYTES = 1024 * 1024;
+/** Frames longer than this (one socket read) that are not complete when reserved are gathered. */
+const GATHER_FROM_BYTES = 64 * 1024;
 
 /** A buffer of `bytes` over a resizable ArrayBuffer. */
 const resizableBuffer = (bytes: number): Buffer => Buffer.from(resizableArrayBuffer(bytes), 0, bytes);
@@ -60,6 +64,10 @@ export class FrameIntake {
   /** The reserved frame being gathered (prefix included), and its bytes so far. */
   #frame: Buffer | null = null;
   #filled = 0;
+  /** Whether `#frame` is a slot of the buffer pool. */
+  #framePooled = false;
+  /** The pool slot behind the frame next() last returned, until taken. */
+  #lastPooled: Buffer | null = null;
 
   /**
    * `reserve` is asked once per frame, with its whole length, as soon as the length is known; a frame
@@ -112,6 +120,7 @@ export class FrameIntake {
    * later). Throws a RemotingDecodeError for a length that cannot be a frame or that the budget refuses.
    */
   next(): Buffer | null | 'wait' {
+    this.#lastPooled = null;
     if (this.#need < 0) {
       if (this.#queue.length < 4) return null;
       const length = this.#queue.peekInt32();
@@ -138,7 +147,9 @@ export class FrameIntake {
     const gathered = this.#frame;
     if (gathered) {
       if (this.#filled < gathered.length) return null;
+      if (this.#framePooled) this.#lastPooled = gathered;
       this.#frame = null;
+      this.#framePooled = false;
       this.#filled = 0;
       this.#need = -1;
       this.#reserved = false;
@@ -146,7 +157,8 @@ export class FrameIntake {
     }
     if (this.#queue.length < this.#need) {
       if (this.#need > GATHER_FROM_BYTES) {
-        const frame = resizableBuffer(this.#need);
+        this.#framePooled = this.#need <= MAX_POOLED_BYTES;
+        const frame = this.#framePooled ? acquirePullBody(this.#need) : resizableBuffer(this.#need);
         this.#filled = this.#queue.drainInto(frame, 0);
         this.#frame = frame;
       }
@@ -156,6 +168,17 @@ export class FrameIntake {
     this.#need = -1;
     this.#reserved = false;
     return frame;
+  }
+
+  /**
+   * The pool slot that holds the frame next() has just returned (prefix included), or null when that
+   * frame is not in one; taking it clears it. Its owner hands it back (`releasePullBody`) once nothing
+   * reads the frame any more; a slot never handed back is collected, never reused.
+   */
+  takePooled(): Buffer | null {
+    const slot = this.#lastPooled;
+    this.#lastPooled = null;
+    return slot;
   }
 
   /** Length of the frame being read when its reservation is still owed to the budget, else 0. */
@@ -170,11 +193,34 @@ export class FrameIntake {
 
   /** Drops whatever is buffered (the connection closed); a frame being gathered gives its memory back now. */
   clear(): void {
-    if (this.#frame) shrinkSoon(this.#frame.buffer as ResizableArrayBuffer);
+    if (this.#frame && this.#framePooled) releasePullBody(this.#frame);
+    else if (this.#frame) shrinkSoon(this.#frame.buffer as ResizableArrayBuffer);
     this.#frame = null;
+    this.#framePooled = false;
+    this.#lastPooled = null;
     this.#filled = 0;
     this.#queue.clear();
     this.#need = -1;
     this.#reserved = false;
   }
+}
+
+/** Requests whose processors are done with the body when they answer: they copy it into the store. */
+const BODY_DONE_WHEN_ANSWERED = new Set<number>([
+  RequestCode.SEND_MESSAGE,
+  RequestCode.SEND_MESSAGE_V2,
+  RequestCode.SEND_BATCH_MESSAGE,
+]);
+
+/**
+ * The pool slot (`FrameIntake.takePooled`) to hand back once `command`, decoded from it, is answered; or
+ * null. Any other command (a response, a request whose processor may keep its body) gets its body copied
+ * out, and the slot goes back to the pool at once.
+ */
+export function slotUntilAnswered(command: RemotingCommand, slot: Buffer | null): Buffer | null {
+  if (slot === null) return null;
+  if (!isResponse(command.flag) && BODY_DONE_WHEN_ANSWERED.has(command.code)) return slot;
+  if (command.body) command.body = Buffer.from(command.body);
+  releasePullBody(slot);
+  return null;
 }

@@ -12,10 +12,12 @@ import {
   type RemotingCommandInput,
   type SerializeType,
 } from '../../remoting/remoting-command.js';
+import { withoutStack } from '../../common/errors.js';
+import { RemotingDecodeError } from '../../remoting/remoting-decode-error.js';
 import { releasePullBody } from '../../store/index.js';
 import { ClientConnection } from '../client-connection.js';
 import type { ConnectionBudget } from './byte-budget.js';
-import type { FrameIntake } from './frame-intake.js';
+import type { FrameIntake, Reservation } from './frame-intake.js';
 
 /** Requests of one connection being worked on (not held) before its next frames are left in the socket. */
 const MAX_WORKING = 64;
@@ -113,6 +115,29 @@ export class RemotingConnection extends ClientConnection {
       return `the broker holds ${b.shared.used} bytes for its clients (maxBufferedBytes ${b.shared.limit})`;
     }
     return undefined;
+  }
+
+  /**
+   * The budget's word on a frame of `bytes` whose length just came: taken ('ok'); 'wait' while this
+   * connection's budget or the broker's has no room for it (`waitingForBudget`); or a refusal of a frame
+   * larger than either limit.
+   */
+  reserveFrame(bytes: number): Reservation {
+    const b = this.budget;
+    if (bytes > b.limit || bytes > b.shared.limit) {
+      const limit = Math.min(b.limit, b.shared.limit);
+      return withoutStack(
+        () =>
+          new RemotingDecodeError(
+            `frame of ${bytes} bytes is larger than the connection's byte budget of ${limit} (remotingMaxBufferedBytesPerConnection)`,
+            0,
+          ),
+      );
+    }
+    this.waitingForBudget = !b.fits(bytes);
+    if (this.waitingForBudget) return 'wait';
+    b.take(bytes);
+    return 'ok';
   }
 
   /**

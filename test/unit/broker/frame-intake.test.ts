@@ -1,9 +1,13 @@
 /**
  * FrameIntake, the remoting listener's framing under its byte budget: frames split across reads come out
- * whole, and a large frame still arriving is gathered into memory of its own that a close gives back within
- * a few turns of the event loop.
+ * whole; a frame longer than one read is gathered while it arrives, into a slot of the buffer pool that
+ * later frames reuse (up to 1 MiB) or into memory of its own that a close gives back within a few turns of
+ * the event loop; and slotUntilAnswered decides who may keep a slot.
  */
-import { FrameIntake, type Reservation } from '../../../src/broker/remoting/frame-intake.js';
+import { FrameIntake, slotUntilAnswered, type Reservation } from '../../../src/broker/remoting/frame-intake.js';
+import { RequestCode } from '../../../src/protocol/index.js';
+import type { RemotingCommand } from '../../../src/remoting/remoting-command-model.js';
+import { acquirePullBody, releasePullBody } from '../../../src/store/index.js';
 
 const KiB = 1024;
 const MiB = 1024 * KiB;
@@ -89,4 +93,94 @@ test('frameReady says whether next() has a whole frame (small or gathered) or a 
   tooLarge.push(frame(2 * MiB).subarray(0, 8));
   expect(tooLarge.frameReady).toBe(true);
   expect(() => tooLarge.next()).toThrow(/maximum frame length/);
+});
+
+/** feed(), also taking each frame's pool slot (null when it has none) right after its next(). */
+function feedTaking(intake: FrameIntake, bytes: Buffer, read: number): Array<[Buffer, Buffer | null]> {
+  const out: Array<[Buffer, Buffer | null]> = [];
+  for (let at = 0; at < bytes.length; at += read) {
+    intake.push(Buffer.from(bytes.subarray(at, at + read)));
+    for (let f = intake.next(); f !== null && f !== 'wait'; f = intake.next()) out.push([f, intake.takePooled()]);
+  }
+  return out;
+}
+
+test('a frame longer than one read comes out of a pool slot, which the next frame reuses once handed back', () => {
+  const intake = new FrameIntake(16 * MiB, ok);
+  const first = frame(100 * KiB);
+  const [[f1, slot]] = feedTaking(intake, first, 7 * KiB) as [[Buffer, Buffer | null]];
+  expect(f1.equals(first.subarray(4))).toBe(true);
+  expect(slot).not.toBeNull();
+  expect(f1.buffer).toBe(slot!.buffer); // the frame is a view of its slot
+  expect(intake.takePooled()).toBeNull(); // taken once
+  releasePullBody(slot!);
+  const second = Buffer.from(frame(90 * KiB).map((b) => b ^ 0x5a));
+  second.writeInt32BE(90 * KiB, 0);
+  const [[f2, reused]] = feedTaking(intake, second, 9 * KiB) as [[Buffer, Buffer | null]];
+  expect(f2.equals(second.subarray(4))).toBe(true);
+  expect(reused!.buffer).toBe(slot!.buffer); // the same memory, now holding the second frame
+  releasePullBody(reused!);
+});
+
+test('frames that need no gathering, or are too large for the pool, come with no slot', () => {
+  const intake = new FrameIntake(16 * MiB, ok);
+  const whole = feedTaking(intake, frame(100 * KiB), 200 * KiB); // whole in one read: a view of it
+  const large = feedTaking(intake, frame(2 * MiB), 64 * KiB); // memory of its own
+  const small = feedTaking(intake, frame(1000), 100);
+  for (const got of [whole, large, small]) {
+    expect(got).toHaveLength(1);
+    expect(got[0]![1]).toBeNull();
+  }
+});
+
+test('a pooled frame cut short by a close goes back to the pool', () => {
+  // The pool hands out its most recently freed slot first: free one, and the cut frame gathers into it.
+  const known = acquirePullBody(300 * KiB);
+  releasePullBody(known);
+  const intake = new FrameIntake(16 * MiB, ok);
+  intake.push(frame(300 * KiB).subarray(0, 64 * KiB));
+  expect(intake.next()).toBeNull();
+  intake.clear();
+  const again = acquirePullBody(300 * KiB);
+  expect(again.buffer).toBe(known.buffer);
+  releasePullBody(again);
+});
+
+test('slotUntilAnswered: a send keeps its slot until answered; anything else gets its own copy of the body', () => {
+  const command = (code: number, flag: number, body: Buffer): RemotingCommand => ({
+    code,
+    language: 'JAVA',
+    version: 409,
+    opaque: 1,
+    flag,
+    remark: null,
+    extFields: {},
+    body,
+  });
+  for (const code of [RequestCode.SEND_MESSAGE, RequestCode.SEND_MESSAGE_V2, RequestCode.SEND_BATCH_MESSAGE]) {
+    const slot = acquirePullBody(100 * KiB);
+    const send = command(code, 0, slot.subarray(200));
+    expect(slotUntilAnswered(send, slot)).toBe(slot);
+    expect(send.body!.buffer).toBe(slot.buffer);
+    releasePullBody(slot);
+  }
+  for (const [code, flag] of [
+    [RequestCode.HEART_BEAT, 0],
+    [RequestCode.SEND_MESSAGE, 1], // a response
+  ] as const) {
+    const slot = acquirePullBody(100 * KiB);
+    slot.fill(7);
+    const other = command(code, flag, slot.subarray(200));
+    expect(slotUntilAnswered(other, slot)).toBeNull();
+    expect(other.body!.buffer).not.toBe(slot.buffer);
+    expect(other.body!.length).toBe(100 * KiB - 200);
+    expect(other.body!.every((b) => b === 7)).toBe(true);
+    // The slot went back: the pool hands it out again, and what is written there no longer reaches the body.
+    const next = acquirePullBody(100 * KiB);
+    expect(next.buffer).toBe(slot.buffer);
+    next.fill(9);
+    expect(other.body!.every((b) => b === 7)).toBe(true);
+    releasePullBody(next);
+  }
+  expect(slotUntilAnswered(command(RequestCode.SEND_MESSAGE, 0, Buffer.alloc(1)), null)).toBeNull();
 });

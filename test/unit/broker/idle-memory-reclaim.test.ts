@@ -3,8 +3,12 @@ import { runInNewContext } from 'node:vm';
 import {
   ReclaimPolicy,
   holdIdleReclaim,
+  READ_LOOK_BYTES,
+  YoungPromptPolicy,
   idleReclaimRunning,
-  promptFullCollection,
+  noteBytesRead,
+  promptCollection,
+  promptedYoungCollections,
 } from '../../../src/broker/idle-memory-reclaim.js';
 
 const MiB = 1024 * 1024;
@@ -63,6 +67,24 @@ describe('ReclaimPolicy', () => {
   });
 });
 
+describe('YoungPromptPolicy', () => {
+  it('prompts when external memory grew by the threshold past its lowest look, then starts over', () => {
+    const p = new YoungPromptPolicy(4 * MiB);
+    expect(p.sample(100 * MiB)).toBe(false);
+    expect(p.sample(96 * MiB)).toBe(false); // the floor goes down to 96
+    expect(p.sample(99 * MiB)).toBe(false);
+    expect(p.sample(100 * MiB)).toBe(true); // 4 MiB past 96
+    expect(p.sample(120 * MiB)).toBe(false); // a new floor after a prompt
+    expect(p.sample(123 * MiB)).toBe(false);
+    expect(p.sample(124 * MiB)).toBe(true);
+  });
+
+  it('never prompts while external memory stays flat or falls', () => {
+    const p = new YoungPromptPolicy(4 * MiB);
+    for (let i = 0; i < 100; i++) expect(p.sample((100 - (i % 3)) * MiB)).toBe(false);
+  });
+});
+
 describe('holdIdleReclaim', () => {
   const releases: Array<() => void> = [];
   afterEach(() => {
@@ -80,13 +102,30 @@ describe('holdIdleReclaim', () => {
     b();
     expect(idleReclaimRunning()).toBe(false);
   });
+
+  it('looks at external memory every READ_LOOK_BYTES read while held, and prompts when it grew', () => {
+    noteBytesRead(READ_LOOK_BYTES * 4); // no holder: nothing is counted
+    const release = holdIdleReclaim();
+    releases.push(release);
+    expect(promptedYoungCollections()).toBe(0);
+    const held: Buffer[] = [];
+    for (let i = 0; i < 8 && promptedYoungCollections() === 0; i++) {
+      held.push(Buffer.alloc(2 * MiB, i)); // external memory grows by 2 MiB a step
+      noteBytesRead(READ_LOOK_BYTES - 1);
+      noteBytesRead(1);
+    }
+    expect(promptedYoungCollections()).toBe(1);
+    release();
+    expect(promptedYoungCollections()).toBe(0);
+    expect(held.length).toBeGreaterThanOrEqual(3); // looks at +0, +2 and +4 MiB: the third prompts (or later, after a collection)
+  });
 });
 
-describe('promptFullCollection', () => {
+describe('promptCollection', () => {
   it("borrows V8's gc() and leaves new contexts as it found them", () => {
     const before = runInNewContext('typeof gc') as string;
-    expect(promptFullCollection()).toBe(true);
-    expect(promptFullCollection()).toBe(true);
+    expect(promptCollection()).toBe(true);
+    expect(promptCollection()).toBe(true);
     expect(runInNewContext('typeof gc')).toBe(before);
   });
 });
