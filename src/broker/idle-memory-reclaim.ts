@@ -13,9 +13,9 @@
  * Node has no call for a collection without `--expose-gc`; the one used here is V8's own `gc()`, taken
  * once from a context made while that flag is set for that moment only (as test runners that report heap
  * use do): the flag is set back at once, so no other context gets a `gc` global (a flag already on, from
- * the command line or set at run time, is left as it is). The collection runs as an asynchronous task, not inside the timer's call.
- * One watcher serves every broker of the process (collection is process-wide); it runs on an unref'd timer
- * while a broker holds it.
+ * the command line or set at run time, is left as it is). The collection runs as an asynchronous task,
+ * not inside the timer's call. One watcher serves every broker of the process (collection is
+ * process-wide); it runs on an unref'd timer while a broker holds it.
  *
  * While a flood of large frames is read the same happens on a small scale: each socket read is a Buffer of
  * its own, dead at once (the listener gathers a large frame into pooled memory as it arrives), but with
@@ -184,6 +184,7 @@ export function noteBytesRead(bytes: number): void {
   w.readSinceLook = 0;
   if (w.young.sample(getHeapStatistics().external_memory) && promptCollection('minor')) w.promptedYoung++;
 }
+
 /** Each holder's running total of bytes given back. */
 const sources = new Set<() => number>();
 const releasedTotal = (): number => {

@@ -258,9 +258,12 @@ export async function startKit(options: KitOptions = {}): Promise<RocketMQKit> {
       },
       async createTopic(topic, queues = 4) {
         const n = String(queues);
-        // mqadmin gives up on a call after its own 3 s timeout, which a busy machine can exceed: try again.
+        // mqadmin gives up on a call after its own 3 s timeout, which a busy machine can exceed, and a broker
+        // that has just booted may not have registered with the name server yet ("Make sure the specified
+        // clusterName exists"): try again, for up to a minute.
         let out = '';
-        for (let attempt = 0; attempt < 3 && !/success/.test(out); attempt++)
+        const deadline = Date.now() + 60_000;
+        for (let attempt = 0; !/success/.test(out) && (attempt < 3 || Date.now() < deadline); attempt++)
           out = await result.mqadmin('updateTopic', '-c', 'DefaultCluster', '-t', topic, '-r', n, '-w', n);
         if (!/success/.test(out)) throw new Error(`mqadmin updateTopic ${topic} did not succeed:\n${out}`);
       },
