@@ -17,7 +17,10 @@ import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
+import { silentLogger } from '../../src/common/logger.js';
+import { AdminClient } from '../../src/index.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -197,6 +200,29 @@ async function pickPorts(): Promise<{ namesrv: number; broker: number }> {
   throw new Error('no free ports found for the RocketMQ kit');
 }
 
+/**
+ * Whether the name server at `namesrvAddr` lists a broker within `timeoutMs`. The broker prints 'boot success'
+ * before its registration has surely gone through: on a loaded machine a registration that timed out waits
+ * for the next one, 30 s later, and an admin call made meanwhile finds no broker.
+ */
+async function registered(namesrvAddr: string, tls: boolean, timeoutMs: number): Promise<boolean> {
+  const admin = new AdminClient({
+    namesrvAddr,
+    logger: silentLogger,
+    ...(tls ? { tls: { rejectUnauthorized: false } } : {}),
+  });
+  const deadline = Date.now() + timeoutMs;
+  try {
+    for (;;) {
+      if ((await admin.brokerAddresses().catch(() => [])).length > 0) return true;
+      if (Date.now() > deadline) return false;
+      await sleep(250);
+    }
+  } finally {
+    await admin.shutdown();
+  }
+}
+
 /** Starts a NameServer and a broker from the kit (see the module comment). */
 export async function startKit(options: KitOptions = {}): Promise<RocketMQKit> {
   const version = options.version ?? 4;
@@ -237,6 +263,12 @@ export async function startKit(options: KitOptions = {}): Promise<RocketMQKit> {
     const br = ns.code === 0 ? await run(script('start-broker'), [], env, 130_000, homeDir) : undefined;
     if (ns.code !== 0 || !br || br.code !== 0) {
       lastErr = `${ns.stdout}${ns.stderr}${br ? br.stdout + br.stderr : ''}`;
+      await stop();
+      continue;
+    }
+    const tls = (options.javaOpts ?? []).includes('-Dtls.server.mode=enforcing');
+    if (!(await registered(`127.0.0.1:${ports.namesrv}`, tls, 60_000))) {
+      lastErr = `the broker did not register with its name server within 60 s`;
       await stop();
       continue;
     }
