@@ -17,10 +17,10 @@ import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { silentLogger } from '../../src/common/logger.js';
 import { AdminClient } from '../../src/index.js';
+import { waitFor } from './broker-fixture.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -211,13 +211,12 @@ async function registered(namesrvAddr: string, tls: boolean, timeoutMs: number):
     logger: silentLogger,
     ...(tls ? { tls: { rejectUnauthorized: false } } : {}),
   });
-  const deadline = Date.now() + timeoutMs;
   try {
-    for (;;) {
-      if ((await admin.brokerAddresses().catch(() => [])).length > 0) return true;
-      if (Date.now() > deadline) return false;
-      await sleep(250);
-    }
+    const listed = async (): Promise<boolean> => (await admin.brokerAddresses().catch(() => [])).length > 0;
+    return await waitFor(listed, timeoutMs).then(
+      () => true,
+      () => false,
+    );
   } finally {
     await admin.shutdown();
   }
@@ -290,12 +289,10 @@ export async function startKit(options: KitOptions = {}): Promise<RocketMQKit> {
       },
       async createTopic(topic, queues = 4) {
         const n = String(queues);
-        // mqadmin gives up on a call after its own 3 s timeout, which a busy machine can exceed, and a broker
-        // that has just booted may not have registered with the name server yet ("Make sure the specified
-        // clusterName exists"): try again, for up to a minute.
+        // mqadmin gives up on a call after its own 3 s timeout, which a busy machine can exceed: try again.
+        // (startKit has already waited for the broker's registration with the name server.)
         let out = '';
-        const deadline = Date.now() + 60_000;
-        for (let attempt = 0; !/success/.test(out) && (attempt < 3 || Date.now() < deadline); attempt++)
+        for (let attempt = 0; attempt < 3 && !/success/.test(out); attempt++)
           out = await result.mqadmin('updateTopic', '-c', 'DefaultCluster', '-t', topic, '-r', n, '-w', n);
         if (!/success/.test(out)) throw new Error(`mqadmin updateTopic ${topic} did not succeed:\n${out}`);
       },

@@ -30,6 +30,9 @@ export type Reservation = 'ok' | 'wait' | Error;
 /** Frames longer than this (one socket read) that are not complete when reserved are gathered. */
 const GATHER_FROM_BYTES = 64 * 1024;
 
+/** Whether a gathered frame of this length is a slot of the buffer pool (else memory of its own). */
+const pooled = (frame: Buffer): boolean => frame.length <= MAX_POOLED_BYTES;
+
 /** A buffer of `bytes` over a resizable ArrayBuffer. */
 const resizableBuffer = (bytes: number): Buffer => Buffer.from(resizableArrayBuffer(bytes), 0, bytes);
 
@@ -64,8 +67,6 @@ export class FrameIntake {
   /** The reserved frame being gathered (prefix included), and its bytes so far. */
   #frame: Buffer | null = null;
   #filled = 0;
-  /** Whether `#frame` is a slot of the buffer pool. */
-  #framePooled = false;
   /** The pool slot behind the frame next() last returned, until taken. */
   #lastPooled: Buffer | null = null;
 
@@ -147,9 +148,8 @@ export class FrameIntake {
     const gathered = this.#frame;
     if (gathered) {
       if (this.#filled < gathered.length) return null;
-      if (this.#framePooled) this.#lastPooled = gathered;
+      if (pooled(gathered)) this.#lastPooled = gathered;
       this.#frame = null;
-      this.#framePooled = false;
       this.#filled = 0;
       this.#need = -1;
       this.#reserved = false;
@@ -157,8 +157,7 @@ export class FrameIntake {
     }
     if (this.#queue.length < this.#need) {
       if (this.#need > GATHER_FROM_BYTES) {
-        this.#framePooled = this.#need <= MAX_POOLED_BYTES;
-        const frame = this.#framePooled ? acquirePullBody(this.#need) : resizableBuffer(this.#need);
+        const frame = this.#need <= MAX_POOLED_BYTES ? acquirePullBody(this.#need) : resizableBuffer(this.#need);
         this.#filled = this.#queue.drainInto(frame, 0);
         this.#frame = frame;
       }
@@ -193,10 +192,9 @@ export class FrameIntake {
 
   /** Drops whatever is buffered (the connection closed); a frame being gathered gives its memory back now. */
   clear(): void {
-    if (this.#frame && this.#framePooled) releasePullBody(this.#frame);
+    if (this.#frame && pooled(this.#frame)) releasePullBody(this.#frame);
     else if (this.#frame) shrinkSoon(this.#frame.buffer as ResizableArrayBuffer);
     this.#frame = null;
-    this.#framePooled = false;
     this.#lastPooled = null;
     this.#filled = 0;
     this.#queue.clear();
